@@ -1,0 +1,31 @@
+"""rar-opt: exact and approximate scheduling of ring-all-reduce jobs under contention.
+
+Model and algorithms: M. Yu, B. Ji, H. Rajan, J. Liu, "On Scheduling Ring-All-Reduce
+Learning Jobs in Multi-Tenant GPU Clusters with Communication Contention", ACM MobiHoc 2022.
+"""
+
+from .check import CheckReport, Violation, check
+from .errors import InputError, RarOptWarning, ScheduleMismatchError
+from .instance import Cluster, Instance, Job
+from .schedule import Schedule
+from .simulate import SimResult, simulate
+from .timemodel import TimeModel
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CheckReport",
+    "Cluster",
+    "InputError",
+    "Instance",
+    "Job",
+    "RarOptWarning",
+    "Schedule",
+    "ScheduleMismatchError",
+    "SimResult",
+    "TimeModel",
+    "Violation",
+    "check",
+    "simulate",
+    "__version__",
+]

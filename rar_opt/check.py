@@ -1,0 +1,153 @@
+"""The schedule checker: every violated constraint, by name (model.md section 2).
+
+Constraint names (stable; tests and users may rely on them):
+
+* ``start_in_horizon``      0 <= a_j <= T - 1
+* ``placement_nonnegative`` y_js >= 0 (the Schedule type already guarantees integers)
+* ``gang_size``             sum_s y_js = G_j                                  (1)
+* ``server_capacity``       GPUs in use on server s in slot t <= O_s          (2)
+* ``completion_in_horizon`` C_j <= T (the job completes by the end of the horizon)
+* ``job_stalls``            the job makes no progress and never completes
+* ``gpu_ids``               ids name existing GPUs of the servers in y_j, match y_j in
+                            number per server, and do not repeat within a job
+* ``gpu_exclusive``         no GPU id is used by two jobs active in the same slot
+
+No-preemption and no-migration (3), (4) hold by construction: a schedule gives one start
+and one placement per job, held until completion.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from .instance import Instance
+from .schedule import Schedule
+from .simulate import SimResult, simulate
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violated constraint: its name, where it happens, and a readable message."""
+
+    constraint: str
+    message: str
+    jobs: tuple[int, ...] = ()
+    server: int | None = None
+    slot: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.constraint}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The checker's verdict, with the simulation it was based on."""
+
+    violations: tuple[Violation, ...]
+    result: SimResult
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    def names(self) -> set[str]:
+        return {v.constraint for v in self.violations}
+
+
+def check(instance: Instance, schedule: Schedule) -> CheckReport:
+    """Check ``schedule`` against every constraint of ``instance``; never stops early."""
+    result = simulate(instance, schedule)
+    a = schedule.start_array
+    y = schedule.placement_array
+    horizon = instance.horizon
+    out: list[Violation] = []
+    for j in range(instance.num_jobs):
+        if not 0 <= a[j] <= horizon - 1:
+            out.append(Violation("start_in_horizon", f"job {j} starts at {a[j]}, outside 0..{horizon - 1}", (j,)))
+        for s in np.flatnonzero(y[j] < 0):
+            out.append(Violation("placement_nonnegative", f"job {j} has y = {y[j, s]} on server {s}", (j,), int(s)))
+        gang = int(y[j].sum())
+        if gang != instance.jobs[j].gpus:
+            out.append(Violation("gang_size", f"job {j} is placed on {gang} GPUs, needs {instance.jobs[j].gpus}", (j,)))
+        if result.stalled[j]:
+            out.append(Violation("job_stalls", f"job {j} makes no progress from slot {a[j]} on", (j,)))
+        elif result.completion[j] > horizon:
+            out.append(
+                Violation("completion_in_horizon", f"job {j} completes at {result.completion[j]} > T = {horizon}", (j,))
+            )
+    out += _capacity(instance, a, y, result)
+    if schedule.gpu_ids is not None:
+        out += _gpu_ids(instance, schedule, result)
+    return CheckReport(tuple(out), result)
+
+
+def _last_slot(result: SimResult) -> np.ndarray:
+    """Last slot each job occupies its GPUs (stalled jobs: forever)."""
+    return np.where(result.stalled, np.iinfo(np.int64).max, result.end_slot)
+
+
+def _capacity(instance: Instance, a: np.ndarray, y: np.ndarray, result: SimResult) -> list[Violation]:
+    # usage only rises at a start, so checking at each distinct start slot suffices
+    cap = instance.cluster.capacity
+    last = _last_slot(result)
+    out = []
+    for t in np.unique(a):
+        active = (a <= t) & (last >= t)
+        usage = np.clip(y[active], 0, None).sum(axis=0)
+        for s in np.flatnonzero(usage > cap):
+            jobs = tuple(int(j) for j in np.flatnonzero(active & (y[:, s] > 0)))
+            out.append(
+                Violation(
+                    "server_capacity",
+                    f"server {s} has {usage[s]} GPUs in use at slot {t}, capacity {cap[s]} (jobs {list(jobs)})",
+                    jobs,
+                    int(s),
+                    int(t),
+                )
+            )
+    return out
+
+
+def _gpu_ids(instance: Instance, schedule: Schedule, result: SimResult) -> list[Violation]:
+    cap = instance.cluster.capacity
+    y = schedule.placement_array
+    assert schedule.gpu_ids is not None
+    out = []
+    for j, ids in enumerate(schedule.gpu_ids):
+        if ids is None:
+            continue
+        for s, g in ids:
+            if not (0 <= s < len(cap) and 0 <= g < cap[s]):
+                out.append(Violation("gpu_ids", f"job {j} names GPU ({s}, {g}), which does not exist", (j,)))
+        repeated = [gid for gid, count in Counter(ids).items() if count > 1]
+        if repeated:
+            out.append(Violation("gpu_ids", f"job {j} names GPU {repeated[0]} more than once", (j,)))
+        per_server = Counter(s for s, _ in ids)
+        for s in range(len(cap)):
+            if per_server.get(s, 0) != max(int(y[j, s]), 0):
+                out.append(
+                    Violation(
+                        "gpu_ids",
+                        f"job {j} names {per_server.get(s, 0)} GPUs on server {s}, its placement has {y[j, s]}",
+                        (j,),
+                        s,
+                    )
+                )
+    a = schedule.start_array
+    last = _last_slot(result)
+    owners: dict[tuple[int, int], list[int]] = {}
+    for j, ids in enumerate(schedule.gpu_ids):
+        for gid in set(ids or ()):
+            owners.setdefault(gid, []).append(j)
+    for gid, jobs in owners.items():
+        for i, j in enumerate(jobs):
+            for k in jobs[i + 1 :]:
+                if a[j] <= last[k] and a[k] <= last[j]:
+                    t = int(max(a[j], a[k]))
+                    out.append(
+                        Violation("gpu_exclusive", f"GPU {gid} is used by jobs {j} and {k} in slot {t}", (j, k), gid[0], t)
+                    )
+    return out

@@ -1,0 +1,280 @@
+"""The data of a scheduling instance: cluster, jobs, horizon (model.md section 1).
+
+All three are frozen dataclasses, validated once on construction. Errors name the field
+(``cluster.b_inter``, ``jobs[3].gpus``) and the bound it broke. An :class:`Instance` also
+rejects what cannot be scheduled at all (model.md section 3, "Validity of an instance"):
+a job needing more GPUs than the cluster has, a job whose worst-case per-iteration time
+is a whole slot or more (it could stall), and a horizon shorter than a job's fastest
+possible completion.
+
+JSON layout: ``../shared/spec/formats.md`` ("rar-opt/instance", version 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import jsonio as jio
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .timemodel import JobBounds, TimeModel
+
+INSTANCE_FORMAT = "rar-opt/instance"
+INSTANCE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Servers and the physical constants of the time model.
+
+    ``servers[s]`` is O_s, the number of identical GPUs of server s. ``contention`` names
+    the contention function f (see :mod:`rar_opt.timemodel`); ``alpha`` is its parameter.
+    """
+
+    servers: tuple[int, ...]
+    b_inter: float = 1.0
+    b_intra: float = 10.0
+    reduce_speed: float = 50.0
+    alpha: float = 0.5
+    xi1: float = 1.0
+    xi2: float = 0.0
+    contention: str = "linear"
+
+    def __post_init__(self) -> None:
+        from .timemodel import CONTENTION_FUNCTIONS
+
+        servers = jio.check_list(self.servers, "servers", min_len=1)
+        object.__setattr__(
+            self,
+            "servers",
+            tuple(jio.check_int(o, f"servers[{s}]", lo=1) for s, o in enumerate(servers)),
+        )
+        for name in ("b_inter", "b_intra", "reduce_speed"):
+            object.__setattr__(self, name, jio.check_real(getattr(self, name), name, lo=0.0, lo_open=True))
+        object.__setattr__(self, "alpha", jio.check_real(self.alpha, "alpha", lo=0.0))
+        object.__setattr__(self, "xi1", jio.check_real(self.xi1, "xi1", lo=0.0, hi=1.0, lo_open=True))
+        object.__setattr__(self, "xi2", jio.check_real(self.xi2, "xi2", lo=0.0))
+        jio.check_str(self.contention, "contention")
+        if self.contention not in CONTENTION_FUNCTIONS:
+            known = ", ".join(sorted(CONTENTION_FUNCTIONS))
+            raise InputError(f"unknown contention function {self.contention!r} (known: {known})", where="contention")
+
+    @property
+    def num_servers(self) -> int:
+        return len(self.servers)
+
+    @property
+    def num_gpus(self) -> int:
+        """N, the GPUs of the whole cluster."""
+        return sum(self.servers)
+
+    @cached_property
+    def capacity(self) -> np.ndarray:
+        """O_s as a read-only integer array."""
+        return _readonly(np.array(self.servers, dtype=np.int64))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "servers": list(self.servers),
+            "b_inter": self.b_inter,
+            "b_intra": self.b_intra,
+            "reduce_speed": self.reduce_speed,
+            "alpha": self.alpha,
+            "xi1": self.xi1,
+            "xi2": self.xi2,
+            "contention": self.contention,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Cluster:
+        keys = ("servers", "b_inter", "b_intra", "reduce_speed", "alpha", "xi1", "xi2")
+        d = jio.expect_object(data, required=keys, optional=("contention",))
+        return cls(**{k: d[k] for k in keys}, contention=d.get("contention", "linear"))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One ring-all-reduce training job (model.md section 1; field names from formats.md)."""
+
+    name: str
+    gpus: int
+    iterations: int
+    grad_size: float = 0.0
+    batch_size: int = 1
+    fwd_time: float = 0.0
+    bwd_time: float = 0.0
+
+    def __post_init__(self) -> None:
+        jio.check_str(self.name, "name")
+        object.__setattr__(self, "gpus", jio.check_int(self.gpus, "gpus", lo=1))
+        object.__setattr__(self, "iterations", jio.check_int(self.iterations, "iterations", lo=1))
+        object.__setattr__(self, "grad_size", jio.check_real(self.grad_size, "grad_size", lo=0.0))
+        object.__setattr__(self, "batch_size", jio.check_int(self.batch_size, "batch_size", lo=1))
+        object.__setattr__(self, "fwd_time", jio.check_real(self.fwd_time, "fwd_time", lo=0.0))
+        object.__setattr__(self, "bwd_time", jio.check_real(self.bwd_time, "bwd_time", lo=0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "gpus": self.gpus,
+            "iterations": self.iterations,
+            "grad_size": self.grad_size,
+            "batch_size": self.batch_size,
+            "fwd_time": self.fwd_time,
+            "bwd_time": self.bwd_time,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Job:
+        keys = ("name", "gpus", "iterations", "grad_size", "batch_size", "fwd_time", "bwd_time")
+        d = jio.expect_object(data, required=keys)
+        return cls(**{k: d[k] for k in keys})
+
+
+@dataclass(frozen=True)
+class JobArrays:
+    """The jobs' fields as read-only numpy arrays (index j = job j)."""
+
+    gpus: np.ndarray
+    iterations: np.ndarray
+    grad_size: np.ndarray
+    batch_size: np.ndarray
+    fwd_time: np.ndarray
+    bwd_time: np.ndarray
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Cluster + jobs + horizon T (slots 0..T-1). Jobs are indexed 0..J-1 in list order."""
+
+    name: str
+    horizon: int
+    cluster: Cluster
+    jobs: tuple[Job, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        jio.check_str(self.name, "name")
+        object.__setattr__(self, "horizon", jio.check_int(self.horizon, "horizon", lo=1))
+        if not isinstance(self.cluster, Cluster):
+            raise InputError("must be a Cluster", where="cluster")
+        jobs = jio.check_list(self.jobs, "jobs", min_len=1)
+        for j, job in enumerate(jobs):
+            if not isinstance(job, Job):
+                raise InputError("must be a Job", where=f"jobs[{j}]")
+        object.__setattr__(self, "jobs", tuple(jobs))
+        object.__setattr__(self, "meta", jio.check_meta(self.meta))
+        self._check_schedulable()
+
+    def _check_schedulable(self) -> None:
+        n_gpus = self.cluster.num_gpus
+        for j, job in enumerate(self.jobs):
+            if job.gpus > n_gpus:
+                raise InputError(
+                    f"= {job.gpus} exceeds the cluster's {n_gpus} GPUs in total", where=f"jobs[{j}].gpus"
+                )
+        b = self.bounds
+        for j in range(self.num_jobs):
+            if b.phi_min[j] < 1:
+                raise InputError(
+                    f"worst-case per-iteration time {b.tau_max[j]:.6g} slots is >= 1 slot "
+                    f"(at {b.p_worst} contending jobs), so job {self.jobs[j].name!r} could stall",
+                    where=f"jobs[{j}]",
+                )
+        for j in range(self.num_jobs):
+            if b.rho_min[j] > self.horizon:
+                raise InputError(
+                    f"= {self.horizon} is shorter than the fastest possible completion of "
+                    f"jobs[{j}] ({self.jobs[j].name!r}): {int(b.rho_min[j])} slots",
+                    where="horizon",
+                )
+
+    # -- derived, cached -------------------------------------------------------------
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def num_servers(self) -> int:
+        return self.cluster.num_servers
+
+    @cached_property
+    def arrays(self) -> JobArrays:
+        def col(name: str, dtype: type) -> np.ndarray:
+            return _readonly(np.array([getattr(job, name) for job in self.jobs], dtype=dtype))
+
+        return JobArrays(
+            gpus=col("gpus", np.int64),
+            iterations=col("iterations", np.int64),
+            grad_size=col("grad_size", np.float64),
+            batch_size=col("batch_size", np.int64),
+            fwd_time=col("fwd_time", np.float64),
+            bwd_time=col("bwd_time", np.float64),
+        )
+
+    @cached_property
+    def time_model(self) -> TimeModel:
+        """The one implementation of the time model (model.md section 3) for this instance."""
+        from .timemodel import TimeModel
+
+        return TimeModel(self)
+
+    @cached_property
+    def bounds(self) -> JobBounds:
+        """Per-job best and worst per-iteration and execution times."""
+        return self.time_model.job_bounds()
+
+    # -- JSON --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": INSTANCE_FORMAT,
+            "version": INSTANCE_VERSION,
+            "name": self.name,
+            "horizon": self.horizon,
+            "cluster": self.cluster.to_dict(),
+            "jobs": [job.to_dict() for job in self.jobs],
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Instance:
+        d = jio.expect_object(
+            data, required=("format", "version", "name", "horizon", "cluster", "jobs"), optional=("meta",)
+        )
+        jio.expect_header(d, INSTANCE_FORMAT, INSTANCE_VERSION)
+        try:
+            cluster = Cluster.from_dict(d["cluster"])
+        except InputError as exc:
+            raise exc.within("cluster") from None
+        jobs = []
+        for j, item in enumerate(jio.check_list(d["jobs"], "jobs", min_len=1)):
+            try:
+                jobs.append(Job.from_dict(item))
+            except InputError as exc:
+                raise exc.within(f"jobs[{j}]") from None
+        return cls(
+            name=d["name"], horizon=d["horizon"], cluster=cluster, jobs=tuple(jobs), meta=d.get("meta", {})
+        )
+
+    @classmethod
+    def read(cls, path: str | Path) -> Instance:
+        """Read an instance file; every error names the file and the field."""
+        try:
+            return cls.from_dict(jio.load_json(path))
+        except InputError as exc:
+            raise exc.in_file(str(path)) from None
+
+    def write(self, path: str | Path) -> None:
+        jio.dump_json(self.to_dict(), path)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a

@@ -1,0 +1,151 @@
+"""Small, strict helpers for reading and writing rar-opt's JSON files.
+
+Readers check types exactly (a bool is not an integer, ``3.0`` is not an integer), reject
+unknown keys, and raise :class:`~rar_opt.errors.InputError` naming the field. Writers are
+atomic: a file is written next to its destination and renamed into place, so an error
+never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+
+def load_json(path: str | Path) -> Any:
+    """Parse a JSON file; an unreadable or malformed file is an InputError naming it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=str(path)
+        ) from None
+
+
+def dump_json(obj: Any, path: str | Path) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file + rename)."""
+    text = json.dumps(obj, indent=1, allow_nan=False) + "\n"
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def expect_object(
+    data: Any, *, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> Mapping[str, Any]:
+    """Check that ``data`` is a JSON object with the required keys and no unknown key."""
+    if not isinstance(data, Mapping):
+        raise InputError(f"expected a JSON object, got {type_name(data)}")
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        allowed = ", ".join(repr(k) for k in (*required, *optional))
+        raise InputError(f"unknown key {unknown[0]!r} (allowed: {allowed})")
+    for key in required:
+        if key not in data:
+            raise InputError(f"missing required key {key!r}")
+    return data
+
+
+def expect_header(data: Mapping[str, Any], fmt: str, version: int) -> None:
+    """Check the ``format`` and ``version`` fields every rar-opt file carries."""
+    if data.get("format") != fmt:
+        raise InputError(f"expected {fmt!r}, got {data.get('format')!r}", where="format")
+    if data.get("version") != version or isinstance(data.get("version"), bool):
+        raise InputError(
+            f"unsupported version {data.get('version')!r} (this rar-opt reads version {version})",
+            where="version",
+        )
+
+
+def type_name(value: Any) -> str:
+    """A JSON-flavoured name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return type(value).__name__
+
+
+def check_int(value: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer (not a bool, not a float) within ``[lo, hi]``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InputError(f"must be an integer, got {type_name(value)} {value!r}", where=field)
+    value = int(value)
+    if lo is not None and value < lo:
+        raise InputError(f"= {value} is below the minimum {lo}", where=field)
+    if hi is not None and value > hi:
+        raise InputError(f"= {value} is above the maximum {hi}", where=field)
+    return value
+
+
+def check_real(
+    value: Any,
+    field: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+) -> float:
+    """A finite number within ``[lo, hi]`` (or ``(lo, hi]`` when ``lo_open``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InputError(f"must be a number, got {type_name(value)} {value!r}", where=field)
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"must be finite, got {value!r}", where=field)
+    if lo is not None and (value <= lo if lo_open else value < lo):
+        bound = "above" if lo_open else "at least"
+        raise InputError(f"= {value!r} must be {bound} {lo!r}", where=field)
+    if hi is not None and value > hi:
+        raise InputError(f"= {value!r} is above the maximum {hi!r}", where=field)
+    return value
+
+
+def check_str(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise InputError(f"must be a string, got {type_name(value)} {value!r}", where=field)
+    return value
+
+
+def check_list(value: Any, field: str, *, min_len: int = 0) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise InputError(f"must be a list, got {type_name(value)}", where=field)
+    if len(value) < min_len:
+        raise InputError(f"must have at least {min_len} entries, got {len(value)}", where=field)
+    return list(value)
+
+
+def check_meta(value: Any, field: str = "meta") -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InputError(f"must be an object, got {type_name(value)}", where=field)
+    return dict(value)
+

@@ -1,0 +1,184 @@
+"""A schedule: a start slot a_j and a placement y_j for every job (model.md section 2).
+
+A :class:`Schedule` is a frozen value. Construction checks its *structure* (integers,
+one placement row of equal length per job, GPU ids as (server, local index) pairs); its
+*feasibility* for an instance (gang size, capacity, horizon, non-negativity, GPU ids) is
+the checker's business (:func:`rar_opt.check.check`), which reports every violation
+instead of stopping at the first. ``require_matches`` rejects a schedule made for another
+instance or with the wrong shape.
+
+JSON layout: ``../shared/spec/formats.md`` ("rar-opt/schedule", version 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import jsonio as jio
+from .errors import InputError, ScheduleMismatchError
+
+if TYPE_CHECKING:
+    from .instance import Instance
+
+SCHEDULE_FORMAT = "rar-opt/schedule"
+SCHEDULE_VERSION = 1
+
+GpuIds = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Starts, placements and (optionally) concrete GPU ids, for jobs 0..J-1 in order."""
+
+    instance: str
+    starts: tuple[int, ...]
+    placements: tuple[tuple[int, ...], ...]
+    gpu_ids: tuple[GpuIds | None, ...] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        jio.check_str(self.instance, "instance")
+        starts = jio.check_list(self.starts, "starts", min_len=1)
+        object.__setattr__(self, "starts", tuple(jio.check_int(a, f"jobs[{j}].start") for j, a in enumerate(starts)))
+        rows = jio.check_list(self.placements, "placements")
+        if len(rows) != len(starts):
+            raise InputError(f"has {len(rows)} rows for {len(starts)} jobs", where="placements")
+        clean = []
+        for j, row in enumerate(rows):
+            row = jio.check_list(row, f"jobs[{j}].placement", min_len=1)
+            if len(row) != len(jio.check_list(rows[0], "jobs[0].placement")):
+                raise InputError(
+                    f"has {len(row)} entries, job 0's has {len(rows[0])}", where=f"jobs[{j}].placement"
+                )
+            clean.append(tuple(jio.check_int(y, f"jobs[{j}].placement[{s}]") for s, y in enumerate(row)))
+        object.__setattr__(self, "placements", tuple(clean))
+        if self.gpu_ids is not None:
+            ids = jio.check_list(self.gpu_ids, "gpu_ids")
+            if len(ids) != len(starts):
+                raise InputError(f"has {len(ids)} entries for {len(starts)} jobs", where="gpu_ids")
+            object.__setattr__(self, "gpu_ids", tuple(_gpu_id_list(g, j) for j, g in enumerate(ids)))
+        object.__setattr__(self, "meta", jio.check_meta(self.meta))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        instance: str,
+        starts: Sequence[int] | np.ndarray,
+        placements: Sequence[Sequence[int]] | np.ndarray,
+        *,
+        gpu_ids: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Schedule:
+        """Build a schedule from arrays (numpy or nested lists)."""
+        return cls(
+            instance=instance,
+            starts=tuple(int(a) for a in np.asarray(starts).ravel()),
+            placements=tuple(tuple(int(y) for y in row) for row in np.asarray(placements)),
+            gpu_ids=None if gpu_ids is None else tuple(
+                None if g is None else tuple((int(s), int(i)) for s, i in g) for g in gpu_ids
+            ),
+            meta=dict(meta or {}),
+        )
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.starts)
+
+    @cached_property
+    def start_array(self) -> np.ndarray:
+        a = np.array(self.starts, dtype=np.int64)
+        a.setflags(write=False)
+        return a
+
+    @cached_property
+    def placement_array(self) -> np.ndarray:
+        y = np.array(self.placements, dtype=np.int64).reshape(len(self.placements), -1)
+        y.setflags(write=False)
+        return y
+
+    def require_matches(self, instance: Instance) -> None:
+        """Raise :class:`ScheduleMismatchError` unless this schedule is shaped for ``instance``."""
+        if self.instance != instance.name:
+            raise ScheduleMismatchError(
+                f"schedule is for instance {self.instance!r}, not {instance.name!r}", where="instance"
+            )
+        if self.num_jobs != instance.num_jobs:
+            raise ScheduleMismatchError(
+                f"has {self.num_jobs} jobs, the instance has {instance.num_jobs}", where="jobs"
+            )
+        width = self.placement_array.shape[1]
+        if width != instance.num_servers:
+            raise ScheduleMismatchError(
+                f"has {width} entries, the instance has {instance.num_servers} servers",
+                where="jobs[0].placement",
+            )
+
+    # -- JSON --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        jobs = []
+        for j in range(self.num_jobs):
+            item: dict[str, Any] = {"job": j, "start": self.starts[j], "placement": list(self.placements[j])}
+            if self.gpu_ids is not None and self.gpu_ids[j] is not None:
+                item["gpu_ids"] = [list(g) for g in self.gpu_ids[j] or ()]
+            jobs.append(item)
+        return {
+            "format": SCHEDULE_FORMAT,
+            "version": SCHEDULE_VERSION,
+            "instance": self.instance,
+            "jobs": jobs,
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Schedule:
+        d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta",))
+        jio.expect_header(d, SCHEDULE_FORMAT, SCHEDULE_VERSION)
+        items = jio.check_list(d["jobs"], "jobs", min_len=1)
+        by_job: dict[int, Mapping[str, Any]] = {}
+        for i, item in enumerate(items):
+            try:
+                e = jio.expect_object(item, required=("job", "start", "placement"), optional=("gpu_ids",))
+                j = jio.check_int(e["job"], "job", lo=0, hi=len(items) - 1)
+            except InputError as exc:
+                raise exc.within(f"jobs[{i}]") from None
+            if j in by_job:
+                raise InputError(f"job {j} appears twice", where=f"jobs[{i}].job")
+            by_job[j] = e
+        ordered = [by_job[j] for j in range(len(items))]
+        has_ids = any("gpu_ids" in e for e in ordered)
+        return cls(
+            instance=d["instance"],
+            starts=tuple(e["start"] for e in ordered),
+            placements=tuple(e["placement"] for e in ordered),
+            gpu_ids=tuple(e.get("gpu_ids") for e in ordered) if has_ids else None,
+            meta=d.get("meta", {}),
+        )
+
+    @classmethod
+    def read(cls, path: str | Path) -> Schedule:
+        try:
+            return cls.from_dict(jio.load_json(path))
+        except InputError as exc:
+            raise exc.in_file(str(path)) from None
+
+    def write(self, path: str | Path) -> None:
+        jio.dump_json(self.to_dict(), path)
+
+
+def _gpu_id_list(value: Any, j: int) -> GpuIds | None:
+    if value is None:
+        return None
+    out = []
+    for i, pair in enumerate(jio.check_list(value, f"jobs[{j}].gpu_ids")):
+        where = f"jobs[{j}].gpu_ids[{i}]"
+        pair = jio.check_list(pair, where)
+        if len(pair) != 2:
+            raise InputError("must be a [server, local GPU index] pair", where=where)
+        out.append((jio.check_int(pair[0], where + "[0]"), jio.check_int(pair[1], where + "[1]")))
+    return tuple(out)

@@ -1,0 +1,229 @@
+"""The per-slot time model (model.md section 3; paper eq. (6)-(9)), implemented once.
+
+Everything in rar-opt that needs a speed (the simulator, the list-scheduling engine, the
+coefficients of the exact formulations, the bounds) calls this module. All functions are
+vectorised over jobs with numpy.
+
+For an active job j in slot t, with n_j servers spanned (split_j = n_j >= 2):
+
+* (6)  c_s = number of active *split* jobs with y_.s > 0; p_j = max_{s: y_js > 0} c_s if
+  split_j, else 0 (a single-server job neither suffers nor causes contention);
+* (7)  k_j = max(1, xi1 * p_j)  -- **resolution**: the clamp keeps f at or above f(1) = 1;
+* B_j = b_intra if not split_j, else b_inter / f(k_j);
+* (8)  tau_j = 2 m_j (G_j-1)/(G_j B_j) + m_j (G_j-1)/(G_j C) + xi2 n_j + dF_j M_j + dB_j;
+* (9)  phi_j = floor(1 / tau_j), computed robustly: a tau within a relative 1e-9 of 1/k
+  counts as exactly 1/k, so floating-point noise never loses an iteration.
+
+A job started at a_j completes in the first slot e_j at which its iterations reach F_j;
+its completion time is C_j = e_j + 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .instance import Instance
+
+ContentionFunction = Callable[[np.ndarray, float], np.ndarray]
+"""f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
+
+CONTENTION_FUNCTIONS: dict[str, ContentionFunction] = {
+    # the paper's example (section 3): f(k) = k + alpha (k - 1)
+    "linear": lambda k, alpha: k + alpha * (k - 1.0),
+    # a convex variant for formulation research: f(k) = k ** (1 + alpha)
+    "power": lambda k, alpha: k ** (1.0 + alpha),
+}
+
+FLOOR_RTOL = 1e-9
+"""Relative tolerance of the robust floor in (9)."""
+
+
+def register_contention(name: str, fn: ContentionFunction) -> None:
+    """Make a contention function available under ``name`` (for ``Cluster.contention``).
+
+    The function is checked on a grid: f(1) must be 1 and f must be non-decreasing.
+    """
+    k = np.linspace(1.0, 64.0, 253)
+    values = np.asarray(fn(k, 0.5), dtype=float)
+    if abs(values[0] - 1.0) > 1e-12 or np.any(np.diff(values) < -1e-12):
+        raise ValueError(f"contention function {name!r} must have f(1) = 1 and be non-decreasing")
+    CONTENTION_FUNCTIONS[name] = fn
+
+
+NEVER = np.iinfo(np.int64).max // 4
+"""Sentinel slot count of a job that makes no progress (phi = 0)."""
+
+
+def slots_needed(remaining: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """ceil(remaining / phi) elementwise, and :data:`NEVER` where phi = 0."""
+    remaining, phi = np.broadcast_arrays(np.asarray(remaining, np.int64), np.asarray(phi, np.int64))
+    out = np.full(phi.shape, NEVER, dtype=np.int64)
+    ok = phi > 0
+    out[ok] = -(-remaining[ok] // phi[ok])
+    return out
+
+
+def robust_floor_inverse(tau: np.ndarray) -> np.ndarray:
+    """phi = floor(1 / tau) as int64, robust against floating-point error (eq. 9)."""
+    q = 1.0 / np.asarray(tau, dtype=float)
+    return np.floor(q * (1.0 + FLOOR_RTOL)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class JobBounds:
+    """Per-job extremes of the time model over every placement and contention level.
+
+    ``tau_min``/``tau_max``: best and worst per-iteration time (slots); ``phi_max``/
+    ``phi_min``: the matching iterations per slot; ``rho_min``/``rho_max``: execution time
+    in slots at best and at worst (ceil(F / phi)); ``n_min``/``n_max``: fewest and most
+    servers a job can span; ``p_worst``: the largest contention count any job can see.
+    """
+
+    tau_min: np.ndarray
+    tau_max: np.ndarray
+    phi_min: np.ndarray
+    phi_max: np.ndarray
+    rho_min: np.ndarray
+    rho_max: np.ndarray
+    n_min: np.ndarray
+    n_max: np.ndarray
+    p_worst: int
+
+
+class TimeModel:
+    """The time model of one instance. Cheap to build; cached on ``Instance.time_model``."""
+
+    def __init__(self, instance: Instance) -> None:
+        c = instance.cluster
+        a = instance.arrays
+        self.instance = instance
+        self.capacity = c.capacity
+        self.gpus = a.gpus
+        self.iterations = a.iterations
+        self._f = CONTENTION_FUNCTIONS[c.contention]
+        self._alpha = c.alpha
+        self._b_inter = c.b_inter
+        self._b_intra = c.b_intra
+        self._xi1 = c.xi1
+        self._xi2 = c.xi2
+        frac = (a.gpus - 1) / a.gpus
+        # ring exchange volume 2 m (G-1)/G, divided by the bottleneck bandwidth per slot
+        self._ring_volume = 2.0 * a.grad_size * frac
+        # placement-independent part: reduction compute + forward + backward
+        self._fixed = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
+
+    # -- eq. (7)-(9) ------------------------------------------------------------------
+    def tau(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Per-iteration time (8) of ``jobs`` at contention count ``p`` and span ``n``.
+
+        ``p`` and ``n`` broadcast against the selected jobs (shape ``(len(jobs),)`` or with
+        extra trailing axes when the job axis is first and the arrays are shaped to match).
+        """
+        p = np.asarray(p, dtype=float)
+        n = np.asarray(n, dtype=float)
+        split = n >= 2
+        k = np.maximum(1.0, self._xi1 * p)  # eq. (7) with the clamp
+        bandwidth = np.where(split, self._b_inter / self._f(k, self._alpha), self._b_intra)
+        ring = _expand(self._ring_volume[jobs], p.ndim)
+        fixed = _expand(self._fixed[jobs], p.ndim)
+        return ring / bandwidth + fixed + self._xi2 * n
+
+    def phi(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Iterations per slot (9) of ``jobs`` at contention ``p`` and span ``n``."""
+        return robust_floor_inverse(self.tau(p, n, jobs))
+
+    # -- eq. (6) ----------------------------------------------------------------------
+    @staticmethod
+    def contention(active: np.ndarray, spans: np.ndarray, split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Contention per server c_s and per job p_j (6) for one slot.
+
+        ``active`` (J,) bool, ``spans`` (J, S) bool = y_js > 0, ``split`` (J,) bool.
+        p_j is returned for every job (0 for inactive and single-server jobs).
+        """
+        contenders = active & split
+        c = spans[contenders].sum(axis=0)
+        p = np.where(contenders, (spans * c).max(axis=1, initial=0), 0)
+        return c, p
+
+    def slot_rates(
+        self, active: np.ndarray, spans: np.ndarray, n: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(c_s, phi_j) of one slot: contention per server and iterations of every job.
+
+        Inactive jobs get phi = 0.
+        """
+        c, p = self.contention(active, spans, n >= 2)
+        phi = np.zeros(len(n), dtype=np.int64)
+        idx = np.flatnonzero(active)
+        phi[idx] = self.phi(p[idx], n[idx], idx)
+        return c, phi
+
+    # -- bounds -----------------------------------------------------------------------
+    def span_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """Fewest and most servers each job can span: n_min (largest servers first), n_max."""
+        cum = np.cumsum(np.sort(self.capacity)[::-1])
+        n_min = np.searchsorted(cum, self.gpus, side="left") + 1
+        n_max = np.minimum(self.gpus, len(self.capacity))
+        return n_min.astype(np.int64), n_max.astype(np.int64)
+
+    def p_worst(self) -> int:
+        """The largest contention count a job can see: min(J, max_s O_s) (model.md s. 3)."""
+        return int(min(len(self.gpus), int(self.capacity.max())))
+
+    def job_bounds(self) -> JobBounds:
+        n_min, n_max = self.span_range()
+        n_grid = np.arange(1, len(self.capacity) + 1)
+        feasible = (n_grid[None, :] >= n_min[:, None]) & (n_grid[None, :] <= n_max[:, None])
+        n_all = np.broadcast_to(n_grid, feasible.shape)
+        p_best = np.where(n_all >= 2, 1, 0)
+        p_bad = np.where(n_all >= 2, self.p_worst(), 0)
+        tau_best = self.tau(p_best, n_all)
+        tau_bad = self.tau(p_bad, n_all)
+        tau_min = np.where(feasible, tau_best, np.inf).min(axis=1)
+        tau_max = np.where(feasible, tau_bad, -np.inf).max(axis=1)
+        phi_max = robust_floor_inverse(tau_min)
+        phi_min = robust_floor_inverse(tau_max)
+        return JobBounds(
+            tau_min=tau_min,
+            tau_max=tau_max,
+            phi_min=phi_min,
+            phi_max=phi_max,
+            rho_min=self.execution_slots(phi_max),
+            rho_max=self.execution_slots(phi_min),
+            n_min=n_min,
+            n_max=n_max,
+            p_worst=self.p_worst(),
+        )
+
+    def execution_slots(self, phi: np.ndarray) -> np.ndarray:
+        """Slots each job needs at a constant ``phi`` iterations per slot: ceil(F / phi)."""
+        return slots_needed(self.iterations, phi)
+
+    def phi_table(self, p_max: int | None = None) -> np.ndarray:
+        """phi[j, p, n] for p = 0..p_max and n = 0..S (n = 0 and infeasible spans are 0).
+
+        The coefficients of the exact formulations come from this table. For n = 1 the
+        contention count is irrelevant (a single-server job sees none); for n >= 2, p = 0
+        cannot occur for an active job and is filled as p = 1.
+        """
+        if p_max is None:
+            p_max = self.p_worst()
+        n_jobs, n_servers = len(self.gpus), len(self.capacity)
+        p = np.arange(p_max + 1)[None, :, None]
+        n = np.arange(n_servers + 1)[None, None, :]
+        p_eff = np.where(n >= 2, np.maximum(p, 1), 0)
+        shape = (n_jobs, p_max + 1, n_servers + 1)
+        table = self.phi(np.broadcast_to(p_eff, shape), np.broadcast_to(n, shape))
+        n_min, n_max = self.span_range()
+        ok = (n >= n_min[:, None, None]) & (n <= n_max[:, None, None])
+        return np.where(ok, table, 0)
+
+
+def _expand(values: np.ndarray, ndim: int) -> np.ndarray:
+    """Give a per-job vector trailing axes so it broadcasts against (jobs, ...) arrays."""
+    return values.reshape(values.shape + (1,) * max(0, ndim - values.ndim))
