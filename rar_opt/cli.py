@@ -1,0 +1,169 @@
+"""The ``rar-opt`` command line; the only module that prints.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the file and field, never a
+traceback), 1 internal failure. Set ``RAR_OPT_DEBUG=1`` to see tracebacks of internal
+failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import __version__
+from .check import check
+from .errors import InputError
+from .generate import GENERATORS, generate
+from .instance import Instance
+from .schedule import Schedule
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
+
+Command = Callable[[argparse.Namespace], int]
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str) -> Callable[[Command], Command]:
+    def register(fn: Command) -> Command:
+        COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+# -- output helpers -------------------------------------------------------------------
+def emit_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=1, allow_nan=False))
+
+
+def emit_table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None) -> None:
+    cells = [[_fmt(c) for c in row] for row in ([header] if header else []) + list(rows)]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    for i, row in enumerate(cells):
+        print("  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths, strict=True))))
+        if header and i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.1f}"
+    return str(value)
+
+
+def emit_simulation(instance: Instance, schedule: Schedule, as_json: bool, extra: dict[str, Any] | None = None) -> int:
+    """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible."""
+    report = check(instance, schedule)
+    res = report.result
+    out = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
+    out["violations"] = [str(v) for v in report.violations]
+    if as_json:
+        emit_json(out)
+    else:
+        emit_table(
+            [(k, out[k]) for k in ("instance", *(extra or {}), "feasible", "makespan", "avg_jct", "min_jct", "max_jct")]
+        )
+        print()
+        rows = [
+            (j, instance.jobs[j].gpus, schedule.starts[j], ",".join(map(str, schedule.placements[j])), int(c))
+            for j, c in enumerate(res.completion)
+        ]
+        emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
+        for v in report.violations:
+            print(f"violation {v}")
+    if not report.feasible:
+        names = sorted(report.names())
+        print(
+            f"error: the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+# -- commands -------------------------------------------------------------------------
+@command("generate")
+def cmd_generate(args: argparse.Namespace) -> int:
+    inst = generate(args.kind, args.seed, jobs=args.jobs, servers=args.servers)
+    if args.output is None:
+        emit_json(inst.to_dict())
+        return EXIT_OK
+    inst.write(args.output)
+    summary = {
+        "name": inst.name,
+        "jobs": inst.num_jobs,
+        "servers": inst.num_servers,
+        "gpus": inst.cluster.num_gpus,
+        "horizon": inst.horizon,
+        "file": str(args.output),
+    }
+    emit_json(summary) if args.json else emit_table(list(summary.items()))
+    return EXIT_OK
+
+
+@command("simulate")
+def cmd_simulate(args: argparse.Namespace) -> int:
+    instance = Instance.read(args.instance)
+    schedule = Schedule.read(args.schedule)
+    try:
+        schedule.require_matches(instance)
+    except InputError as exc:
+        raise exc.in_file(args.schedule) from None
+    return emit_simulation(instance, schedule, args.json)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
+    parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("generate", help="generate a seeded instance")
+    p.add_argument("kind", choices=sorted(GENERATORS))
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--jobs", type=int)
+    p.add_argument("--servers", type=int)
+    p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("simulate", help="check and simulate a schedule")
+    p.add_argument("instance")
+    p.add_argument("schedule")
+    p.add_argument("--json", action="store_true")
+
+    for extend in PARSER_EXTENSIONS:
+        extend(sub)
+    return parser
+
+
+PARSER_EXTENSIONS: list[Callable[[Any], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:  # an internal failure: say so in one line
+        if os.environ.get("RAR_OPT_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""Seeded, deterministic instance generators: ``tiny`` and ``paper``.
+
+``paper`` reproduces the experimental setting of the paper (section 6; summarised in
+``algorithms.md``): the Microsoft Philly job-size mix, servers of {4, 8, 16, 32} GPUs,
+F_j in [1000, 6000], per-iteration time in [0.01, 0.05] slots, estimated execution time in
+[50, 300] slots, contention plus overhead at most 15% of the execution time, T = 1200.
+
+The paper gives its physical parameters only through those ranges, so they are
+*calibrated* here, per job, in this order (the calibration is part of the instance's
+``meta`` and is tested):
+
+1. Draw F_j uniformly in [1000, 6000], then the job's nominal per-iteration time
+   tau_j uniformly in [max(0.01, 50/F_j), min(0.05, 300/F_j)]; so tau_j is in
+   [0.01, 0.05] and F_j tau_j is in [50, 300]. tau_j is the job's *best* per-iteration
+   time (fewest servers, no other contender): tau_min_j = tau_j.
+2. The 15% budget is split in equal halves between contention and per-server overhead
+   (our reading of the paper's "xi1 = xi2": contention and overhead of comparable size;
+   taken literally as equal numbers, xi1 = xi2 would either switch contention off through
+   the clamp k = max(1, xi1 p) or make the overhead dwarf tau). Hence
+   xi2 = 7.5% * min_j tau_j / (n_max_j - n_min_j), and each job's gradient size m_j is
+   chosen so that its worst contention (p = min(J, max O_s) on the most servers) adds
+   exactly 7.5% of tau_j to its best ring time. Together: tau_max_j <= 1.15 tau_min_j.
+3. What remains of tau_j after communication, reduction and overhead is compute:
+   25% forward (dF_j M_j, M_j drawn from {16, 32, 64, 128}) and 75% backward (dB_j).
+
+Cluster constants: b_inter = 1, b_intra = 10, C = 50, alpha = 0.5, xi1 = 1 (every
+contender communicates at once), linear contention.
+
+``tiny`` draws 2-6 jobs on 1-4 servers of 1-4 GPUs with 2-10 iterations and per-iteration
+times of 0.12-0.45 slots, and lets contention add 30-100% (capped so tau_max <= 0.9): small
+enough for exact solvers, with contention that matters. Its horizon is the sum of the jobs'
+worst execution times, so running the jobs one after another always fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .instance import Cluster, Instance, Job
+
+PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
+"""Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
+
+PAPER_SERVER_SIZES = (4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class _Physics:
+    b_inter: float = 1.0
+    b_intra: float = 10.0
+    reduce_speed: float = 50.0
+    alpha: float = 0.5
+    xi1: float = 1.0
+
+
+def philly_sizes(n_jobs: int) -> list[int]:
+    """The Philly size mix scaled to ``n_jobs`` (largest-remainder rounding), sorted."""
+    total = sum(PHILLY_MIX.values())
+    exact = {g: c * n_jobs / total for g, c in PHILLY_MIX.items()}
+    counts = {g: int(np.floor(x)) for g, x in exact.items()}
+    short = n_jobs - sum(counts.values())
+    for g in sorted(exact, key=lambda g: (counts[g] - exact[g], g))[:short]:
+        counts[g] += 1
+    return [g for g in sorted(counts) for _ in range(counts[g])]
+
+
+def _calibrate(
+    rng: np.random.Generator,
+    name: str,
+    servers: list[int],
+    sizes: list[int],
+    iterations: np.ndarray,
+    tau_nominal: np.ndarray,
+    comm_share: np.ndarray,
+    overhead_share: float,
+    physics: _Physics,
+) -> tuple[Cluster, list[Job]]:
+    """Choose xi2 and per-job (m, M, dF, dB) so that each job's best tau is tau_nominal and
+    its worst adds comm_share * tau (contention) plus at most overhead_share * tau."""
+    n_servers = len(servers)
+    cum = np.cumsum(sorted(servers, reverse=True))
+    g = np.array(sizes)
+    n_min = np.searchsorted(cum, g, side="left") + 1
+    n_max = np.minimum(g, n_servers)
+    spread = n_max - n_min
+    xi2 = overhead_share * float(np.min(tau_nominal[spread > 0] / spread[spread > 0])) if (spread > 0).any() else 0.0
+    p_worst = min(len(sizes), max(servers))
+    k_worst = max(1.0, physics.xi1 * p_worst)
+    f_worst = k_worst + physics.alpha * (k_worst - 1.0)
+    cluster = Cluster(
+        servers=tuple(servers),
+        b_inter=physics.b_inter,
+        b_intra=physics.b_intra,
+        reduce_speed=physics.reduce_speed,
+        alpha=physics.alpha,
+        xi1=physics.xi1,
+        xi2=xi2,
+        contention="linear",
+    )
+    jobs = []
+    for j, size in enumerate(sizes):
+        frac = (size - 1) / size
+        tau = float(tau_nominal[j])
+        best_bw = physics.b_intra if n_min[j] == 1 else physics.b_inter
+        growth = f_worst / physics.b_inter - 1.0 / best_bw  # ring-time growth per unit of 2 m frac
+        if size >= 2 and n_max[j] >= 2 and growth > 1e-12:
+            # worst minus best ring time = comm_share * tau ...
+            m = comm_share[j] * tau / (2.0 * frac * growth)
+            # ... unless the best ring time would then eat more than half of tau
+            m = min(m, 0.5 * (tau - xi2 * n_min[j]) / (2.0 * frac / best_bw + frac / physics.reduce_speed))
+        else:  # a job that sees no contention: a small gradient for realism
+            m = float(rng.uniform(0.001, 0.01)) if size >= 2 else 0.0
+        compute = tau - 2.0 * m * frac / best_bw - m * frac / physics.reduce_speed - xi2 * n_min[j]
+        batch = int(rng.choice([16, 32, 64, 128]))
+        jobs.append(
+            Job(
+                name=f"{name}j{j}",
+                gpus=size,
+                iterations=int(iterations[j]),
+                grad_size=m,
+                batch_size=batch,
+                fwd_time=0.25 * compute / batch,
+                bwd_time=0.75 * compute,
+            )
+        )
+    return cluster, jobs
+
+
+def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None) -> Instance:
+    """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers."""
+    if jobs < 1 or servers < 1:
+        raise InputError("needs at least one job and one server", where="generator")
+    rng = np.random.default_rng(seed)
+    capacity = [int(o) for o in rng.choice(PAPER_SERVER_SIZES, size=servers)]
+    n_gpus = sum(capacity)
+    sizes = [min(g, n_gpus) for g in philly_sizes(jobs)]
+    rng.shuffle(sizes)
+    iterations = rng.integers(1000, 6000, size=jobs, endpoint=True)
+    lo = np.maximum(0.01, 50.0 / iterations)
+    hi = np.minimum(0.05, 300.0 / iterations)
+    tau = rng.uniform(lo, hi)
+    cluster, job_list = _calibrate(
+        rng, "", capacity, sizes, iterations, tau, np.full(jobs, 0.075), 0.075, _Physics()
+    )
+    meta = {
+        "generator": "paper",
+        "seed": seed,
+        "params": {"jobs": jobs, "servers": servers},
+        "calibration": "best tau in [0.01, 0.05], F*tau in [50, 300], contention 7.5% + overhead 7.5%",
+        "known_optimum": None,
+    }
+    return Instance(
+        name=f"paper-{jobs}x{servers}-s{seed}",
+        horizon=1200 if horizon is None else horizon,
+        cluster=cluster,
+        jobs=tuple(job_list),
+        meta=meta,
+    )
+
+
+def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Instance:
+    """A small instance (2-6 jobs, 1-4 servers of 1-4 GPUs) that exact solvers can prove."""
+    rng = np.random.default_rng(seed)
+    n_jobs = int(rng.integers(2, 6, endpoint=True)) if jobs is None else jobs
+    n_servers = int(rng.integers(1, 4, endpoint=True)) if servers is None else servers
+    if n_jobs < 1 or n_servers < 1:
+        raise InputError("needs at least one job and one server", where="generator")
+    capacity = [int(o) for o in rng.integers(1, 4, size=n_servers, endpoint=True)]
+    n_gpus = sum(capacity)
+    sizes = [int(g) for g in rng.integers(1, min(n_gpus, 4), size=n_jobs, endpoint=True)]
+    iterations = rng.integers(2, 10, size=n_jobs, endpoint=True)
+    tau = rng.uniform(0.12, 0.45, size=n_jobs)
+    share = rng.uniform(0.3, 1.0, size=n_jobs)
+    xi_over = 0.05  # per-server overhead budget, as a share of tau
+    share = np.minimum(share, (0.9 - tau * (1.0 + xi_over)) / tau)
+    physics = _Physics(alpha=float(np.round(rng.uniform(0.0, 1.0), 3)))
+    cluster, job_list = _calibrate(rng, "", capacity, sizes, iterations, tau, share, xi_over, physics)
+    probe = Instance(name="probe", horizon=10**9, cluster=cluster, jobs=tuple(job_list))
+    meta = {
+        "generator": "tiny",
+        "seed": seed,
+        "params": {"jobs": n_jobs, "servers": n_servers},
+        "known_optimum": None,
+    }
+    return Instance(
+        name=f"tiny-s{seed}",
+        horizon=int(probe.bounds.rho_max.sum()),
+        cluster=cluster,
+        jobs=tuple(job_list),
+        meta=meta,
+    )
+
+
+GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
+
+
+def generate(kind: str, seed: int, *, jobs: int | None = None, servers: int | None = None) -> Instance:
+    """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``."""
+    if kind not in GENERATORS:
+        raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
+    kwargs = {k: v for k, v in (("jobs", jobs), ("servers", servers)) if v is not None}
+    return GENERATORS[kind](seed, **kwargs)

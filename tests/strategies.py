@@ -1,0 +1,151 @@
+"""Hypothesis strategies and deliberately naive reference code for the tests.
+
+The reference simulator here steps slot by slot and writes the time model out from
+model.md section 3 in plain Python, independently of :mod:`rar_opt.timemodel`, so that
+the two can be compared.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from rar_opt import Cluster, InputError, Instance, Job, Schedule, check
+from rar_opt.generate import tiny
+
+
+@st.composite
+def tiny_instances(draw: st.DrawFn, max_jobs: int = 6, max_servers: int = 4) -> Instance:
+    """Tiny instances: from the ``tiny`` generator, or built field by field."""
+    if draw(st.booleans()):
+        seed = draw(st.integers(0, 10**6))
+        jobs = draw(st.integers(2, max_jobs))
+        servers = draw(st.integers(1, max_servers))
+        return tiny(seed, jobs=jobs, servers=servers)
+    servers = draw(st.lists(st.integers(1, 4), min_size=1, max_size=max_servers))
+    cluster = Cluster(
+        servers=tuple(servers),
+        b_inter=draw(st.floats(0.5, 2.0)),
+        b_intra=draw(st.floats(2.0, 20.0)),
+        reduce_speed=draw(st.floats(10.0, 100.0)),
+        alpha=draw(st.floats(0.0, 1.0)),
+        xi1=draw(st.sampled_from([1.0, 0.5, 0.3])),
+        xi2=draw(st.sampled_from([0.0, 0.01, 0.02])),
+        contention=draw(st.sampled_from(["linear", "power"])),
+    )
+    n_jobs = draw(st.integers(1, max_jobs))
+    jobs = []
+    for j in range(n_jobs):
+        jobs.append(
+            Job(
+                name=f"j{j}",
+                gpus=draw(st.integers(1, min(sum(servers), 4))),
+                iterations=draw(st.integers(1, 12)),
+                grad_size=draw(st.floats(0.0, 0.02)),
+                batch_size=draw(st.integers(1, 8)),
+                fwd_time=draw(st.floats(0.0, 0.01)),
+                bwd_time=draw(st.sampled_from([0.1, 0.125, 0.2, 0.25, 1 / 3, 0.3])),
+            )
+        )
+    try:
+        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
+    except InputError:  # a job that could stall: not a valid instance
+        reject()
+    return Instance(name="h", horizon=int(probe.bounds.rho_max.sum()), cluster=cluster, jobs=tuple(jobs))
+
+
+@st.composite
+def placements(draw: st.DrawFn, instance: Instance, j: int) -> tuple[int, ...]:
+    """A random gang placement of job j that fits the servers' capacities."""
+    need = instance.jobs[j].gpus
+    free = list(instance.cluster.servers)
+    y = [0] * len(free)
+    while need:
+        s = draw(st.sampled_from([s for s in range(len(free)) if free[s] > 0]))
+        take = draw(st.integers(1, min(need, free[s])))
+        y[s] += take
+        free[s] -= take
+        need -= take
+    return tuple(y)
+
+
+@st.composite
+def feasible_schedules(draw: st.DrawFn, instance: Instance) -> Schedule:
+    """A random feasible schedule: jobs in random order, each at a random start that keeps
+    the whole schedule feasible (falling back to "after everything so far", which always is)."""
+    order = draw(st.permutations(range(instance.num_jobs)))
+    starts = [0] * instance.num_jobs
+    ys = [(0,) * instance.num_servers] * instance.num_jobs
+    placed: list[int] = []
+    makespan = 0  # of the jobs placed so far
+    for j in order:
+        ys[j] = draw(placements(instance, j))
+        placed.append(j)
+        sub = _restrict(instance, placed)
+        for t in (draw(st.integers(0, makespan)), makespan):
+            starts[j] = t
+            report = check(sub, _restrict_schedule(sub, placed, starts, ys))
+            if report.feasible:
+                break
+        else:  # unreachable: after everything placed so far always fits
+            raise AssertionError("the fallback start was infeasible")
+        makespan = int(report.result.completion.max())
+    return Schedule.from_arrays(instance.name, starts, ys)
+
+
+def _restrict(instance: Instance, jobs: list[int]) -> Instance:
+    return Instance(
+        name=instance.name, horizon=instance.horizon, cluster=instance.cluster, jobs=tuple(instance.jobs[j] for j in jobs)
+    )
+
+
+def _restrict_schedule(sub: Instance, jobs: list[int], starts: list[int], ys: list) -> Schedule:
+    return Schedule.from_arrays(sub.name, [starts[j] for j in jobs], [ys[j] for j in jobs])
+
+
+# -- the naive reference ---------------------------------------------------------------
+def reference_tau(instance: Instance, j: int, p: int, n: int) -> float:
+    """eq. (7)-(8) for one job, written out by hand."""
+    c = instance.cluster
+    job = instance.jobs[j]
+    g = job.gpus
+    if n >= 2:
+        k = max(1.0, c.xi1 * p)
+        f = k + c.alpha * (k - 1) if c.contention == "linear" else k ** (1 + c.alpha)
+        bw = c.b_inter / f
+    else:
+        bw = c.b_intra
+    comm = 2 * job.grad_size * (g - 1) / (g * bw)
+    reduce = job.grad_size * (g - 1) / (g * c.reduce_speed)
+    return comm + reduce + c.xi2 * n + job.fwd_time * job.batch_size + job.bwd_time
+
+
+def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 10_000) -> dict:
+    """Step slot by slot; returns completion times and per-slot iterations/contention."""
+    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    y = schedule.placement_array
+    a = schedule.starts
+    done = [0] * n_jobs
+    completion = [-1] * n_jobs
+    trace = {}
+    t = min(a)
+    while any(c < 0 for c in completion) and t < min(a) + max_slots:
+        active = [j for j in range(n_jobs) if a[j] <= t and completion[j] < 0]
+        split = {j: sum(1 for s in range(n_servers) if y[j][s] > 0) >= 2 for j in range(n_jobs)}
+        cont = [sum(1 for j in active if split[j] and y[j][s] > 0) for s in range(n_servers)]
+        its = [0] * n_jobs
+        for j in active:
+            servers = [s for s in range(n_servers) if y[j][s] > 0]
+            p = max(cont[s] for s in servers) if split[j] else 0
+            tau = reference_tau(instance, j, p, len(servers))
+            its[j] = math.floor((1 / tau) * (1 + 1e-9))  # the tolerance model.md asks for
+        for j in active:
+            done[j] += its[j]
+            if done[j] >= instance.jobs[j].iterations:
+                completion[j] = t + 1
+        trace[t] = (cont, its)
+        t += 1
+    return {"completion": completion, "trace": trace}
+

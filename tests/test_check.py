@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from rar_opt import Instance, Schedule, check
+from rar_opt.gpus import assign_gpu_ids
+
+from .strategies import feasible_schedules, tiny_instances
+
+
+@st.composite
+def feasible_pair(draw: st.DrawFn) -> tuple[Instance, Schedule]:
+    inst = draw(tiny_instances())
+    return inst, draw(feasible_schedules(inst))
+
+
+def _with(inst: Instance, sched: Schedule, starts=None, ys=None, ids=None) -> Schedule:
+    return Schedule.from_arrays(
+        inst.name,
+        sched.start_array if starts is None else starts,
+        sched.placement_array if ys is None else ys,
+        gpu_ids=ids,
+    )
+
+
+@given(feasible_pair(), st.data())
+def test_planted_start_outside_horizon(pair, data) -> None:
+    inst, sched = pair
+    j = data.draw(st.integers(0, inst.num_jobs - 1))
+    starts = np.array(sched.start_array)
+    starts[j] = data.draw(st.sampled_from([-1, inst.horizon]))
+    assert "start_in_horizon" in check(inst, _with(inst, sched, starts=starts)).names()
+
+
+@given(feasible_pair(), st.data())
+def test_planted_gang_size(pair, data) -> None:
+    inst, sched = pair
+    j = data.draw(st.integers(0, inst.num_jobs - 1))
+    ys = np.array(sched.placement_array)
+    s = int(np.flatnonzero(ys[j] > 0)[0])
+    ys[j, s] += data.draw(st.sampled_from([-1, 1]))
+    report = check(inst, _with(inst, sched, ys=ys))
+    assert "gang_size" in report.names()
+
+
+@given(feasible_pair(), st.data())
+def test_planted_negative_placement(pair, data) -> None:
+    inst, sched = pair
+    assume(inst.num_servers >= 2)
+    j = data.draw(st.integers(0, inst.num_jobs - 1))
+    ys = np.array(sched.placement_array)
+    s = int(np.flatnonzero(ys[j] > 0)[0])
+    other = (s + 1) % inst.num_servers
+    shift = ys[j, other] + 1
+    ys[j, other] -= shift  # now -1; gang size kept: the violation is the sign alone
+    ys[j, s] += shift
+    report = check(inst, _with(inst, sched, ys=ys))
+    assert "placement_nonnegative" in report.names()
+    assert "gang_size" not in report.names()
+
+
+@given(feasible_pair())
+def test_planted_capacity(pair) -> None:
+    inst, sched = pair
+    if sum(job.gpus for job in inst.jobs) > inst.cluster.num_gpus:
+        # everyone at slot 0 cannot fit anywhere
+        report = check(inst, _with(inst, sched, starts=np.zeros(inst.num_jobs, dtype=int)))
+    else:
+        ys = np.array(sched.placement_array)
+        ys[0, 0] += inst.cluster.servers[0] + 1
+        report = check(inst, _with(inst, sched, ys=ys))
+    assert "server_capacity" in report.names()
+
+
+@given(feasible_pair())
+def test_planted_short_horizon(pair) -> None:
+    inst, sched = pair
+    makespan = check(inst, sched).result.makespan
+    assume(makespan - 1 >= int(inst.bounds.rho_min.max()))
+    shorter = dataclasses.replace(inst, horizon=makespan - 1)
+    assert "completion_in_horizon" in check(shorter, sched).names()
+
+
+@given(feasible_pair(), st.data())
+def test_gpu_ids_assigned_then_broken(pair, data) -> None:
+    inst, sched = pair
+    with_ids = assign_gpu_ids(inst, sched)
+    assert check(inst, with_ids).feasible
+    ids = [list(g) for g in with_ids.gpu_ids]
+    j = data.draw(st.integers(0, inst.num_jobs - 1))
+    kind = data.draw(st.sampled_from(["outside", "repeat", "count"]))
+    if kind == "outside":
+        s, _ = ids[j][0]
+        ids[j][0] = (s, inst.cluster.servers[s])
+    elif kind == "repeat":
+        assume(len(ids[j]) >= 2)
+        ids[j][1] = ids[j][0]
+    else:
+        ids[j] = ids[j][:-1]
+    assert "gpu_ids" in check(inst, _with(inst, sched, ids=ids)).names()
+
+
+@given(feasible_pair())
+def test_planted_shared_gpu(pair) -> None:
+    inst, sched = pair
+    with_ids = assign_gpu_ids(inst, sched)
+    res = check(inst, sched).result
+    a, e = sched.start_array, res.end_slot
+    ys = sched.placement_array
+    pairs = [
+        (j, k, s)
+        for j in range(inst.num_jobs)
+        for k in range(j + 1, inst.num_jobs)
+        for s in range(inst.num_servers)
+        if ys[j, s] > 0 and ys[k, s] > 0 and a[j] <= e[k] and a[k] <= e[j]
+    ]
+    assume(pairs)
+    j, k, s = pairs[0]
+    ids = [list(g) for g in with_ids.gpu_ids]
+    mine = next(i for i, g in enumerate(ids[k]) if g[0] == s)
+    ids[k][mine] = next(g for g in ids[j] if g[0] == s)
+    assert "gpu_exclusive" in check(inst, _with(inst, sched, ids=ids)).names()
+
+
+def test_every_violation_is_reported_not_just_the_first(two_server_contention: Instance) -> None:
+    inst = two_server_contention
+    bad = Schedule.from_arrays(inst.name, [-1, inst.horizon], [[3, 0], [2, 1]])
+    names = check(inst, bad).names()
+    assert {"start_in_horizon", "gang_size", "server_capacity"} <= names
+    assert len(check(inst, bad).violations) >= 4
