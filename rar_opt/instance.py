@@ -4,8 +4,9 @@ All three are frozen dataclasses, validated once on construction. Errors name th
 (``cluster.b_inter``, ``jobs[3].gpus``) and the bound it broke. An :class:`Instance` also
 rejects what cannot be scheduled at all (model.md section 3, "Validity of an instance"):
 a job needing more GPUs than the cluster has, a job whose worst-case per-iteration time
-is a whole slot or more (it could stall), and a horizon shorter than a job's fastest
-possible completion.
+exceeds one slot (it could stall: phi = floor(1/tau) = 0), and a horizon shorter than a
+job's fastest possible completion. (model.md says "tau >= 1 slot"; a tau of exactly one
+slot still gives phi = 1 iteration per slot, so we reject only what can really stall.)
 
 JSON layout: ``../shared/spec/formats.md`` ("rar-opt/instance", version 1).
 """
@@ -184,8 +185,8 @@ class Instance:
         for j in range(self.num_jobs):
             if b.phi_min[j] < 1:
                 raise InputError(
-                    f"worst-case per-iteration time {b.tau_max[j]:.6g} slots is >= 1 slot "
-                    f"(at {b.p_worst} contending jobs), so job {self.jobs[j].name!r} could stall",
+                    f"worst-case per-iteration time {b.tau_max[j]:.6g} slots exceeds 1 slot "
+                    f"(at {b.p_worst} contending jobs): job {self.jobs[j].name!r} could stall",
                     where=f"jobs[{j}]",
                 )
         for j in range(self.num_jobs):

@@ -54,7 +54,8 @@ class Schedule:
             row = jio.check_list(row, f"jobs[{j}].placement", min_len=1)
             if len(row) != len(jio.check_list(rows[0], "jobs[0].placement")):
                 raise InputError(
-                    f"has {len(row)} entries, job 0's has {len(rows[0])}", where=f"jobs[{j}].placement"
+                    f"has {len(row)} entries, jobs[0].placement has {len(rows[0])} (one entry per server)",
+                    where=f"jobs[{j}].placement",
                 )
             clean.append(tuple(jio.check_int(y, f"jobs[{j}].placement[{s}]") for s, y in enumerate(row)))
         object.__setattr__(self, "placements", tuple(clean))

@@ -1,0 +1,152 @@
+"""The command line, run as a real process: exit codes, one-line errors, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rar_opt import Instance, Schedule
+from rar_opt.generate import tiny
+from rar_opt.gpus import assign_gpu_ids
+
+from .test_instance import _base
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("cli")
+    inst = tiny(7)
+    inst.write(d / "inst.json")
+    serial, t = [], 0  # jobs one after another on the fewest servers: always feasible
+    for j, job in enumerate(inst.jobs):
+        y, need = [0] * inst.num_servers, job.gpus
+        for s in sorted(range(inst.num_servers), key=lambda s: -inst.cluster.servers[s]):
+            y[s] = min(need, inst.cluster.servers[s])
+            need -= y[s]
+        serial.append(y)
+    starts = []
+    for j in range(inst.num_jobs):
+        starts.append(t)
+        probe = Schedule.from_arrays(inst.name, starts + [0] * (inst.num_jobs - j - 1), serial)
+        from rar_opt import simulate
+
+        t = int(simulate(inst, probe).completion[j])
+    good = Schedule.from_arrays(inst.name, starts, serial)
+    good.write(d / "good.json")
+    files = {"dir": d, "inst": d / "inst.json", "good": d / "good.json"}
+
+    def bad(name: str, obj) -> None:
+        path = d / f"{name}.json"
+        path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+        files[name] = path
+
+    bad("malformed", '{"format": "rar-opt/instance", "version": 1,')
+    d0 = _base()
+    d0["colour"] = "red"
+    bad("unknown_key", d0)
+    d1 = _base()
+    d1["jobs"][0]["gpus"] = "two"
+    bad("wrong_type", d1)
+    d2 = _base()
+    d2["cluster"]["servers"] = [2, -2]
+    bad("negative_gpus", d2)
+    d3 = _base()
+    d3["jobs"][0]["gpus"] = 9
+    bad("too_large", d3)
+    d4 = _base()
+    d4["jobs"][0]["bwd_time"] = 2.0
+    bad("stalling", d4)
+    d5 = _base()
+    d5["horizon"] = 1
+    bad("short_horizon", d5)
+    other = good.to_dict()
+    other["instance"] = "some-other-instance"
+    bad("other_instance", other)
+    short = good.to_dict()
+    short["jobs"][0]["placement"] = short["jobs"][0]["placement"] + [0]
+    bad("ragged_placement", short)
+    wide = good.to_dict()
+    for item in wide["jobs"]:
+        item["placement"] = item["placement"] + [0]
+    bad("placement_length", wide)
+    infeasible = good.to_dict()
+    for item in infeasible["jobs"]:
+        item["start"] = 0
+    bad("all_at_zero", infeasible)
+    return files
+
+
+def test_generate_and_simulate(files) -> None:
+    out = run("simulate", str(files["inst"]), str(files["good"]), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["feasible"] and data["makespan"] == max(data["completion"])
+    table = run("simulate", str(files["inst"]), str(files["good"]))
+    assert table.returncode == 0 and "makespan" in table.stdout
+
+
+def test_generate_writes_file(tmp_path) -> None:
+    out = run("generate", "tiny", "--seed", "3", "-o", str(tmp_path / "t.json"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert Instance.read(tmp_path / "t.json").to_dict() == tiny(3).to_dict()
+    assert json.loads(out.stdout)["name"] == "tiny-s3"
+
+
+def test_gpu_ids_round_trip_through_cli(files, tmp_path) -> None:
+    inst = Instance.read(files["inst"])
+    with_ids = assign_gpu_ids(inst, Schedule.read(files["good"]))
+    with_ids.write(tmp_path / "ids.json")
+    assert run("simulate", str(files["inst"]), str(tmp_path / "ids.json")).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("instance", "schedule", "expect"),
+    [
+        ("malformed", None, "malformed JSON"),
+        ("unknown_key", None, "unknown key 'colour'"),
+        ("wrong_type", None, "jobs[0].gpus: must be an integer"),
+        ("negative_gpus", None, "cluster.servers[1]"),
+        ("too_large", None, "exceeds the cluster's 4 GPUs"),
+        ("stalling", None, "could stall"),
+        ("short_horizon", None, "horizon"),
+        ("inst", "other_instance", "schedule is for instance 'some-other-instance'"),
+        ("inst", "ragged_placement", "one entry per server"),
+        ("inst", "placement_length", "the instance has 3 servers"),
+        ("inst", "all_at_zero", "server_capacity"),
+        ("inst", "missing", "cannot read file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(files, instance, schedule, expect) -> None:
+    inst_path = files.get(instance, files["dir"] / f"{instance}.json")
+    sched_path = files.get(schedule, files["dir"] / f"{schedule}.json") if schedule else files["good"]
+    out = run("simulate", str(inst_path), str(sched_path))
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert expect in out.stderr
+    assert (sched_path.name if schedule else inst_path.name) in out.stderr or schedule == "all_at_zero"
+
+
+def test_unwritable_output_leaves_nothing(tmp_path) -> None:
+    target = tmp_path / "no-such-dir" / "t.json"
+    out = run("generate", "tiny", "--seed", "1", "-o", str(target))
+    assert out.returncode == 2 and "cannot write file" in out.stderr and "Traceback" not in out.stderr
+    assert not target.parent.exists()
+    out = run("generate", "tiny", "--seed", "1", "-o", str(tmp_path / "ok.json"))
+    assert out.returncode == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.json"]  # no temporary file left behind
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("generate", "tiny").returncode == 2  # --seed is required
+    assert run("frobnicate").returncode == 2
