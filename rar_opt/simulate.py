@@ -114,47 +114,107 @@ class SimResult:
         return Trace(origin, np.concatenate(act), np.concatenate(con), np.concatenate(its))
 
 
+class Clock:
+    """The incremental forward pass: start jobs at the current slot, run to an event.
+
+    This is the one event loop of rar-opt. :func:`simulate_arrays` drives it from a whole
+    schedule; the list-scheduling engine (:mod:`rar_opt.algorithms.engine`) drives it one
+    placement at a time, waiting for completions as Alg. 2 and 3 of the paper do.
+    """
+
+    def __init__(self, instance: Instance, record: bool = True) -> None:
+        n_jobs, n_servers = instance.num_jobs, instance.num_servers
+        self.tm = instance.time_model
+        self.placements = np.zeros((n_jobs, n_servers), dtype=np.int64)
+        self.spans = np.zeros((n_jobs, n_servers), dtype=bool)
+        self.n = np.zeros(n_jobs, dtype=np.int64)
+        self.remaining = instance.arrays.iterations.astype(np.int64).copy()
+        self.start_slot = np.full(n_jobs, -1, dtype=np.int64)
+        self.end = np.full(n_jobs, -1, dtype=np.int64)
+        self.active = np.zeros(n_jobs, dtype=bool)
+        self.stalled = np.zeros(n_jobs, dtype=bool)
+        self.t: int | None = None
+        self.record = record
+        self.segments: list[Segment] = []
+        self._rates: tuple[np.ndarray, np.ndarray] | None = None  # cache while the active set holds
+
+    def start(self, job: int, placement: np.ndarray, slot: int) -> None:
+        """Start ``job`` with ``placement`` at ``slot`` (>= the current slot)."""
+        self.run_until(slot)
+        self.placements[job] = placement
+        self.spans[job] = self.placements[job] > 0
+        self.n[job] = self.spans[job].sum()
+        self.start_slot[job] = slot
+        self.active[job] = True
+        self._rates = None
+
+    def next_completion(self) -> int:
+        """The slot after the earliest completion among the active jobs (NEVER if none)."""
+        if self.t is None or not self.active.any():
+            return NEVER
+        _, phi = self._current_rates()
+        idx = np.flatnonzero(self.active)
+        return self.t + int(slots_needed(self.remaining[idx], phi[idx]).min())
+
+    def run_until(self, slot: int) -> np.ndarray:
+        """Advance to ``slot`` with no new start; returns the jobs that completed meanwhile.
+
+        ``run_until(NEVER)`` runs until every active job has completed (or stalled).
+        """
+        done: list[np.ndarray] = []
+        if self.t is None:
+            self.t = slot
+        while self.t < slot:
+            if not self.active.any():
+                if slot < NEVER:
+                    self.t = slot
+                break
+            c, phi = self._current_rates()
+            idx = np.flatnonzero(self.active)
+            need = slots_needed(self.remaining[idx], phi[idx])
+            t_next = min(slot, self.t + int(need.min()))
+            if t_next >= NEVER:  # the active jobs make no progress and nothing else starts
+                if self.record:
+                    self.segments.append(Segment(self.t, self.t, self.active.copy(), c, phi))
+                self.stalled[idx] = True
+                self.active[idx] = False
+                self._rates = None
+                break
+            if self.record:
+                self.segments.append(Segment(self.t, t_next - 1, self.active.copy(), c, phi))
+            self.remaining[idx] -= phi[idx] * (t_next - self.t)
+            finished = self.remaining[idx] <= 0
+            if finished.any():
+                self.end[idx[finished]] = self.t + need[finished] - 1
+                self.active[idx[finished]] = False
+                done.append(idx[finished])
+                self._rates = None
+            self.t = t_next
+        return np.concatenate(done) if done else np.zeros(0, dtype=np.int64)
+
+    def _current_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._rates is None:
+            self._rates = self.tm.slot_rates(self.active, self.spans, self.n)
+        return self._rates
+
+    def result(self) -> SimResult:
+        """Completion times of every job (call after ``run_until(NEVER)``)."""
+        completion = np.where(self.stalled | (self.end < 0), -1, self.end + 1)
+        return SimResult(
+            completion=completion, end_slot=self.end.copy(), stalled=self.stalled | (self.end < 0),
+            segments=tuple(self.segments),
+        )
+
+
 def simulate_arrays(instance: Instance, starts: np.ndarray, placements: np.ndarray) -> SimResult:
     """Simulate starts (J,) and placements (J, S) on ``instance`` (no shape checks)."""
-    tm = instance.time_model
     starts = np.asarray(starts, dtype=np.int64)
-    spans = np.asarray(placements) > 0
-    n = spans.sum(axis=1)
-    n_jobs = len(starts)
-    remaining = instance.arrays.iterations.astype(np.int64).copy()
-    end = np.full(n_jobs, -1, dtype=np.int64)
-    stalled = np.zeros(n_jobs, dtype=bool)
-    segments: list[Segment] = []
-    pending = np.argsort(starts, kind="stable")  # jobs by start slot
-    next_pending = 0
-    active = np.zeros(n_jobs, dtype=bool)
-    t = int(starts[pending[0]])
-    while True:
-        while next_pending < n_jobs and starts[pending[next_pending]] <= t:
-            active[pending[next_pending]] = True
-            next_pending += 1
-        next_start = int(starts[pending[next_pending]]) if next_pending < n_jobs else NEVER
-        if not active.any():
-            if next_pending == n_jobs:
-                break
-            t = next_start
-            continue
-        c, phi = tm.slot_rates(active, spans, n)
-        idx = np.flatnonzero(active)
-        need = slots_needed(remaining[idx], phi[idx])
-        t_next = min(next_start, t + int(need.min()))
-        if t_next >= NEVER:  # the active jobs make no progress and nothing else starts
-            segments.append(Segment(t, t, active.copy(), c, phi))
-            stalled[idx] = True
-            break
-        segments.append(Segment(t, t_next - 1, active.copy(), c, phi))
-        remaining[idx] -= phi[idx] * (t_next - t)
-        finished = remaining[idx] <= 0
-        end[idx[finished]] = t + need[finished] - 1
-        active[idx[finished]] = False
-        t = t_next
-    completion = np.where(stalled, -1, end + 1)
-    return SimResult(completion=completion, end_slot=end, stalled=stalled, segments=tuple(segments))
+    placements = np.asarray(placements, dtype=np.int64)
+    clock = Clock(instance)
+    for j in np.argsort(starts, kind="stable"):
+        clock.start(int(j), placements[j], int(starts[j]))
+    clock.run_until(NEVER)
+    return clock.result()
 
 
 def simulate(instance: Instance, schedule: Schedule) -> SimResult:
