@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -119,6 +120,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return emit_simulation(instance, schedule, args.json)
 
 
+@command("schedule")
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from .algorithms import run_policy
+
+    instance = Instance.read(args.instance)
+    options = {k: v for k, v in (("kappa", args.kappa), ("lam", args.lam), ("small_rule", args.small_rule),
+                                 ("estimator", args.estimator)) if v is not None}
+    began = time.perf_counter()
+    schedule = run_policy(instance, args.policy, seed=args.seed, **options)
+    wall = time.perf_counter() - began
+    if args.output:
+        schedule.write(args.output)
+    extra = {"policy": args.policy, "wall_s": round(wall, 4)}
+    extra.update({k: schedule.meta[k] for k in ("theta", "kappa", "trials") if k in schedule.meta})
+    return emit_simulation(instance, schedule, args.json, extra)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
@@ -138,6 +156,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("schedule")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("schedule", help="schedule an instance with a heuristic policy")
+    p.add_argument("instance")
+    p.add_argument("--policy", default="sjf-bco", help="sjf-bco (default), ff, ls, rand, consolidate, sjf-oblivious")
+    p.add_argument("--seed", type=int, default=0, help="seed of randomised policies (default 0)")
+    p.add_argument("--kappa", type=int, help="SJF-BCO: fixed kappa instead of the loop")
+    p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
+    p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
+    p.add_argument("--estimator", help="rho_hat estimator: best (default), worst, geometric")
+    p.add_argument("-o", "--output", help="schedule file to write")
+    p.add_argument("--json", action="store_true")
+
     for extend in PARSER_EXTENSIONS:
         extend(sub)
     return parser
@@ -155,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERNAL

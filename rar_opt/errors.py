@@ -45,5 +45,9 @@ class ScheduleMismatchError(InputError):
     """A schedule that does not fit the instance it is used with (other instance, shape)."""
 
 
+class NoScheduleError(InputError):
+    """A heuristic found no schedule that completes within the instance's horizon."""
+
+
 class RarOptWarning(UserWarning):
     """Base class of the warnings rar-opt emits."""

@@ -1,0 +1,153 @@
+"""The list-scheduling engine every heuristic runs on (paper, Alg. 1-3; algorithms.md).
+
+Jobs are taken in a given order and started, each as soon as its placement rule finds
+GPUs for it, on a cluster that runs the true time model (:class:`rar_opt.simulate.Clock`).
+When the rule finds no GPUs, the engine waits for the next completion and asks again; if
+nothing is running, the trial fails. Jobs start in list order: a job never starts before
+the job placed just before it (resolution 3 of algorithms.md). Every trial starts from an
+empty cluster with all loads U_g = 0 (resolution 1), and a trial in which some job cannot
+be placed, or which ends after the horizon, is infeasible (resolution 2).
+
+GPUs are numbered server by server: GPU g lives on ``server[g]`` with local index
+``local[g]``. Each GPU carries U_g, the sum of the estimated loads ``weight[j]``
+(= rho_hat_j / u) of the jobs placed on it; a GPU is *eligible* for job j when it is idle
+and U_g + weight[j] <= theta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..instance import Instance
+from ..schedule import Schedule
+from ..simulate import Clock
+from ..timemodel import NEVER
+
+LOAD_TOL = 1e-9
+
+
+class ClusterState:
+    """GPU identities, occupancy and loads during one trial (read by placement rules)."""
+
+    def __init__(self, instance: Instance, theta: float, weight: np.ndarray) -> None:
+        cap = instance.cluster.capacity
+        self.instance = instance
+        self.theta = float(theta)
+        self.weight = weight
+        self.capacity = cap
+        self.server = np.repeat(np.arange(len(cap)), cap)
+        self.local = np.concatenate([np.arange(o) for o in cap])
+        self.load = np.zeros(len(self.server))
+        self.owner = np.full(len(self.server), -1, dtype=np.int64)
+        self.clock = Clock(instance, record=False)
+        self.now = 0
+
+    @property
+    def idle(self) -> np.ndarray:
+        return self.owner < 0
+
+    def eligible(self, job: int) -> np.ndarray:
+        """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
+        return (self.owner < 0) & (self.load + self.weight[job] <= self.theta + LOAD_TOL)
+
+    def server_in_use(self) -> np.ndarray:
+        """Servers hosting at least one running job (bool per server)."""
+        return np.bincount(self.server[self.owner >= 0], minlength=len(self.capacity)) > 0
+
+
+PlacementRule = Callable[[ClusterState, int], "np.ndarray | None"]
+"""Given the state and a job, the GPU indices to start it on now, or None to wait."""
+
+
+def least_loaded(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+    """The G_j GPUs of ``mask`` with the least load (ties: lower GPU index), or None."""
+    idx = np.flatnonzero(mask)
+    need = int(state.instance.arrays.gpus[job])
+    if len(idx) < need:
+        return None
+    return idx[np.argsort(state.load[idx], kind="stable")[:need]]
+
+
+def first_fit(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+    """The first G_j GPUs of ``mask`` in index order (server by server), or None."""
+    idx = np.flatnonzero(mask)
+    need = int(state.instance.arrays.gpus[job])
+    return idx[:need] if len(idx) >= need else None
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One complete list schedule: starts, placements, GPU ids, makespan, peak load."""
+
+    starts: np.ndarray
+    placements: np.ndarray
+    gpu_ids: tuple[tuple[tuple[int, int], ...], ...]
+    completion: np.ndarray
+    makespan: int
+    max_load: float
+
+    def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
+        return Schedule.from_arrays(instance.name, self.starts, self.placements, gpu_ids=self.gpu_ids, meta=meta)
+
+
+def run_list(
+    instance: Instance,
+    order: Sequence[int],
+    rule: PlacementRule,
+    theta: float,
+    weight: np.ndarray,
+) -> Trial | None:
+    """Place the jobs of ``order`` one by one with ``rule``; None if the trial fails."""
+    state = ClusterState(instance, theta, weight)
+    clock = state.clock
+    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    starts = np.zeros(n_jobs, dtype=np.int64)
+    placements = np.zeros((n_jobs, n_servers), dtype=np.int64)
+    gpus_of: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * n_jobs
+    last_slot = instance.horizon - 1
+    for j in order:
+        while (chosen := rule(state, j)) is None:
+            wake = clock.next_completion()
+            if wake >= NEVER or wake > last_slot:
+                return None  # nothing running to wait for, or waiting runs past T
+            for done in clock.run_until(wake):
+                state.owner[gpus_of[done]] = -1
+            state.now = wake
+        y = np.bincount(state.server[chosen], minlength=n_servers)
+        clock.start(int(j), y, state.now)
+        state.owner[chosen] = j
+        state.load[chosen] += weight[j]
+        starts[j] = state.now
+        placements[j] = y
+        gpus_of[j] = np.sort(chosen)
+    clock.run_until(NEVER)
+    res = clock.result()
+    if not res.all_complete or res.makespan is None or res.makespan > instance.horizon:
+        return None
+    ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
+    return Trial(starts, placements, ids, res.completion, res.makespan, float(state.load.max()))
+
+
+def bisect_theta(horizon: int, attempt: Callable[[int], Trial | None]) -> tuple[Trial | None, int | None, int]:
+    """Alg. 1's bisection over the integer load limit theta in [1, T].
+
+    As the paper analyses it, ``right`` moves down only when the trial at theta improves on
+    the best makespan so far; otherwise ``left`` moves up. Returns (best trial, its theta,
+    number of theta values tried).
+    """
+    best: Trial | None = None
+    best_theta: int | None = None
+    left, right, tried = 1, horizon, 0
+    while left <= right:
+        theta = (left + right) // 2
+        tried += 1
+        trial = attempt(theta)
+        if trial is not None and (best is None or trial.makespan < best.makespan):
+            best, best_theta = trial, theta
+            right = theta - 1
+        else:
+            left = theta + 1
+    return best, best_theta, tried
