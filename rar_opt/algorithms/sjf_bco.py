@@ -11,9 +11,10 @@
   the G_j eligible GPUs of least load on them.
 
 kappa: trials for two kappas between the same consecutive distinct job sizes are
-identical (every job takes the same branch), so by default kappa runs over the distinct
-sizes only (resolution 6); ``kappas="all"`` runs 1..n_g as printed. The result is the
-same, which a test checks.
+identical (every job takes the same branch), so by default kappa runs over 1 and the
+distinct sizes only (resolution 6; kappa = 1 covers "every job is large" when no job has
+one GPU, a class the distinct sizes alone would miss: a test found it); ``kappas="all"``
+runs 1..n_g as printed. The result is the same, which a test checks.
 """
 
 from __future__ import annotations
@@ -96,7 +97,10 @@ def kappa_values(instance: Instance, params: SjfBcoParams) -> list[int]:
     n_g = int(instance.arrays.gpus.max())
     if params.kappas == "all":
         return list(range(1, n_g + 1))
-    return sorted({int(g) for g in instance.arrays.gpus})
+    # kappa = 1 stands for every kappa below the smallest size (all jobs take LBSGF);
+    # each size s_i for kappa in [s_i, s_(i+1) - 1]; the lowest of each class comes first,
+    # as in the full loop, so ties between trials resolve the same way
+    return sorted({1} | {int(g) for g in instance.arrays.gpus})
 
 
 def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:

@@ -1,0 +1,54 @@
+"""Shared helpers of the benchmark scripts: timing and result files with versions."""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "machine": platform.machine()}
+    for dist in ("rar-opt", "numpy", "pyomo", "highspy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.2) -> tuple[float, Any]:
+    """Median seconds per call over ``repeat`` rounds (each round loops to ``min_time``)."""
+    value = fn()
+    rounds = []
+    for _ in range(repeat):
+        calls, began = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - began
+            if elapsed >= min_time:
+                break
+        rounds.append(elapsed / calls)
+    return statistics.median(rounds), value
+
+
+def save(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"benchmark": name, "versions": versions(), **extra, "rows": rows}, indent=1) + "\n")
+    return path
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    keys = list(rows[0])
+    cells = [keys] + [[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(keys))]
+    return "\n".join("  ".join(c[i].rjust(widths[i]) for i in range(len(keys))) for c in cells)

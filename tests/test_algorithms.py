@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rar_opt import Instance, check
+from rar_opt.algorithms import POLICIES, SjfBcoParams, run_policy, sjf_bco
+from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.errors import InputError, NoScheduleError
+from rar_opt.generate import paper
+
+from .strategies import tiny_instances
+
+POLICY_NAMES = sorted(POLICIES)
+
+
+@given(tiny_instances(), st.sampled_from(POLICY_NAMES), st.integers(0, 1000))
+def test_every_policy_returns_a_feasible_schedule(inst: Instance, name: str, seed: int) -> None:
+    sched = run_policy(inst, name, seed=seed)
+    report = check(inst, sched)
+    assert report.feasible, report.violations
+    assert sched.meta["method"] == name
+    assert check(inst, sched).result.makespan <= inst.horizon
+
+
+@given(tiny_instances(), st.sampled_from(["printed", "packing"]), st.sampled_from(sorted(ESTIMATORS)))
+def test_sjf_bco_variants_are_feasible(inst: Instance, rule: str, est: str) -> None:
+    sched = sjf_bco(inst, SjfBcoParams(small_rule=rule, estimator=est))
+    assert check(inst, sched).feasible
+
+
+@given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))
+def test_same_seed_same_schedule(inst: Instance, seed: int) -> None:
+    for name in POLICY_NAMES:
+        assert run_policy(inst, name, seed=seed) == run_policy(inst, name, seed=seed)
+
+
+def test_rand_depends_on_its_seed() -> None:
+    inst = paper(0, jobs=40, servers=6)
+    assert len({run_policy(inst, "rand", seed=s).placements for s in range(4)}) > 1
+
+
+@given(tiny_instances())
+def test_kappa_over_distinct_sizes_equals_the_full_loop(inst: Instance) -> None:
+    fast = sjf_bco(inst, SjfBcoParams(kappas="distinct"))
+    full = sjf_bco(inst, SjfBcoParams(kappas="all"))
+    assert (fast.starts, fast.placements, fast.gpu_ids) == (full.starts, full.placements, full.gpu_ids)
+    assert fast.meta["theta"] == full.meta["theta"]
+
+
+def test_kappa_equivalence_at_paper_scale() -> None:
+    inst = paper(3, jobs=48, servers=8)
+    fast = sjf_bco(inst, SjfBcoParams(kappas="distinct"))
+    full = sjf_bco(inst, SjfBcoParams(kappas="all"))
+    assert (fast.starts, fast.placements) == (full.starts, full.placements)
+    assert full.meta["trials"] > fast.meta["trials"]
+
+
+@given(tiny_instances())
+def test_sjf_bco_loads_respect_theta(inst: Instance) -> None:
+    sched = sjf_bco(inst)
+    assert sched.meta["max_load"] <= sched.meta["theta"] + 1e-9
+    # the loads are the estimates charged: every GPU of job j got rho_hat_j / u
+    w = estimate(inst).weight
+    per_gpu: dict[tuple[int, int], float] = {}
+    for j, ids in enumerate(sched.gpu_ids):
+        for g in ids:
+            per_gpu[g] = per_gpu.get(g, 0.0) + w[j]
+    assert max(per_gpu.values()) == pytest.approx(sched.meta["max_load"])
+
+
+def test_jobs_start_in_list_order(paper_instance: Instance) -> None:
+    sched = sjf_bco(paper_instance)
+    order = np.argsort(paper_instance.arrays.gpus, kind="stable")
+    assert np.all(np.diff(np.asarray(sched.starts)[order]) >= 0)
+
+
+def test_bad_params_are_input_errors(paper_instance: Instance) -> None:
+    with pytest.raises(InputError, match="lambda"):
+        run_policy(paper_instance, "sjf-bco", lam=0.5)
+    with pytest.raises(InputError, match="unknown policy"):
+        run_policy(paper_instance, "nope")
+    with pytest.raises(InputError, match="seed"):
+        run_policy(paper_instance, "rand", seed=-1)
+
+
+def test_too_short_horizon_is_reported(paper_instance: Instance) -> None:
+    import dataclasses
+
+    short = dataclasses.replace(paper_instance, horizon=int(paper_instance.bounds.rho_min.max()))
+    with pytest.raises(NoScheduleError, match="within T"):
+        sjf_bco(short)
