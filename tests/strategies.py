@@ -149,3 +149,39 @@ def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 
         t += 1
     return {"completion": completion, "trace": trace}
 
+
+
+@st.composite
+def micro_instances(draw: st.DrawFn) -> Instance:
+    """2-3 jobs on 1-3 small servers with execution times of a few slots: brute-forceable."""
+    servers = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    cluster = Cluster(
+        servers=servers,
+        b_inter=1.0,
+        b_intra=draw(st.sampled_from([1.5, 4.0, 10.0])),
+        reduce_speed=50.0,
+        alpha=draw(st.sampled_from([0.0, 0.5, 1.0])),
+        xi1=1.0,
+        xi2=draw(st.sampled_from([0.0, 0.02])),
+    )
+    jobs = []
+    for j in range(draw(st.integers(2, 3))):
+        jobs.append(
+            Job(
+                name=f"j{j}",
+                gpus=draw(st.integers(1, min(sum(servers), 3))),
+                iterations=draw(st.integers(1, 8)),
+                grad_size=draw(st.sampled_from([0.0, 0.02, 0.05, 0.08])),
+                batch_size=1,
+                fwd_time=0.0,
+                bwd_time=draw(st.sampled_from([0.15, 0.2, 0.25, 1 / 3])),
+            )
+        )
+    try:
+        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
+    except InputError:
+        reject()
+    horizon = int(probe.bounds.rho_max.sum())
+    if horizon > 12:
+        reject()
+    return Instance(name="micro", horizon=horizon, cluster=cluster, jobs=tuple(jobs))

@@ -1,0 +1,345 @@
+"""The compact exact MILP: a time-indexed linearisation of RAR-DDLS (model.md section 6).
+
+Builds a Pyomo ``ConcreteModel`` whose optimum equals the optimum of RAR-DDLS (paper,
+section 3, (1)-(9)); it never solves (see :mod:`rar_opt.solvers`). Slots t = 0..T-1.
+
+Variables (per job j, server s, slot t)
+    x[j,t]   binary   job j starts in slot t
+    y[j,s]   integer  GPUs of job j on server s                        (1), (5)
+    z[j,s]   binary   y[j,s] > 0
+    v[j,n]   binary   job j spans exactly n servers (one-hot)
+    u[j,t]   [0,1]    job j holds its GPUs in slot t
+    D[j,t]   binary   job j has completed by the end of slot t
+    Q[j,t]   >= 0     iterations job j has done in slots 0..t
+    g[j,t,k] binary   the contention level of split job j in slot t is >= k (k = 2..P)
+    h[j,s,t] [0,1]    job j is active, split and on server s in slot t (counts in c_s)
+    r[j,s,t] >= 0     GPUs job j holds on server s in slot t (McCormick of y * u)
+
+Why it is exact (the argument the tests check against brute force):
+
+1. Every feasible schedule maps to a feasible point with the same objective: set u, D, Q
+   from the simulator, g to the true contention level, h and r to their products. Each
+   linearisation below is exact at 0/1 points: the span one-hot and the indicator links
+   z <-> y are exact because y is integer and bounded; the staircase on g reproduces the
+   table phi[j, p, n] of (6)-(9) for every p; h is the AND of three 0/1 values; r = y u.
+2. Every feasible point maps to a schedule (its starts and placements) whose true
+   completion times are no later than the point's, by induction over slots: if through
+   slot t-1 no job has done more iterations in the model than in truth, then every job the
+   simulator keeps active in slot t is unfinished in the model too, so u >= started - done
+   keeps it active in the model; the model's contention counts (h, then g) are therefore
+   at least the true ones; phi is non-increasing in the contention count, so the model's
+   iterations in slot t are at most the true ones. The true active set being a subset of
+   the model's, capacity holds in truth too, and each job completes in truth no later
+   than the model declares (D needs Q >= F). So the true makespan is at most the model's.
+3. Hence min over the model = min over schedules. Overstating contention (g or h above
+   the truth) or keeping a job active after it completed (u above started - done) is
+   allowed, but can only lower the model's iterations and tighten capacity, never help.
+
+Options: objective ``makespan`` or ``total`` (sum of completion times); ``symmetry``
+(identical jobs start in index order; identical servers are ordered by a column key,
+both valid because permuting identical jobs or servers maps schedules to schedules with
+equal objective); ``horizon`` to use fewer slots than the instance's T (for example a
+heuristic's makespan, which every optimal schedule meets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..instance import Instance
+from ..schedule import Schedule
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    objective: str = "makespan"  # or "total"
+    symmetry: bool = True
+    horizon: int | None = None  # slots to model; default the instance's T
+
+    def __post_init__(self) -> None:
+        if self.objective not in ("makespan", "total"):
+            raise ValueError(f"objective must be 'makespan' or 'total', got {self.objective!r}")
+        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 1):
+            raise ValueError(f"horizon must be a positive integer, got {self.horizon!r}")
+
+
+def build(instance: Instance, options: CompactOptions | None = None) -> pyo.ConcreteModel:
+    """The compact MILP of ``instance`` (see the module docstring)."""
+    options = options or CompactOptions()
+    tm, b = instance.time_model, instance.bounds
+    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    horizon = options.horizon or instance.horizon
+    cap = [int(o) for o in instance.cluster.servers]
+    gpus = [int(g) for g in instance.arrays.gpus]
+    iters = [int(f) for f in instance.arrays.iterations]
+    rho_min = [int(r) for r in b.rho_min]
+    n_lo, n_hi = [int(n) for n in b.n_min], [int(n) for n in b.n_max]
+    splittable = [n_hi[j] >= 2 for j in range(n_jobs)]
+    levels = max(1, min(sum(splittable), max(cap)))  # P: the most contenders a split job can see
+    phi = tm.phi_table(levels)
+    phi_max = [int(p) for p in b.phi_max]
+    if any(horizon < r for r in rho_min):
+        raise ValueError(f"horizon {horizon} is shorter than a job's fastest completion {max(rho_min)}")
+
+    m = pyo.ConcreteModel(name=f"compact[{instance.name}]")
+    m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
+    m.S = pyo.RangeSet(0, n_servers - 1, doc="servers s")
+    m.T = pyo.RangeSet(0, horizon - 1, doc="slots t")
+    m.JT = pyo.Set(initialize=[(j, t) for j in range(n_jobs) for t in range(horizon)], doc="job-slot pairs")
+    m.START = pyo.Set(
+        within=m.JT,
+        initialize=[(j, t) for j in range(n_jobs) for t in range(horizon - rho_min[j] + 1)],
+        doc="slots where job j may start and still complete by T",
+    )
+    m.SPAN = pyo.Set(initialize=[(j, n) for j in range(n_jobs) for n in range(n_lo[j], n_hi[j] + 1)], doc="(job, span)")
+    m.SPLIT_J = pyo.Set(initialize=[j for j in range(n_jobs) if splittable[j]], doc="jobs that can span >= 2 servers")
+    m.LEVEL = pyo.Set(
+        initialize=[(j, t, k) for j in m.SPLIT_J for t in range(horizon) for k in range(2, levels + 1)],
+        doc="contention levels k = 2..P of split-capable jobs",
+    )
+    m.SPLIT_JST = pyo.Set(
+        initialize=[(j, s, t) for j in m.SPLIT_J for s in range(n_servers) for t in range(horizon)],
+        doc="split-capable job, server, slot",
+    )
+    m.JST = pyo.Set(initialize=[(j, s, t) for j in range(n_jobs) for s in range(n_servers) for t in range(horizon)])
+
+    # -- variables ------------------------------------------------------------------
+    m.x = pyo.Var(m.START, domain=pyo.Binary, doc="x[j,t] = 1: job j starts in slot t (a_j = t)")
+    m.y = pyo.Var(m.J, m.S, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s: (0, min(gpus[j], cap[s])),
+                  doc="y[j,s]: GPUs of job j on server s, eq. (1), (5)")
+    m.z = pyo.Var(m.J, m.S, domain=pyo.Binary, doc="z[j,s] = 1{y[j,s] > 0}")
+    m.v = pyo.Var(m.SPAN, domain=pyo.Binary, doc="v[j,n] = 1: job j spans n servers")
+    m.u = pyo.Var(m.JT, bounds=(0, 1), doc="u[j,t]: job j holds its GPUs in slot t")
+    m.D = pyo.Var(m.JT, domain=pyo.Binary, doc="D[j,t] = 1: job j has completed by the end of slot t")
+    m.Q = pyo.Var(m.JT, domain=pyo.NonNegativeReals, doc="Q[j,t]: iterations of job j in slots 0..t")
+    m.g = pyo.Var(m.LEVEL, domain=pyo.Binary, doc="g[j,t,k] = 1: contention p_j[t] >= k, eq. (6)")
+    m.h = pyo.Var(m.SPLIT_JST, bounds=(0, 1), doc="h[j,s,t]: job j counts in c_s[t] (active, split, on s)")
+    m.r = pyo.Var(m.JST, domain=pyo.NonNegativeReals, doc="r[j,s,t] = y[j,s] u[j,t]: GPUs held, for (2)")
+    m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(int(max(rho_min)), horizon), doc="max_j C_j")
+
+    for j in range(n_jobs):  # nobody completes before its fastest execution time
+        for t in range(min(rho_min[j] - 1, horizon)):
+            m.D[j, t].fix(0)
+
+    def started(j: int, t: int) -> pyo.Expression:
+        return sum(m.x[j, tt] for tt in range(t + 1) if (j, tt) in m.START)
+
+    def split(j: int) -> pyo.Expression:
+        return sum(m.v[j, n] for n in range(max(2, n_lo[j]), n_hi[j] + 1))
+
+    def gained(j: int, t: int) -> pyo.Expression:
+        return m.Q[j, t] - (m.Q[j, t - 1] if t > 0 else 0)
+
+    m.completion = pyo.Expression(m.J, rule=lambda _, j: horizon + 1 - sum(m.D[j, t] for t in range(horizon)),
+                                  doc="C_j = first slot with D = 1, plus 1")
+
+    # -- placement: (1), (5) and the indicators ----------------------------------------
+    @m.Constraint(m.J, doc="(1) gang size: sum_s y[j,s] = G_j")
+    def gang(m, j):
+        return sum(m.y[j, s] for s in m.S) == gpus[j]
+
+    @m.Constraint(m.J, m.S, doc="y[j,s] > 0 implies z[j,s] = 1")
+    def z_upper(m, j, s):
+        return m.y[j, s] <= min(gpus[j], cap[s]) * m.z[j, s]
+
+    @m.Constraint(m.J, m.S, doc="z[j,s] = 1 implies y[j,s] >= 1")
+    def z_lower(m, j, s):
+        return m.y[j, s] >= m.z[j, s]
+
+    @m.Constraint(m.J, doc="exactly one span n_j")
+    def one_span(m, j):
+        return sum(m.v[j, n] for n in range(n_lo[j], n_hi[j] + 1)) == 1
+
+    @m.Constraint(m.J, doc="n_j = number of servers with y > 0")
+    def span_count(m, j):
+        return sum(m.z[j, s] for s in m.S) == sum(n * m.v[j, n] for n in range(n_lo[j], n_hi[j] + 1))
+
+    # -- start, activity, completion: (3), (4) and first passage ------------------------
+    @m.Constraint(m.J, doc="(3)-(4) one start per job, no preemption")
+    def one_start(m, j):
+        return sum(m.x[j, t] for t in range(horizon) if (j, t) in m.START) == 1
+
+    @m.Constraint(m.JT, doc="not active before the start")
+    def active_after_start(m, j, t):
+        return m.u[j, t] <= started(j, t)
+
+    @m.Constraint(m.JT, doc="active from the start until completed (first passage)")
+    def active_until_done(m, j, t):
+        return m.u[j, t] >= started(j, t) - (m.D[j, t - 1] if t > 0 else 0)
+
+    @m.Constraint(m.JT, doc="completion is final: D[j,t] <= D[j,t+1]")
+    def done_stays_done(m, j, t):
+        return pyo.Constraint.Skip if t == horizon - 1 else m.D[j, t] <= m.D[j, t + 1]
+
+    @m.Constraint(m.J, doc="every job completes by the horizon")
+    def done_by_horizon(m, j):
+        return m.D[j, horizon - 1] == 1
+
+    @m.Constraint(m.JT, doc="completed only when F_j iterations are done")
+    def done_needs_iterations(m, j, t):
+        return iters[j] * m.D[j, t] <= m.Q[j, t]
+
+    # -- iterations per slot: (6)-(9) as a table over (p, n) ----------------------------
+    @m.Constraint(m.JT, doc="(9) no iterations while inactive, at most phi_max")
+    def rate_active(m, j, t):
+        return gained(j, t) <= phi_max[j] * m.u[j, t]
+
+    @m.Constraint(m.JT, doc="Q is cumulative: no negative progress")
+    def rate_nonnegative(m, j, t):
+        return gained(j, t) >= 0
+
+    @m.Constraint(m.SPAN, m.T, doc="(8)-(9) single server: phi[j,0,1]; split: staircase over contention levels")
+    def rate_table(m, j, n, t):
+        relax = phi_max[j] * (1 - m.v[j, n])
+        if n == 1:
+            return gained(j, t) <= int(phi[j, 0, 1]) + relax
+        steps = sum(int(phi[j, k - 1, n] - phi[j, k, n]) * m.g[j, t, k] for k in range(2, levels + 1))
+        return gained(j, t) <= int(phi[j, 1, n]) - steps + relax
+
+    @m.Constraint(m.LEVEL, doc="levels are monotone: g[j,t,k] >= g[j,t,k+1]")
+    def level_order(m, j, t, k):
+        return pyo.Constraint.Skip if k == levels else m.g[j, t, k] >= m.g[j, t, k + 1]
+
+    @m.Constraint(m.SPLIT_JST, doc="(6) p_j[t] >= c_s[t] on every server s of split job j")
+    def contention(m, j, s, t):
+        level = 1 + sum(m.g[j, t, k] for k in range(2, levels + 1))
+        c_st = sum(m.h[i, s, t] for i in m.SPLIT_J)
+        return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - split(j))
+
+    @m.Constraint(m.SPLIT_JST, doc="(6) h = u AND z AND split: job j counts in c_s[t]")
+    def counts_in_contention(m, j, s, t):
+        return m.h[j, s, t] >= m.u[j, t] + m.z[j, s] + split(j) - 2
+
+    # -- capacity (2) ------------------------------------------------------------------
+    @m.Constraint(m.JST, doc="r >= y u (McCormick; r is pushed down by the capacity rows)")
+    def held(m, j, s, t):
+        return m.r[j, s, t] >= m.y[j, s] - min(gpus[j], cap[s]) * (1 - m.u[j, t])
+
+    @m.Constraint(m.S, m.T, doc="(2) capacity: GPUs held on server s in slot t <= O_s")
+    def capacity(m, s, t):
+        return sum(m.r[j, s, t] for j in m.J) <= cap[s]
+
+    # -- symmetry breaking -------------------------------------------------------------
+    if options.symmetry:
+        same_jobs = [(j, j + 1) for j in range(n_jobs - 1) if _same_job(instance, j, j + 1)]
+        m.same_jobs = pyo.Set(initialize=same_jobs, dimen=2, doc="consecutive identical jobs")
+
+        @m.Constraint(m.same_jobs, doc="identical jobs start in index order")
+        def identical_jobs(m, j, k):
+            return sum(t * m.x[j, t] for t in range(horizon) if (j, t) in m.START) <= sum(
+                t * m.x[k, t] for t in range(horizon) if (k, t) in m.START
+            )
+
+        same_servers = [(s, s + 1) for s in range(n_servers - 1) if cap[s] == cap[s + 1]]
+        m.same_servers = pyo.Set(initialize=same_servers, dimen=2, doc="consecutive identical servers")
+
+        @m.Constraint(m.same_servers, doc="identical servers ordered by the key sum_j (j+1) y[j,s]")
+        def identical_servers(m, s, s2):
+            return sum((j + 1) * m.y[j, s] for j in m.J) >= sum((j + 1) * m.y[j, s2] for j in m.J)
+
+    # -- objective -------------------------------------------------------------------
+    @m.Constraint(m.J, doc="makespan >= C_j")
+    def makespan_def(m, j):
+        return m.makespan >= m.completion[j]
+
+    if options.objective == "makespan":
+        m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
+    else:
+        m.obj = pyo.Objective(expr=sum(m.completion[j] for j in m.J), sense=pyo.minimize, doc="sum_j C_j")
+    m._rar = {"instance": instance.name, "horizon": horizon, "levels": levels, "options": options}
+    return m
+
+
+def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
+    """The starts and placements of a solved (or warm-started) model."""
+    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    starts = np.zeros(n_jobs, dtype=np.int64)
+    best = np.full(n_jobs, -1.0)
+    for (j, t), var in model.x.items():
+        if var.value is not None and var.value > best[j]:
+            best[j], starts[j] = var.value, t
+    y = np.array([[round(model.y[j, s].value or 0) for s in range(n_servers)] for j in range(n_jobs)])
+    return Schedule.from_arrays(instance.name, starts, y, meta={"method": "compact-milp"})
+
+
+def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:
+    """Set every variable of ``model`` to the values of ``schedule`` (a complete MIP start).
+
+    The schedule must be feasible within the model's horizon; values come from the
+    simulator (activity, iterations, contention), so the start satisfies every row.
+    """
+    from ..simulate import simulate
+
+    schedule = canonical(instance, schedule)
+    horizon = model._rar["horizon"]
+    levels = model._rar["levels"]
+    res = simulate(instance, schedule)
+    trace = res.trace()
+    a, y = schedule.start_array, schedule.placement_array
+    n = (y > 0).sum(axis=1)
+    for (j, t), var in model.x.items():
+        var.set_value(1 if a[j] == t else 0)
+    for (j, s), var in model.y.items():
+        var.set_value(int(y[j, s]))
+        model.z[j, s].set_value(1 if y[j, s] > 0 else 0)
+    for (j, nn), var in model.v.items():
+        var.set_value(1 if n[j] == nn else 0)
+    done = np.zeros(instance.num_jobs)
+    for t in range(horizon):
+        row = t - trace.origin
+        inside = 0 <= row < len(trace.active)
+        active = trace.active[row] if inside else np.zeros(instance.num_jobs, dtype=bool)
+        its = trace.iterations[row] if inside else np.zeros(instance.num_jobs, dtype=np.int64)
+        cont = trace.contention[row] if inside else np.zeros(instance.num_servers, dtype=np.int64)
+        for j in range(instance.num_jobs):
+            model.u[j, t].set_value(1 if active[j] else 0)
+            done[j] += its[j] if active[j] else 0
+            model.Q[j, t].set_value(float(done[j]))
+            model.D[j, t].set_value(1 if res.end_slot[j] <= t else 0)
+            split = n[j] >= 2
+            # the level is set in every slot (the contention rows hold whether j runs or not)
+            p = int(max((cont[s] for s in range(instance.num_servers) if y[j, s] > 0), default=0)) if split else 0
+            for k in range(2, levels + 1):
+                if (j, t, k) in model.g:
+                    model.g[j, t, k].set_value(1 if p >= k else 0)
+            for s in range(instance.num_servers):
+                if (j, s, t) in model.h:
+                    model.h[j, s, t].set_value(1 if active[j] and split and y[j, s] > 0 else 0)
+                model.r[j, s, t].set_value(float(y[j, s]) if active[j] else 0.0)
+    model.makespan.set_value(res.makespan)
+
+
+def _same_job(instance: Instance, j: int, k: int) -> bool:
+    return instance.jobs[j].to_dict() | {"name": ""} == instance.jobs[k].to_dict() | {"name": ""}
+
+
+def _runs(n: int, same: object) -> list[list[int]]:
+    """Maximal runs of consecutive indices i, i+1, ... with same(i, i+1)."""
+    runs = [[0]]
+    for i in range(1, n):
+        if same(i - 1, i):  # type: ignore[operator]
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def canonical(instance: Instance, schedule: Schedule) -> Schedule:
+    """The same schedule with identical jobs and servers permuted as the symmetry rows ask:
+    identical consecutive jobs by start slot, identical consecutive servers by the key
+    sum_j (j+1) y[j,s], largest first. Completion times are unchanged up to the permutation."""
+    a = np.array(schedule.start_array)
+    y = np.array(schedule.placement_array)
+    for run in _runs(instance.num_jobs, lambda j, k: _same_job(instance, j, k)):
+        order = sorted(run, key=lambda j: (a[j], j))
+        a[run], y[run] = a[order], y[order]
+    weights = np.arange(1, instance.num_jobs + 1)
+    cap = instance.cluster.servers
+    for run in _runs(instance.num_servers, lambda s, r: cap[s] == cap[r]):
+        keys = weights @ y[:, run]
+        order = [run[i] for i in np.argsort(-keys, kind="stable")]
+        y[:, run] = y[:, order]
+    return Schedule.from_arrays(instance.name, a, y, meta=schedule.meta)

@@ -1,0 +1,111 @@
+"""The exact side against brute force, and the solver layer's statuses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+
+from rar_opt import Instance, check
+from rar_opt.algorithms import POLICIES, run_policy
+from rar_opt.formulations import compact
+from rar_opt.generate import tiny
+from rar_opt.solvers import Status, solve
+
+from .bruteforce import brute_force
+from .strategies import micro_instances
+
+
+def _upper(inst: Instance) -> int:
+    return min(check(inst, run_policy(inst, name)).result.makespan for name in POLICIES)
+
+
+@settings(max_examples=25)
+@given(micro_instances())
+def test_compact_milp_equals_brute_force(inst: Instance) -> None:
+    upper = _upper(inst)
+    bf = brute_force(inst, upper)
+    assert bf is not None
+    res = solve(inst)
+    assert res.status == Status.OPTIMAL
+    assert res.makespan == bf[0] == round(res.objective)
+    assert check(inst, res.schedule).feasible
+    # never worse than any heuristic
+    assert res.makespan <= upper
+
+
+@settings(max_examples=15)
+@given(micro_instances())
+def test_total_completion_objective_equals_brute_force(inst: Instance) -> None:
+    bf = brute_force(inst, _upper(inst) + 2, objective="total")
+    res = solve(inst, objective="total")
+    assert res.status == Status.OPTIMAL
+    assert round(res.objective) == sum(res.completion)
+    # brute force starts are capped, so it can only be >= the true optimum
+    assert sum(res.completion) <= bf[0]
+
+
+@settings(max_examples=15)
+@given(micro_instances())
+def test_warm_start_and_symmetry_do_not_change_the_optimum(inst: Instance) -> None:
+    plain = solve(inst, symmetry=False)
+    warm = solve(inst, warm_start="sjf-bco")
+    assert plain.status == warm.status == Status.OPTIMAL
+    assert plain.makespan == warm.makespan
+
+
+@settings(max_examples=20)
+@given(micro_instances())
+def test_warm_start_values_satisfy_every_row(inst: Instance) -> None:
+    # the complete MIP start built from a heuristic schedule is feasible in the model
+    sched = run_policy(inst, "ls")
+    model = compact.build(inst)
+    compact.set_start(model, inst, sched)
+    for con in model.component_data_objects(compact.pyo.Constraint, active=True):
+        body = compact.pyo.value(con.body)
+        assert con.lower is None or body >= compact.pyo.value(con.lower) - 1e-6, con.name
+        assert con.upper is None or body <= compact.pyo.value(con.upper) + 1e-6, con.name
+    assert compact.pyo.value(model.obj) == check(inst, sched).result.makespan
+
+
+def test_every_component_has_a_doc() -> None:
+    model = compact.build(tiny(1))
+    for comp in model.component_objects((compact.pyo.Var, compact.pyo.Constraint, compact.pyo.Objective)):
+        assert comp.doc, comp.name
+
+
+def test_time_limit_without_incumbent_is_a_status() -> None:
+    inst = tiny(2)
+    res = solve(inst, time_limit=0.001)
+    assert res.status in (Status.NO_SOLUTION, Status.FEASIBLE)
+    if res.status == Status.NO_SOLUTION:
+        assert res.schedule is None and res.makespan is None
+
+
+def test_time_limit_with_incumbent_keeps_the_warm_start() -> None:
+    inst = tiny(2)
+    res = solve(inst, time_limit=0.001, warm_start="ls")
+    assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert res.schedule is not None and check(inst, res.schedule).feasible
+    assert res.makespan <= check(inst, run_policy(inst, "ls")).result.makespan
+
+
+def test_infeasible_horizon_is_a_status() -> None:
+    # two jobs that each need the whole single server, and a horizon for only one of them
+    inst = tiny(3)
+    longest = int(inst.bounds.rho_min.max())
+    short = dataclasses.replace(inst, horizon=longest)
+    res = solve(short)
+    assert res.status == Status.INFEASIBLE
+    assert res.schedule is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_bundled_tiny_instances_solve_and_beat_every_heuristic(seed: int) -> None:
+    inst = tiny(seed)
+    res = solve(inst, warm_start="sjf-bco")
+    assert res.status == Status.OPTIMAL
+    assert res.makespan == round(res.objective)
+    for name in POLICIES:
+        assert res.makespan <= check(inst, run_policy(inst, name)).result.makespan
