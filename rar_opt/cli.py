@@ -137,6 +137,41 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     return emit_simulation(instance, schedule, args.json, extra)
 
 
+@command("solve")
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .solvers import Status, solve
+
+    instance = Instance.read(args.instance)
+    res = solve(
+        instance,
+        formulation=args.formulation,
+        time_limit=args.time_limit,
+        warm_start=args.warm_start,
+        threads=args.threads,
+        seed=args.seed,
+        objective=args.objective,
+        symmetry=not args.no_symmetry,
+    )
+    if args.output and res.schedule is not None:
+        res.schedule.write(args.output)
+    out = {"instance": instance.name, **res.summary()}
+    if args.json:
+        emit_json(out)
+    else:
+        keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
+        emit_table([(k, out[k]) for k in keys] + [("horizon", res.options["horizon"]), ("model", res.model_size)])
+        if res.message:
+            print(f"message  {res.message}")
+    if res.status == Status.INFEASIBLE:
+        print(f"error: {args.instance}: no schedule completes within the horizon {res.options['horizon']} "
+              "(proven infeasible)", file=sys.stderr)
+        return EXIT_INPUT
+    if res.status == Status.ERROR:
+        print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
@@ -165,6 +200,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
     p.add_argument("--estimator", help="rho_hat estimator: best (default), worst, geometric")
     p.add_argument("-o", "--output", help="schedule file to write")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("solve", help="solve an instance exactly (MILP + HiGHS)")
+    p.add_argument("instance")
+    p.add_argument("--formulation", default="compact", help="compact (default)")
+    p.add_argument("--time-limit", type=float, help="seconds; the best schedule found so far is kept")
+    p.add_argument("--warm-start", metavar="POLICY", help="MIP start (and horizon) from a heuristic, e.g. sjf-bco")
+    p.add_argument("--objective", choices=["makespan", "total"], default="makespan")
+    p.add_argument("--no-symmetry", action="store_true", help="no symmetry-breaking rows")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="HiGHS random seed (default 0)")
+    p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
     p.add_argument("--json", action="store_true")
 
     for extend in PARSER_EXTENSIONS:
