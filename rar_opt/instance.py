@@ -197,6 +197,10 @@ class Instance:
                     where="horizon",
                 )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickle the data only; derived caches (time model, bounds, arrays) are rebuilt lazily
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+
     # -- derived, cached -------------------------------------------------------------
     @property
     def num_jobs(self) -> int:
@@ -274,6 +278,9 @@ class Instance:
 
     def write(self, path: str | Path) -> None:
         jio.dump_json(self.to_dict(), path)
+
+
+_CACHED = frozenset({"arrays", "time_model", "bounds"})
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -32,12 +32,18 @@ if TYPE_CHECKING:
 ContentionFunction = Callable[[np.ndarray, float], np.ndarray]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
 
-CONTENTION_FUNCTIONS: dict[str, ContentionFunction] = {
-    # the paper's example (section 3): f(k) = k + alpha (k - 1)
-    "linear": lambda k, alpha: k + alpha * (k - 1.0),
-    # a convex variant for formulation research: f(k) = k ** (1 + alpha)
-    "power": lambda k, alpha: k ** (1.0 + alpha),
-}
+def linear_contention(k, alpha):  # type: ignore[no-untyped-def]
+    """The paper's example (section 3): f(k) = k + alpha (k - 1)."""
+    return k + alpha * (k - 1.0)
+
+
+def power_contention(k, alpha):  # type: ignore[no-untyped-def]
+    """A convex variant for formulation research: f(k) = k ** (1 + alpha)."""
+    return k ** (1.0 + alpha)
+
+
+# the functions take numpy arrays or Pyomo expressions alike (the nonconvex model uses them)
+CONTENTION_FUNCTIONS: dict[str, ContentionFunction] = {"linear": linear_contention, "power": power_contention}
 
 FLOOR_RTOL = 1e-9
 """Relative tolerance of the robust floor in (9)."""
@@ -113,9 +119,9 @@ class TimeModel:
         self._xi2 = c.xi2
         frac = (a.gpus - 1) / a.gpus
         # ring exchange volume 2 m (G-1)/G, divided by the bottleneck bandwidth per slot
-        self._ring_volume = 2.0 * a.grad_size * frac
+        self.ring_volume = 2.0 * a.grad_size * frac
         # placement-independent part: reduction compute + forward + backward
-        self._fixed = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
+        self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
 
     # -- eq. (7)-(9) ------------------------------------------------------------------
     def tau(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -129,8 +135,8 @@ class TimeModel:
         split = n >= 2
         k = np.maximum(1.0, self._xi1 * p)  # eq. (7) with the clamp
         bandwidth = np.where(split, self._b_inter / self._f(k, self._alpha), self._b_intra)
-        ring = _expand(self._ring_volume[jobs], p.ndim)
-        fixed = _expand(self._fixed[jobs], p.ndim)
+        ring = _expand(self.ring_volume[jobs], p.ndim)
+        fixed = _expand(self.fixed_time[jobs], p.ndim)
         return ring / bandwidth + fixed + self._xi2 * n
 
     def phi(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:

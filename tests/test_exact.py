@@ -109,3 +109,52 @@ def test_bundled_tiny_instances_solve_and_beat_every_heuristic(seed: int) -> Non
     assert res.makespan == round(res.objective)
     for name in POLICIES:
         assert res.makespan <= check(inst, run_policy(inst, name)).result.makespan
+
+
+@settings(max_examples=20)
+@given(micro_instances())
+def test_nonconvex_model_evaluates_to_the_simulated_makespan(inst: Instance) -> None:
+    from rar_opt.formulations import nonconvex
+
+    for name in ("ls", "consolidate"):
+        sched = run_policy(inst, name)
+        model = nonconvex.build(inst)
+        nonconvex.fix_to(model, inst, sched)
+        assert nonconvex.violated(model) == []
+        assert compact.pyo.value(model.obj) == check(inst, sched).result.makespan
+
+
+@settings(max_examples=10)
+@given(micro_instances())
+def test_nonconvex_model_rejects_a_wrong_completion(inst: Instance) -> None:
+    from rar_opt.formulations import nonconvex
+
+    sched = run_policy(inst, "ls")
+    model = nonconvex.build(inst)
+    nonconvex.fix_to(model, inst, sched)
+    j = int(check(inst, sched).result.completion.argmax())
+    last = check(inst, sched).result.end_slot[j]
+    model.D[j, last].fix(0)  # claim the job is still running at its true completion slot
+    assert nonconvex.violated(model)
+
+
+@pytest.mark.parametrize("name", ["wait-beats-start", "tiny-3x2-s12", "tiny-4x2-s13"])
+def test_scip_solves_the_nonconvex_model_to_the_proven_optimum(name: str) -> None:
+    pytest.importorskip("pyscipopt")
+    from pathlib import Path
+
+    from rar_opt.solvers.scip import solve_nonconvex
+
+    inst = Instance.read(Path(__file__).resolve().parent.parent / "instances" / f"{name}.json")
+    res = solve_nonconvex(inst, time_limit=120)
+    assert res.status == Status.OPTIMAL
+    assert res.makespan == inst.meta["known_optimum"] == round(res.objective)
+    assert check(inst, res.schedule).feasible
+
+
+def test_missing_scip_is_a_status_not_a_crash(monkeypatch) -> None:
+    from rar_opt.solvers import scip
+
+    monkeypatch.setattr(scip, "scip_available", lambda: False)
+    res = scip._solve_here(tiny(1), None, 1.0, 0)
+    assert res.status == Status.ERROR and "pip install" in res.message

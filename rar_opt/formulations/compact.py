@@ -51,6 +51,7 @@ import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..schedule import Schedule
+from .values import slot_values
 
 
 @dataclass(frozen=True)
@@ -268,48 +269,31 @@ def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
 def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:
     """Set every variable of ``model`` to the values of ``schedule`` (a complete MIP start).
 
-    The schedule must be feasible within the model's horizon; values come from the
-    simulator (activity, iterations, contention), so the start satisfies every row.
+    The schedule is first put in the canonical order of the symmetry rows; activity,
+    iterations and contention come from the simulator, so the start satisfies every row.
     """
-    from ..simulate import simulate
-
     schedule = canonical(instance, schedule)
-    horizon = model._rar["horizon"]
-    levels = model._rar["levels"]
-    res = simulate(instance, schedule)
-    trace = res.trace()
+    horizon, levels = model._rar["horizon"], model._rar["levels"]
+    sv = slot_values(instance, schedule, horizon)
     a, y = schedule.start_array, schedule.placement_array
-    n = (y > 0).sum(axis=1)
     for (j, t), var in model.x.items():
-        var.set_value(1 if a[j] == t else 0)
+        var.set_value(int(a[j] == t))
     for (j, s), var in model.y.items():
         var.set_value(int(y[j, s]))
-        model.z[j, s].set_value(1 if y[j, s] > 0 else 0)
-    for (j, nn), var in model.v.items():
-        var.set_value(1 if n[j] == nn else 0)
-    done = np.zeros(instance.num_jobs)
-    for t in range(horizon):
-        row = t - trace.origin
-        inside = 0 <= row < len(trace.active)
-        active = trace.active[row] if inside else np.zeros(instance.num_jobs, dtype=bool)
-        its = trace.iterations[row] if inside else np.zeros(instance.num_jobs, dtype=np.int64)
-        cont = trace.contention[row] if inside else np.zeros(instance.num_servers, dtype=np.int64)
-        for j in range(instance.num_jobs):
-            model.u[j, t].set_value(1 if active[j] else 0)
-            done[j] += its[j] if active[j] else 0
-            model.Q[j, t].set_value(float(done[j]))
-            model.D[j, t].set_value(1 if res.end_slot[j] <= t else 0)
-            split = n[j] >= 2
-            # the level is set in every slot (the contention rows hold whether j runs or not)
-            p = int(max((cont[s] for s in range(instance.num_servers) if y[j, s] > 0), default=0)) if split else 0
-            for k in range(2, levels + 1):
-                if (j, t, k) in model.g:
-                    model.g[j, t, k].set_value(1 if p >= k else 0)
-            for s in range(instance.num_servers):
-                if (j, s, t) in model.h:
-                    model.h[j, s, t].set_value(1 if active[j] and split and y[j, s] > 0 else 0)
-                model.r[j, s, t].set_value(float(y[j, s]) if active[j] else 0.0)
-    model.makespan.set_value(res.makespan)
+        model.z[j, s].set_value(int(y[j, s] > 0))
+    for (j, n), var in model.v.items():
+        var.set_value(int(sv.spans[j] == n))
+    for (j, t), var in model.u.items():
+        var.set_value(int(sv.active[t, j]))
+        model.Q[j, t].set_value(float(sv.cumulative[t, j]))
+        model.D[j, t].set_value(int(sv.done[t, j]))
+    for (j, t, k), var in model.g.items():  # set in every slot: the contention rows always hold
+        var.set_value(int(sv.level[t, j] >= k))
+    for (j, s, t), var in model.h.items():
+        var.set_value(int(sv.active[t, j] and sv.spans[j] >= 2 and y[j, s] > 0))
+    for (j, s, t), var in model.r.items():
+        var.set_value(float(y[j, s]) if sv.active[t, j] else 0.0)
+    model.makespan.set_value(sv.makespan)
 
 
 def _same_job(instance: Instance, j: int, k: int) -> bool:
