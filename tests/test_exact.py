@@ -158,3 +158,19 @@ def test_missing_scip_is_a_status_not_a_crash(monkeypatch) -> None:
     monkeypatch.setattr(scip, "scip_available", lambda: False)
     res = scip._solve_here(tiny(1), None, 1.0, 0)
     assert res.status == Status.ERROR and "pip install" in res.message
+
+
+@settings(max_examples=12)
+@given(micro_instances())
+def test_enumerative_ilp_agrees_and_load_bound_is_below_the_optimum(inst: Instance) -> None:
+    from rar_opt.bounds import load_bound, lower_bounds
+
+    upper = _upper(inst)
+    exact = solve(inst)
+    enum = solve(inst, formulation="enumerative", warm_start="sjf-bco")
+    assert exact.status == enum.status == Status.OPTIMAL
+    assert enum.makespan == exact.makespan == round(enum.objective)
+    theta = load_bound(inst, max_start=upper)
+    assert theta is not None and theta <= exact.makespan
+    lb = lower_bounds(inst, load=theta)
+    assert lb.longest <= exact.makespan and lb.work <= exact.makespan
