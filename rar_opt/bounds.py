@@ -54,3 +54,54 @@ def load_bound(instance: Instance, max_start: int, time_limit: float | None = 60
         else:
             return None
     return best
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim checked on one run: whether it held, and by what margin (>= 0 = holds)."""
+
+    claim: str
+    holds: bool | None  # None: inconclusive (compared with a lower bound only)
+    margin: float
+    detail: str
+
+
+def varphi_bound(instance: Instance) -> float:
+    """An upper bound on varphi = max_j max_{k1,k2} rho_j(y^k1) / rho_j(y^k2) (Lemma 4):
+    every execution time of job j lies in [rho_min_j, rho_max_j], so varphi <=
+    max_j rho_max_j / rho_min_j. Using it makes the evaluated bound an upper bound of the
+    paper's n_g varphi u / l (the check is then weaker, never falsely failed)."""
+    b = instance.bounds
+    return float(np.max(b.rho_max / b.rho_min))
+
+
+def theorem5_bound(instance: Instance, lower: float, upper: float) -> float:
+    """n_g * varphi * u / l (Theorem 5) with varphi from :func:`varphi_bound`."""
+    return int(instance.arrays.gpus.max()) * varphi_bound(instance) * upper / lower
+
+
+def check_sjf_bco_claims(
+    instance: Instance, makespan: int, meta: dict, optimum: int | None = None, lower_bound: int | None = None
+) -> list[ClaimCheck]:
+    """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``meta`` = the schedule's meta)."""
+    n_g = int(instance.arrays.gpus.max())
+    theta, load = int(meta["theta"]), float(meta["max_load"])
+    est = meta["estimator"]
+    out = [
+        ClaimCheck("load_within_theta", load <= theta + 1e-9, theta - load, f"max load {load:.6g} <= theta {theta}"),
+        # Lemma 2: the largest estimated load equals the tightest theta (on the integer grid of theta)
+        ClaimCheck("lemma2", theta - 1 < load <= theta + 1e-9, (load - (theta - 1)) if load <= theta else theta - load,
+                   f"theta {theta}, max load {load:.6g}"),
+        ClaimCheck("lemma3", makespan <= n_g * load + 1e-9, n_g * load - makespan,
+                   f"makespan {makespan} <= n_g {n_g} x max load {load:.6g}"),
+    ]
+    bound = theorem5_bound(instance, est["l"], est["u"])
+    if optimum is not None:
+        out.append(ClaimCheck("theorem5", makespan <= bound * optimum + 1e-9, bound * optimum - makespan,
+                              f"makespan {makespan} <= {bound:.4g} x OPT {optimum}"))
+    elif lower_bound is not None:
+        ok = makespan <= bound * lower_bound + 1e-9
+        out.append(ClaimCheck("theorem5", True if ok else None, bound * lower_bound - makespan,
+                              f"makespan {makespan} <= {bound:.4g} x lower bound {lower_bound}"
+                              + ("" if ok else " fails: inconclusive without OPT")))
+    return out

@@ -51,6 +51,7 @@ class SolveResult:
     solver: dict[str, Any]
     options: dict[str, Any]
     model_size: dict[str, int] = field(default_factory=dict)
+    handoff_s: float | None = None  # Pyomo's translation into HiGHS (solve call minus HiGHS' run time)
     termination: str = ""
     message: str = ""
 
@@ -70,6 +71,7 @@ class SolveResult:
             "runtime_s": self.wall_s,
             "build_s": self.build_s,
             "solver_s": self.solver_s,
+            "handoff_s": self.handoff_s,
             "formulation": self.formulation,
             "solver": self.solver,
             "options": self.options,
@@ -227,6 +229,8 @@ def solve(
                 "pyomo": PYOMO_VERSION},
         options=options,
         model_size=facts["model_size"],
+        handoff_s=(facts["handoff_and_solve_s"] - facts["solver_s"]
+                   if facts.get("handoff_and_solve_s") is not None and facts["solver_s"] is not None else None),
         termination=facts["termination"],
         message=facts["message"],
     )

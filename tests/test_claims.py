@@ -1,0 +1,58 @@
+"""The paper's claims (Lemmas 2-3, Theorem 5), checked rather than assumed.
+
+What holds by construction for our implementation is asserted on random instances; the
+counterexamples found to the rest are kept in instances/counterexamples/ and asserted to
+still be counterexamples.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from rar_opt import Instance, check
+from rar_opt.algorithms import sjf_bco
+from rar_opt.bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
+from rar_opt.solvers import Status, solve
+
+from .strategies import micro_instances, tiny_instances
+
+CX = Path(__file__).resolve().parent.parent / "instances" / "counterexamples"
+
+
+@given(tiny_instances())
+def test_load_never_exceeds_theta_and_lower_bounds_hold(inst: Instance) -> None:
+    sched = sjf_bco(inst)
+    makespan = check(inst, sched).result.makespan
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta)}
+    assert claims["load_within_theta"].holds
+    lb = lower_bounds(inst)
+    assert lb.longest <= makespan and lb.work <= makespan
+
+
+@settings(max_examples=20)
+@given(micro_instances())
+def test_claims_against_the_optimum_are_reported_with_margins(inst: Instance) -> None:
+    sched = sjf_bco(inst)
+    makespan = check(inst, sched).result.makespan
+    opt = solve(inst, warm_start="sjf-bco")
+    assert opt.status == Status.OPTIMAL and opt.makespan <= makespan
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)}
+    t5 = claims["theorem5"]
+    bound = theorem5_bound(inst, sched.meta["estimator"]["l"], sched.meta["estimator"]["u"])
+    assert t5.holds == (makespan <= bound * opt.makespan + 1e-9)
+    assert t5.margin == pytest.approx(bound * opt.makespan - makespan)
+
+
+@pytest.mark.parametrize("path", sorted(CX.glob("*.json")), ids=lambda p: p.stem)
+def test_kept_counterexamples_still_break_their_claim(path: Path) -> None:
+    inst = Instance.read(path)
+    sched = sjf_bco(inst)
+    makespan = check(inst, sched).result.makespan
+    assert makespan == inst.meta["sjf_bco_makespan"]
+    opt = solve(inst)
+    assert opt.status == Status.OPTIMAL and opt.makespan == inst.meta["known_optimum"]
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)}
+    assert claims[inst.meta["claim"]].holds is False
