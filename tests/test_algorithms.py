@@ -55,7 +55,23 @@ def test_kappa_equivalence_at_paper_scale() -> None:
     fast = sjf_bco(inst, SjfBcoParams(kappas="distinct"))
     full = sjf_bco(inst, SjfBcoParams(kappas="all"))
     assert (fast.starts, fast.placements) == (full.starts, full.placements)
-    assert full.meta["trials"] > fast.meta["trials"]
+    assert full.meta["trials_requested"] > fast.meta["trials_requested"]
+
+
+@given(tiny_instances())
+def test_reusing_trials_changes_nothing(inst: Instance) -> None:
+    reused = sjf_bco(inst, SjfBcoParams(reuse_trials=True))
+    fresh = sjf_bco(inst, SjfBcoParams(reuse_trials=False))
+    assert (reused.starts, reused.placements, reused.gpu_ids) == (fresh.starts, fresh.placements, fresh.gpu_ids)
+    assert reused.meta["theta"] == fresh.meta["theta"] and reused.meta["kappa"] == fresh.meta["kappa"]
+    assert reused.meta["trials"] <= fresh.meta["trials"]
+
+
+def test_reusing_trials_at_paper_scale(paper_instance: Instance) -> None:
+    reused = sjf_bco(paper_instance, SjfBcoParams(reuse_trials=True))
+    fresh = sjf_bco(paper_instance, SjfBcoParams(reuse_trials=False))
+    assert (reused.starts, reused.placements) == (fresh.starts, fresh.placements)
+    assert reused.meta["trials"] < fresh.meta["trials"] == fresh.meta["trials_requested"]
 
 
 @given(tiny_instances())

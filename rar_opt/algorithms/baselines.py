@@ -24,7 +24,17 @@ import numpy as np
 from ..errors import NoScheduleError
 from ..instance import Instance
 from ..schedule import Schedule
-from .engine import ClusterState, PlacementRule, Trial, bisect_theta, first_fit, least_loaded, run_list
+from .engine import (
+    ClusterState,
+    PlacementRule,
+    ThetaCache,
+    Trial,
+    as_trial,
+    bisect_theta,
+    first_fit,
+    least_loaded,
+    run_list,
+)
 from .estimators import estimate
 from .sjf_bco import sjf_order
 
@@ -89,8 +99,10 @@ def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselinePar
         params = params or BaselineParams()
         weight = estimate(instance, params.estimator).weight
         order = sjf_order(instance)
-        best, theta, tried = bisect_theta(instance.horizon, lambda th: run_list(instance, order, rule, th, weight))
-        return _finish(instance, best, name, {"theta": theta, "trials": tried, "params": {"estimator": params.estimator}})
+        cache = ThetaCache(lambda th: run_list(instance, order, rule, th, weight))
+        best, theta, tried = bisect_theta(instance.horizon, cache)
+        meta = {"theta": theta, "trials": cache.runs, "thetas_tried": tried, "params": {"estimator": params.estimator}}
+        return _finish(instance, best, name, meta)
 
     policy.__doc__ = f"{name}: see the module docstring."
     return policy
@@ -103,14 +115,14 @@ list_scheduling_policy = _bisected("ls", _ls)
 def random_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
     params = params or BaselineParams()
     weight = estimate(instance, params.estimator).weight
-    trial = run_list(instance, sjf_order(instance), _rand(params.seed), instance.horizon, weight)
+    trial = as_trial(run_list(instance, sjf_order(instance), _rand(params.seed), instance.horizon, weight))
     return _finish(instance, trial, "rand", {"theta": instance.horizon, "seed": params.seed, "params": {"seed": params.seed}})
 
 
 def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
     params = params or BaselineParams()
     weight = estimate(instance, params.estimator).weight
-    trial = run_list(instance, sjf_order(instance), _consolidate, instance.horizon, weight)
+    trial = as_trial(run_list(instance, sjf_order(instance), _consolidate, instance.horizon, weight))
     return _finish(instance, trial, "consolidate", {"theta": instance.horizon, "params": {}})
 
 
@@ -119,5 +131,5 @@ def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = Non
     weight = estimate(instance, params.estimator).weight
     duration = instance.arrays.iterations * instance.bounds.tau_min
     order = np.argsort(duration, kind="stable")
-    trial = run_list(instance, order, _ff, instance.horizon, weight)
+    trial = as_trial(run_list(instance, order, _ff, instance.horizon, weight))
     return _finish(instance, trial, "sjf-oblivious", {"theta": instance.horizon, "params": {}})

@@ -44,6 +44,10 @@ class ClusterState:
         self.owner = np.full(len(self.server), -1, dtype=np.int64)
         self.clock = Clock(instance, record=False)
         self.now = 0
+        # the trial makes the same decisions for every theta' in [theta_low, theta_high):
+        # the largest U_g + w_j it accepted and the smallest it refused (see ThetaCache)
+        self.theta_low = 0.0
+        self.theta_high = np.inf
 
     @property
     def idle(self) -> np.ndarray:
@@ -51,7 +55,15 @@ class ClusterState:
 
     def eligible(self, job: int) -> np.ndarray:
         """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
-        return (self.owner < 0) & (self.load + self.weight[job] <= self.theta + LOAD_TOL)
+        idle = self.owner < 0
+        after = self.load + self.weight[job]
+        fits = after <= self.theta + LOAD_TOL
+        ok, refused = after[idle & fits], after[idle & ~fits]
+        if len(ok):
+            self.theta_low = max(self.theta_low, float(ok.max()))
+        if len(refused):
+            self.theta_high = min(self.theta_high, float(refused.min()))
+        return idle & fits
 
     def server_in_use(self) -> np.ndarray:
         """Servers hosting at least one running job (bool per server)."""
@@ -88,6 +100,8 @@ class Trial:
     completion: np.ndarray
     makespan: int
     max_load: float
+    valid_from: float = 0.0  # the same trial results for every theta in [valid_from, valid_below)
+    valid_below: float = np.inf
 
     def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
         return Schedule.from_arrays(instance.name, self.starts, self.placements, gpu_ids=self.gpu_ids, meta=meta)
@@ -99,8 +113,8 @@ def run_list(
     rule: PlacementRule,
     theta: float,
     weight: np.ndarray,
-) -> Trial | None:
-    """Place the jobs of ``order`` one by one with ``rule``; None if the trial fails."""
+) -> Trial | Failed:
+    """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails."""
     state = ClusterState(instance, theta, weight)
     clock = state.clock
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
@@ -112,7 +126,7 @@ def run_list(
         while (chosen := rule(state, j)) is None:
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:
-                return None  # nothing running to wait for, or waiting runs past T
+                return Failed(state.theta_low, state.theta_high)  # nothing to wait for, or past T
             for done in clock.run_until(wake):
                 state.owner[gpus_of[done]] = -1
             state.now = wake
@@ -126,9 +140,48 @@ def run_list(
     clock.run_until(NEVER)
     res = clock.result()
     if not res.all_complete or res.makespan is None or res.makespan > instance.horizon:
-        return None
+        return Failed(state.theta_low, state.theta_high)
     ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
-    return Trial(starts, placements, ids, res.completion, res.makespan, float(state.load.max()))
+    return Trial(starts, placements, ids, res.completion, res.makespan, float(state.load.max()),
+                 state.theta_low, state.theta_high)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A trial that could not place every job within the horizon, valid on the same range."""
+
+    valid_from: float
+    valid_below: float
+
+
+def as_trial(result: Trial | Failed) -> Trial | None:
+    return result if isinstance(result, Trial) else None
+
+
+class ThetaCache:
+    """Trials already run for one placement rule, by the theta range they are valid on.
+
+    A trial depends on theta only through the comparisons U_g + w_j <= theta, so it is the
+    same for every theta between the largest value it accepted and the smallest it refused
+    (:class:`ClusterState` records both). Bisection revisits such ranges often; the cache
+    returns the earlier trial instead of running it again. Exact: the same result as
+    running the trial.
+    """
+
+    def __init__(self, run: Callable[[float], Trial | Failed], reuse: bool = True) -> None:
+        self._run = run
+        self._reuse = reuse
+        self._seen: list[Trial | Failed] = []
+        self.runs = 0
+
+    def __call__(self, theta: float) -> Trial | None:
+        for t in self._seen if self._reuse else ():
+            if t.valid_from <= theta + LOAD_TOL and theta + LOAD_TOL < t.valid_below:
+                return t if isinstance(t, Trial) else None
+        self.runs += 1
+        t = self._run(theta)
+        self._seen.append(t)
+        return t if isinstance(t, Trial) else None
 
 
 def bisect_theta(horizon: int, attempt: Callable[[int], Trial | None]) -> tuple[Trial | None, int | None, int]:

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import NoScheduleError
 from ..instance import Instance
 from ..schedule import Schedule
-from .engine import ClusterState, PlacementRule, Trial, bisect_theta, least_loaded, run_list
+from .engine import ClusterState, PlacementRule, ThetaCache, Trial, bisect_theta, least_loaded, run_list
 from .estimators import ESTIMATORS, estimate
 
 
@@ -39,6 +39,7 @@ class SjfBcoParams:
     lam: float = 1.0  # lambda_j for every job (>= 1)
     small_rule: str = "printed"  # FA-FFP variant: "printed" or "packing"
     estimator: str = "best"
+    reuse_trials: bool = True  # reuse a trial for every theta it provably equals (exact)
 
     def __post_init__(self) -> None:
         if self.kappas not in ("distinct", "all"):
@@ -115,19 +116,22 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
     kappas = kappa_values(instance, params)
     small, large = fa_ffp(params.small_rule == "packing"), lbsgf(params.lam)
     sizes = instance.arrays.gpus
-    trials = 0
     chosen_kappa: dict[int, int] = {}
 
+    def rule_for(kappa: int) -> PlacementRule:
+        def rule(state: ClusterState, job: int) -> np.ndarray | None:
+            return small(state, job) if sizes[job] <= kappa else large(state, job)
+
+        return rule
+
+    # one cache per kappa: a trial is reused for every theta it is provably the same for
+    caches = {k: ThetaCache(lambda th, r=rule_for(k): run_list(instance, order, r, th, weight),
+                            reuse=params.reuse_trials) for k in kappas}
+
     def attempt(theta: int) -> Trial | None:
-        nonlocal trials
         best: Trial | None = None
         for kappa in kappas:
-            trials += 1
-
-            def rule(state: ClusterState, job: int, kappa: int = kappa) -> np.ndarray | None:
-                return small(state, job) if sizes[job] <= kappa else large(state, job)
-
-            trial = run_list(instance, order, rule, theta, weight)
+            trial = caches[kappa](theta)
             if trial is not None and (best is None or trial.makespan < best.makespan):
                 best = trial
                 chosen_kappa[theta] = kappa
@@ -142,7 +146,8 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
         "theta": theta,
         "kappa": chosen_kappa[theta],
         "lambda": params.lam,
-        "trials": trials,
+        "trials": sum(c.runs for c in caches.values()),  # trials actually run
+        "trials_requested": tried * len(kappas),  # (theta, kappa) pairs the bisection asked for
         "thetas_tried": tried,
         "max_load": best.max_load,
         "estimator": {"name": est.name, "l": est.lower, "u": est.upper},

@@ -156,12 +156,14 @@ def solve(
     objective: str = "makespan",
     symmetry: bool = True,
     heuristic_horizon: bool = True,
+    mip_start: bool = True,
 ) -> SolveResult:
     """Solve ``instance`` exactly with a MILP formulation and HiGHS.
 
     ``warm_start`` names a policy (``sjf-bco``, ``ls``, ...) whose schedule is handed to
-    HiGHS as a complete MIP start; with ``heuristic_horizon`` (default) the model then
-    only has as many slots as that schedule's makespan (every optimal schedule fits).
+    HiGHS as a complete MIP start (unless ``mip_start`` is False); with
+    ``heuristic_horizon`` (default) the model then only has as many slots as that
+    schedule's makespan (every optimal schedule fits).
     """
     from ..algorithms import run_policy
     from ..formulations import FORMULATIONS
@@ -182,6 +184,7 @@ def solve(
         "symmetry": symmetry,
         "horizon": horizon or instance.horizon,
         "warm_start": warm_start,
+        "mip_start": bool(warm_start) and mip_start,
         "time_limit": time_limit,
         "threads": threads,
         "seed": seed,
@@ -189,11 +192,11 @@ def solve(
     }
     build0 = time.perf_counter()
     model = form.build(instance, objective=objective, symmetry=symmetry, horizon=horizon)
-    if start_schedule is not None:
+    if start_schedule is not None and mip_start:
         form.set_start(model, instance, start_schedule)
     build_s = time.perf_counter() - build0
     status, res, facts = solve_model(
-        model, time_limit=time_limit, threads=threads, seed=seed, warm_start=start_schedule is not None
+        model, time_limit=time_limit, threads=threads, seed=seed, warm_start=start_schedule is not None and mip_start
     )
     schedule = makespan = avg = completion = None
     if res is not None and res.best_feasible_objective is not None:
