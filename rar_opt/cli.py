@@ -172,6 +172,25 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command("compare")
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+
+    instance = Instance.read(args.instance)
+    result = compare(instance, args.policies, exact=args.exact, time_limit=args.time_limit, seed=args.seed)
+    if args.json:
+        emit_json(result.to_dict())
+        return EXIT_OK
+    print(f"{instance.name}: ratios to the {result.reference_kind} {result.reference}; "
+          f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}")
+    emit_table([(r.policy, r.makespan, r.avg_jct, r.ratio, r.wall_s) for r in result.rows],
+               ("policy", "makespan", "avg_jct", "ratio", "wall_s"))
+    print()
+    emit_table([(c.claim, {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds], c.margin, c.detail)
+                for c in result.claims], ("sjf-bco claim", "verdict", "margin", "detail"))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
@@ -212,6 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="HiGHS random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("compare", help="policies side by side, against OPT or a lower bound")
+    p.add_argument("instance")
+    p.add_argument("--policies", nargs="+", help="default: all registered policies")
+    p.add_argument("--exact", action="store_true", help="solve for OPT (compact MILP, warm-started)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact (default 60)")
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
 
     for extend in PARSER_EXTENSIONS:

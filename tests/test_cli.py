@@ -150,3 +150,42 @@ def test_unwritable_output_leaves_nothing(tmp_path) -> None:
 def test_usage_errors_exit_2() -> None:
     assert run("generate", "tiny").returncode == 2  # --seed is required
     assert run("frobnicate").returncode == 2
+
+
+LIB = Path(__file__).resolve().parent.parent / "instances"
+
+
+def test_schedule_solve_compare_json(tmp_path) -> None:
+    inst = LIB / "wait-beats-start.json"
+    out = run("schedule", str(inst), "--policy", "sjf-bco", "-o", str(tmp_path / "s.json"), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["makespan"] == 8 and data["theta"] >= 1 and (tmp_path / "s.json").exists()
+    assert run("simulate", str(inst), str(tmp_path / "s.json")).returncode == 0
+
+    out = run("solve", str(inst), "--json", "-o", str(tmp_path / "opt.json"))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "optimal" and data["objective"] == data["makespan"] == 6
+    assert data["solver"]["version"] and data["options"]["seed"] == 0 and data["options"]["threads"] == 1
+    assert Schedule.read(tmp_path / "opt.json").meta["solver"]["name"] == "highs"
+
+    out = run("compare", str(inst), "--exact", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["reference_kind"] == "optimum" and data["reference"] == 6
+    assert all(row["ratio"] >= 1 for row in data["policies"])
+
+
+def test_solve_infeasible_horizon_exits_2(tmp_path) -> None:
+    inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server
+    short = Instance(inst.name, int(inst.bounds.rho_min.max()), inst.cluster, inst.jobs)
+    short.write(tmp_path / "short.json")
+    out = run("solve", str(tmp_path / "short.json"))
+    assert out.returncode == 2 and "proven infeasible" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_solve_time_limit_is_not_an_error(tmp_path) -> None:
+    out = run("solve", str(LIB / "tiny-8x4-s19.json"), "--time-limit", "0.001", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] in ("no_solution", "feasible", "optimal")

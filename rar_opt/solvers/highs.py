@@ -215,6 +215,8 @@ def solve(
         completion = [int(c) for c in report.result.completion]
     objective_value = None if res is None else res.best_feasible_objective
     bound = None if res is None else res.best_objective_bound
+    if bound is not None and not math.isfinite(bound):  # HiGHS reports -inf before any bound
+        bound = None
     return SolveResult(
         status=status,
         schedule=schedule,

@@ -1,0 +1,90 @@
+"""Policies side by side on one instance, against the optimum or the best lower bound.
+
+The reference is OPT when ``exact`` is asked for and the compact MILP proves it within
+the time limit; otherwise the best lower bound of :mod:`rar_opt.bounds` (so a ratio
+against a lower bound overstates the true ratio to OPT). SJF-BCO's run also reports
+whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .algorithms import POLICIES, run_policy
+from .bounds import ClaimCheck, check_sjf_bco_claims, lower_bounds, theorem5_bound
+from .check import check
+from .instance import Instance
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    policy: str
+    makespan: int
+    avg_jct: float
+    ratio: float
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    instance: str
+    reference: int
+    reference_kind: str  # "optimum" or "lower bound"
+    rows: tuple[PolicyRow, ...]
+    theorem5_bound: float
+    claims: tuple[ClaimCheck, ...]
+    solve: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance,
+            "reference": self.reference,
+            "reference_kind": self.reference_kind,
+            "theorem5_bound": self.theorem5_bound,
+            "policies": [asdict(r) for r in self.rows],
+            "sjf_bco_claims": [asdict(c) for c in self.claims],
+            "solve": self.solve,
+        }
+
+
+def compare(
+    instance: Instance,
+    policies: list[str] | None = None,
+    *,
+    exact: bool = False,
+    time_limit: float = 60.0,
+    seed: int = 0,
+) -> Comparison:
+    names = list(policies or POLICIES)
+    if "sjf-bco" not in names:
+        names.insert(0, "sjf-bco")
+    schedules, walls = {}, {}
+    for name in names:
+        began = time.perf_counter()
+        schedules[name] = run_policy(instance, name, seed=seed)
+        walls[name] = time.perf_counter() - began
+    results = {name: check(instance, s).result for name, s in schedules.items()}
+    lb = lower_bounds(instance)
+    reference, kind, solve_summary, optimum = lb.best, "lower bound", None, None
+    if exact:
+        from .solvers import Status, solve
+
+        res = solve(instance, warm_start="sjf-bco", time_limit=time_limit, seed=seed)
+        solve_summary = {k: v for k, v in res.summary().items() if k != "completion"}
+        if res.status == Status.OPTIMAL and res.makespan is not None:
+            reference, kind, optimum = res.makespan, "optimum", res.makespan
+        elif res.bound is not None:
+            reference = max(reference, int(-(-res.bound // 1)))  # a proven bound, rounded up
+    rows = tuple(
+        PolicyRow(name, int(results[name].makespan), float(results[name].avg_jct),
+                  results[name].makespan / reference, walls[name])
+        for name in names
+    )
+    sjf = schedules["sjf-bco"]
+    claims = check_sjf_bco_claims(instance, results["sjf-bco"].makespan, dict(sjf.meta), optimum=optimum,
+                                  lower_bound=None if optimum else reference)
+    est = sjf.meta["estimator"]
+    return Comparison(instance.name, int(reference), kind, rows, theorem5_bound(instance, est["l"], est["u"]),
+                      tuple(claims), solve_summary)
