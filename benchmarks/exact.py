@@ -38,16 +38,28 @@ def main() -> None:
     for jobs, servers, horizon in SIZES:
         inst = scaled(100 + jobs, jobs, servers, horizon)
         for mode in ("cold", "horizon", "warm"):
-            res = solve(inst, time_limit=TIME_LIMIT, warm_start=None if mode == "cold" else "sjf-bco",
-                        mip_start=mode == "warm")
-            rows.append({
-                "jobs": jobs, "servers": servers, "T": horizon, "mode": mode,
-                "slots": res.options["horizon"], "rows": res.model_size.get("rows"),
-                "cols": res.model_size.get("cols"), "nonzeros": res.model_size.get("nonzeros"),
-                "build_s": res.build_s, "handoff_s": res.handoff_s, "highs_s": res.solver_s,
-                "status": str(res.status), "proven": res.status == Status.OPTIMAL,
-                "makespan": res.makespan, "bound": res.bound,
-            })
+            res = solve(
+                inst, time_limit=TIME_LIMIT, warm_start=None if mode == "cold" else "sjf-bco", mip_start=mode == "warm"
+            )
+            rows.append(
+                {
+                    "jobs": jobs,
+                    "servers": servers,
+                    "T": horizon,
+                    "mode": mode,
+                    "slots": res.options["horizon"],
+                    "rows": res.model_size.get("rows"),
+                    "cols": res.model_size.get("cols"),
+                    "nonzeros": res.model_size.get("nonzeros"),
+                    "build_s": res.build_s,
+                    "handoff_s": res.handoff_s,
+                    "highs_s": res.solver_s,
+                    "status": str(res.status),
+                    "proven": res.status == Status.OPTIMAL,
+                    "makespan": res.makespan,
+                    "bound": res.bound,
+                }
+            )
             print(table(rows[-1:]) if len(rows) == 1 else table(rows[-1:]).splitlines()[1], flush=True)
     path = save("exact", rows, time_limit_s=TIME_LIMIT, threads=1, seed=0, formulation="compact")
     print(f"\nwritten: {path}", file=sys.stderr)

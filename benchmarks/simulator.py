@@ -13,10 +13,10 @@ import sys
 from common import save, table, timed
 
 from rar_opt import simulate
+from rar_opt.algorithms.baselines import _ls
 from rar_opt.algorithms.engine import as_trial, run_list
 from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.sjf_bco import sjf_order
-from rar_opt.algorithms.baselines import _ls
 from rar_opt.generate import paper
 
 

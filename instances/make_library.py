@@ -32,14 +32,25 @@ def wait_beats_start_plus() -> Instance:
     """The same pair with two single-GPU jobs that should fill the gaps."""
     base = wait_beats_start()
     extra = (Job("c", 1, 6, bwd_time=0.2), Job("d", 1, 9, bwd_time=0.2))
-    return Instance("wait-beats-start-plus", 24, base.cluster, base.jobs + extra,
-                    meta={"generator": "hand", "known_optimum": None})
+    return Instance(
+        "wait-beats-start-plus", 24, base.cluster, base.jobs + extra, meta={"generator": "hand", "known_optimum": None}
+    )
 
 
 def library() -> list[Instance]:
     out = [wait_beats_start(), wait_beats_start_plus()]
-    for jobs, servers, seed in [(2, 1, 11), (3, 2, 12), (4, 2, 13), (4, 3, 14), (5, 4, 15), (6, 3, 16),
-                                (6, 4, 17), (7, 4, 18), (8, 4, 19), (8, 2, 20)]:
+    for jobs, servers, seed in [
+        (2, 1, 11),
+        (3, 2, 12),
+        (4, 2, 13),
+        (4, 3, 14),
+        (5, 4, 15),
+        (6, 3, 16),
+        (6, 4, 17),
+        (7, 4, 18),
+        (8, 4, 19),
+        (8, 2, 20),
+    ]:
         inst = tiny(seed, jobs=jobs, servers=servers)
         out.append(Instance(f"tiny-{jobs}x{servers}-s{seed}", inst.horizon, inst.cluster, inst.jobs, dict(inst.meta)))
     return out
@@ -53,13 +64,19 @@ def main() -> None:
         meta = dict(inst.meta)
         meta["known_optimum"] = res.makespan if res.status == Status.OPTIMAL else None
         meta["best_known"] = {"makespan": res.makespan, "bound": res.bound}
-        meta["proof"] = {"status": str(res.status), "solver": res.solver, "options": res.options,
-                         "seconds": round(res.wall_s, 3)}
+        meta["proof"] = {
+            "status": str(res.status),
+            "solver": res.solver,
+            "options": res.options,
+            "seconds": round(res.wall_s, 3),
+        }
         Instance(inst.name, inst.horizon, inst.cluster, inst.jobs, meta).write(HERE / f"{inst.name}.json")
         if res.schedule is not None:
             res.schedule.write(HERE / "optimal" / f"{inst.name}.schedule.json")
-        print(f"{inst.name:24s} {res.status!s:10s} makespan={res.makespan} bound={res.bound} "
-              f"{res.wall_s:.1f}s", file=sys.stderr)
+        print(
+            f"{inst.name:24s} {res.status!s:10s} makespan={res.makespan} bound={res.bound} {res.wall_s:.1f}s",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ __all__ = [
     "SimResult",
     "TimeModel",
     "Violation",
+    "__version__",
     "check",
     "simulate",
-    "__version__",
 ]

@@ -90,18 +90,38 @@ def check_sjf_bco_claims(
     out = [
         ClaimCheck("load_within_theta", load <= theta + 1e-9, theta - load, f"max load {load:.6g} <= theta {theta}"),
         # Lemma 2: the largest estimated load equals the tightest theta (on the integer grid of theta)
-        ClaimCheck("lemma2", theta - 1 < load <= theta + 1e-9, (load - (theta - 1)) if load <= theta else theta - load,
-                   f"theta {theta}, max load {load:.6g}"),
-        ClaimCheck("lemma3", makespan <= n_g * load + 1e-9, n_g * load - makespan,
-                   f"makespan {makespan} <= n_g {n_g} x max load {load:.6g}"),
+        ClaimCheck(
+            "lemma2",
+            theta - 1 < load <= theta + 1e-9,
+            (load - (theta - 1)) if load <= theta else theta - load,
+            f"theta {theta}, max load {load:.6g}",
+        ),
+        ClaimCheck(
+            "lemma3",
+            makespan <= n_g * load + 1e-9,
+            n_g * load - makespan,
+            f"makespan {makespan} <= n_g {n_g} x max load {load:.6g}",
+        ),
     ]
     bound = theorem5_bound(instance, est["l"], est["u"])
     if optimum is not None:
-        out.append(ClaimCheck("theorem5", makespan <= bound * optimum + 1e-9, bound * optimum - makespan,
-                              f"makespan {makespan} <= {bound:.4g} x OPT {optimum}"))
+        out.append(
+            ClaimCheck(
+                "theorem5",
+                makespan <= bound * optimum + 1e-9,
+                bound * optimum - makespan,
+                f"makespan {makespan} <= {bound:.4g} x OPT {optimum}",
+            )
+        )
     elif lower_bound is not None:
         ok = makespan <= bound * lower_bound + 1e-9
-        out.append(ClaimCheck("theorem5", True if ok else None, bound * lower_bound - makespan,
-                              f"makespan {makespan} <= {bound:.4g} x lower bound {lower_bound}"
-                              + ("" if ok else " fails: inconclusive without OPT")))
+        out.append(
+            ClaimCheck(
+                "theorem5",
+                True if ok else None,
+                bound * lower_bound - makespan,
+                f"makespan {makespan} <= {bound:.4g} x lower bound {lower_bound}"
+                + ("" if ok else " fails: inconclusive without OPT"),
+            )
+        )
     return out

@@ -148,6 +148,8 @@ def _gpu_ids(instance: Instance, schedule: Schedule, result: SimResult) -> list[
                 if a[j] <= last[k] and a[k] <= last[j]:
                     t = int(max(a[j], a[k]))
                     out.append(
-                        Violation("gpu_exclusive", f"GPU {gid} is used by jobs {j} and {k} in slot {t}", (j, k), gid[0], t)
+                        Violation(
+                            "gpu_exclusive", f"GPU {gid} is used by jobs {j} and {k} in slot {t}", (j, k), gid[0], t
+                        )
                     )
     return out

@@ -125,8 +125,16 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from .algorithms import run_policy
 
     instance = Instance.read(args.instance)
-    options = {k: v for k, v in (("kappa", args.kappa), ("lam", args.lam), ("small_rule", args.small_rule),
-                                 ("estimator", args.estimator)) if v is not None}
+    options = {
+        k: v
+        for k, v in (
+            ("kappa", args.kappa),
+            ("lam", args.lam),
+            ("small_rule", args.small_rule),
+            ("estimator", args.estimator),
+        )
+        if v is not None
+    }
     began = time.perf_counter()
     schedule = run_policy(instance, args.policy, seed=args.seed, **options)
     wall = time.perf_counter() - began
@@ -163,8 +171,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if res.message:
             print(f"message  {res.message}")
     if res.status == Status.INFEASIBLE:
-        print(f"error: {args.instance}: no schedule completes within the horizon {res.options['horizon']} "
-              "(proven infeasible)", file=sys.stderr)
+        print(
+            f"error: {args.instance}: no schedule completes within the horizon {res.options['horizon']} "
+            "(proven infeasible)",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     if res.status == Status.ERROR:
         print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
@@ -181,13 +192,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
         return EXIT_OK
-    print(f"{instance.name}: ratios to the {result.reference_kind} {result.reference}; "
-          f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}")
-    emit_table([(r.policy, r.makespan, r.avg_jct, r.ratio, r.wall_s) for r in result.rows],
-               ("policy", "makespan", "avg_jct", "ratio", "wall_s"))
+    print(
+        f"{instance.name}: ratios to the {result.reference_kind} {result.reference}; "
+        f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
+    )
+    emit_table(
+        [(r.policy, r.makespan, r.avg_jct, r.ratio, r.wall_s) for r in result.rows],
+        ("policy", "makespan", "avg_jct", "ratio", "wall_s"),
+    )
     print()
-    emit_table([(c.claim, {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds], c.margin, c.detail)
-                for c in result.claims], ("sjf-bco claim", "verdict", "margin", "detail"))
+    emit_table(
+        [
+            (c.claim, {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds], c.margin, c.detail)
+            for c in result.claims
+        ],
+        ("sjf-bco claim", "verdict", "margin", "detail"),
+    )
     return EXIT_OK
 
 

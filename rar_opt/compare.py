@@ -78,13 +78,30 @@ def compare(
         elif res.bound is not None:
             reference = max(reference, int(-(-res.bound // 1)))  # a proven bound, rounded up
     rows = tuple(
-        PolicyRow(name, int(results[name].makespan), float(results[name].avg_jct),
-                  results[name].makespan / reference, walls[name])
+        PolicyRow(
+            name,
+            int(results[name].makespan),
+            float(results[name].avg_jct),
+            results[name].makespan / reference,
+            walls[name],
+        )
         for name in names
     )
     sjf = schedules["sjf-bco"]
-    claims = check_sjf_bco_claims(instance, results["sjf-bco"].makespan, dict(sjf.meta), optimum=optimum,
-                                  lower_bound=None if optimum else reference)
+    claims = check_sjf_bco_claims(
+        instance,
+        results["sjf-bco"].makespan,
+        dict(sjf.meta),
+        optimum=optimum,
+        lower_bound=None if optimum else reference,
+    )
     est = sjf.meta["estimator"]
-    return Comparison(instance.name, int(reference), kind, rows, theorem5_bound(instance, est["l"], est["u"]),
-                      tuple(claims), solve_summary)
+    return Comparison(
+        instance.name,
+        int(reference),
+        kind,
+        rows,
+        theorem5_bound(instance, est["l"], est["u"]),
+        tuple(claims),
+        solve_summary,
+    )

@@ -143,9 +143,7 @@ def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = N
     lo = np.maximum(0.01, 50.0 / iterations)
     hi = np.minimum(0.05, 300.0 / iterations)
     tau = rng.uniform(lo, hi)
-    cluster, job_list = _calibrate(
-        rng, "", capacity, sizes, iterations, tau, np.full(jobs, 0.075), 0.075, _Physics()
-    )
+    cluster, job_list = _calibrate(rng, "", capacity, sizes, iterations, tau, np.full(jobs, 0.075), 0.075, _Physics())
     meta = {
         "generator": "paper",
         "seed": seed,

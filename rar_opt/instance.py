@@ -178,9 +178,7 @@ class Instance:
         n_gpus = self.cluster.num_gpus
         for j, job in enumerate(self.jobs):
             if job.gpus > n_gpus:
-                raise InputError(
-                    f"= {job.gpus} exceeds the cluster's {n_gpus} GPUs in total", where=f"jobs[{j}].gpus"
-                )
+                raise InputError(f"= {job.gpus} exceeds the cluster's {n_gpus} GPUs in total", where=f"jobs[{j}].gpus")
         b = self.bounds
         for j in range(self.num_jobs):
             if b.phi_min[j] < 1:
@@ -264,9 +262,7 @@ class Instance:
                 jobs.append(Job.from_dict(item))
             except InputError as exc:
                 raise exc.within(f"jobs[{j}]") from None
-        return cls(
-            name=d["name"], horizon=d["horizon"], cluster=cluster, jobs=tuple(jobs), meta=d.get("meta", {})
-        )
+        return cls(name=d["name"], horizon=d["horizon"], cluster=cluster, jobs=tuple(jobs), meta=d.get("meta", {}))
 
     @classmethod
     def read(cls, path: str | Path) -> Instance:

@@ -56,9 +56,7 @@ def dump_json(obj: Any, path: str | Path) -> None:
         raise
 
 
-def expect_object(
-    data: Any, *, required: tuple[str, ...], optional: tuple[str, ...] = ()
-) -> Mapping[str, Any]:
+def expect_object(data: Any, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
     """Check that ``data`` is a JSON object with the required keys and no unknown key."""
     if not isinstance(data, Mapping):
         raise InputError(f"expected a JSON object, got {type_name(data)}")
@@ -154,4 +152,3 @@ def check_meta(value: Any, field: str = "meta") -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InputError(f"must be an object, got {type_name(value)}", where=field)
     return dict(value)
-

@@ -81,9 +81,9 @@ class Schedule:
             instance=instance,
             starts=tuple(int(a) for a in np.asarray(starts).ravel()),
             placements=tuple(tuple(int(y) for y in row) for row in np.asarray(placements)),
-            gpu_ids=None if gpu_ids is None else tuple(
-                None if g is None else tuple((int(s), int(i)) for s, i in g) for g in gpu_ids
-            ),
+            gpu_ids=None
+            if gpu_ids is None
+            else tuple(None if g is None else tuple((int(s), int(i)) for s, i in g) for g in gpu_ids),
             meta=dict(meta or {}),
         )
 
@@ -110,9 +110,7 @@ class Schedule:
                 f"schedule is for instance {self.instance!r}, not {instance.name!r}", where="instance"
             )
         if self.num_jobs != instance.num_jobs:
-            raise ScheduleMismatchError(
-                f"has {self.num_jobs} jobs, the instance has {instance.num_jobs}", where="jobs"
-            )
+            raise ScheduleMismatchError(f"has {self.num_jobs} jobs, the instance has {instance.num_jobs}", where="jobs")
         width = self.placement_array.shape[1]
         if width != instance.num_servers:
             raise ScheduleMismatchError(

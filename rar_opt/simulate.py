@@ -201,7 +201,9 @@ class Clock:
         """Completion times of every job (call after ``run_until(NEVER)``)."""
         completion = np.where(self.stalled | (self.end < 0), -1, self.end + 1)
         return SimResult(
-            completion=completion, end_slot=self.end.copy(), stalled=self.stalled | (self.end < 0),
+            completion=completion,
+            end_slot=self.end.copy(),
+            stalled=self.stalled | (self.end < 0),
             segments=tuple(self.segments),
         )
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 ContentionFunction = Callable[[np.ndarray, float], np.ndarray]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
 
+
 def linear_contention(k, alpha):  # type: ignore[no-untyped-def]
     """The paper's example (section 3): f(k) = k + alpha (k - 1)."""
     return k + alpha * (k - 1.0)
@@ -156,9 +157,7 @@ class TimeModel:
         p = np.where(contenders, (spans * c).max(axis=1, initial=0), 0)
         return c, p
 
-    def slot_rates(
-        self, active: np.ndarray, spans: np.ndarray, n: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def slot_rates(self, active: np.ndarray, spans: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(c_s, phi_j) of one slot: contention per server and iterations of every job.
 
         Inactive jobs get phi = 0.

@@ -97,7 +97,10 @@ def feasible_schedules(draw: st.DrawFn, instance: Instance) -> Schedule:
 
 def _restrict(instance: Instance, jobs: list[int]) -> Instance:
     return Instance(
-        name=instance.name, horizon=instance.horizon, cluster=instance.cluster, jobs=tuple(instance.jobs[j] for j in jobs)
+        name=instance.name,
+        horizon=instance.horizon,
+        cluster=instance.cluster,
+        jobs=tuple(instance.jobs[j] for j in jobs),
     )
 
 
@@ -148,7 +151,6 @@ def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 
         trace[t] = (cont, its)
         t += 1
     return {"completion": completion, "trace": trace}
-
 
 
 @st.composite

@@ -28,7 +28,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     inst = tiny(7)
     inst.write(d / "inst.json")
     serial, t = [], 0  # jobs one after another on the fewest servers: always feasible
-    for j, job in enumerate(inst.jobs):
+    for job in inst.jobs:
         y, need = [0] * inst.num_servers, job.gpus
         for s in sorted(range(inst.num_servers), key=lambda s: -inst.cluster.servers[s]):
             y[s] = min(need, inst.cluster.servers[s])

@@ -62,8 +62,15 @@ def _base() -> dict:
             "contention": "linear",
         },
         "jobs": [
-            {"name": "a", "gpus": 2, "iterations": 10, "grad_size": 0.05, "batch_size": 8, "fwd_time": 0.001,
-             "bwd_time": 0.1}
+            {
+                "name": "a",
+                "gpus": 2,
+                "iterations": 10,
+                "grad_size": 0.05,
+                "batch_size": 8,
+                "fwd_time": 0.001,
+                "bwd_time": 0.1,
+            }
         ],
     }
 
@@ -159,6 +166,10 @@ def test_schedule_structure_errors() -> None:
         Schedule(instance="x", starts=(0.5,), placements=((1, 1),))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="appears twice"):
         Schedule.from_dict(
-            {"format": "rar-opt/schedule", "version": 1, "instance": "x",
-             "jobs": [{"job": 0, "start": 0, "placement": [1]}, {"job": 0, "start": 0, "placement": [1]}]}
+            {
+                "format": "rar-opt/schedule",
+                "version": 1,
+                "instance": "x",
+                "jobs": [{"job": 0, "start": 0, "placement": [1]}, {"job": 0, "start": 0, "placement": [1]}],
+            }
         )

@@ -72,7 +72,9 @@ def test_paper_scale_serial_schedule(paper_instance: Instance) -> None:
             need -= y[s]
         starts.append(t)
         ys.append(y)
-        tau = inst.time_model.tau(np.array([1 if (y > 0).sum() >= 2 else 0]), np.array([(y > 0).sum()]), np.array([len(starts) - 1]))
+        tau = inst.time_model.tau(
+            np.array([1 if (y > 0).sum() >= 2 else 0]), np.array([(y > 0).sum()]), np.array([len(starts) - 1])
+        )
         phi = int(np.floor((1 / tau[0]) * (1 + 1e-9)))
         t += -(-job.iterations // phi)
     res = simulate(inst, Schedule.from_arrays(inst.name, starts, ys))

@@ -64,10 +64,8 @@ def _consolidate(state: ClusterState, job: int) -> np.ndarray | None:
     if free.sum() < need:
         return None
     fits = np.flatnonzero(free >= need)
-    if len(fits):
-        servers = [int(fits[np.argmin(free[fits])])]
-    else:
-        servers = list(np.argsort(-free, kind="stable"))
+    # best fit on one server if any can hold the job, else the servers with most room first
+    servers = [int(fits[np.argmin(free[fits])])] if len(fits) else list(np.argsort(-free, kind="stable"))
     out: list[int] = []
     for s in servers:
         idx = np.flatnonzero(mask & (state.server == s))
@@ -116,7 +114,9 @@ def random_policy(instance: Instance, params: BaselineParams | None = None) -> S
     params = params or BaselineParams()
     weight = estimate(instance, params.estimator).weight
     trial = as_trial(run_list(instance, sjf_order(instance), _rand(params.seed), instance.horizon, weight))
-    return _finish(instance, trial, "rand", {"theta": instance.horizon, "seed": params.seed, "params": {"seed": params.seed}})
+    return _finish(
+        instance, trial, "rand", {"theta": instance.horizon, "seed": params.seed, "params": {"seed": params.seed}}
+    )
 
 
 def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:

@@ -142,8 +142,16 @@ def run_list(
     if not res.all_complete or res.makespan is None or res.makespan > instance.horizon:
         return Failed(state.theta_low, state.theta_high)
     ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
-    return Trial(starts, placements, ids, res.completion, res.makespan, float(state.load.max()),
-                 state.theta_low, state.theta_high)
+    return Trial(
+        starts,
+        placements,
+        ids,
+        res.completion,
+        res.makespan,
+        float(state.load.max()),
+        state.theta_low,
+        state.theta_high,
+    )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ runs 1..n_g as printed. The result is the same, which a test checks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -26,7 +27,16 @@ import numpy as np
 from ..errors import NoScheduleError
 from ..instance import Instance
 from ..schedule import Schedule
-from .engine import ClusterState, PlacementRule, ThetaCache, Trial, bisect_theta, least_loaded, run_list
+from .engine import (
+    ClusterState,
+    Failed,
+    PlacementRule,
+    ThetaCache,
+    Trial,
+    bisect_theta,
+    least_loaded,
+    run_list,
+)
 from .estimators import ESTIMATORS, estimate
 
 
@@ -44,7 +54,9 @@ class SjfBcoParams:
     def __post_init__(self) -> None:
         if self.kappas not in ("distinct", "all"):
             raise ValueError(f"kappas must be 'distinct' or 'all', got {self.kappas!r}")
-        if self.kappa is not None and (isinstance(self.kappa, bool) or not isinstance(self.kappa, int) or self.kappa < 1):
+        if self.kappa is not None and (
+            isinstance(self.kappa, bool) or not isinstance(self.kappa, int) or self.kappa < 1
+        ):
             raise ValueError(f"kappa must be an integer >= 1, got {self.kappa!r}")
         if not self.lam >= 1.0:
             raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")
@@ -125,8 +137,11 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
         return rule
 
     # one cache per kappa: a trial is reused for every theta it is provably the same for
-    caches = {k: ThetaCache(lambda th, r=rule_for(k): run_list(instance, order, r, th, weight),
-                            reuse=params.reuse_trials) for k in kappas}
+    def runner(kappa: int) -> Callable[[float], Trial | Failed]:
+        rule = rule_for(kappa)
+        return lambda theta: run_list(instance, order, rule, theta, weight)
+
+    caches = {k: ThetaCache(runner(k), reuse=params.reuse_trials) for k in kappas}
 
     def attempt(theta: int) -> Trial | None:
         best: Trial | None = None
@@ -139,7 +154,9 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
 
     best, theta, tried = bisect_theta(instance.horizon, attempt)
     if best is None or theta is None:
-        raise NoScheduleError(f"SJF-BCO found no schedule that completes within T = {instance.horizon}", where="horizon")
+        raise NoScheduleError(
+            f"SJF-BCO found no schedule that completes within T = {instance.horizon}", where="horizon"
+        )
     meta = {
         "method": "sjf-bco",
         "params": asdict(params),

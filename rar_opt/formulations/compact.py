@@ -109,8 +109,13 @@ def build(instance: Instance, options: CompactOptions | None = None) -> pyo.Conc
 
     # -- variables ------------------------------------------------------------------
     m.x = pyo.Var(m.START, domain=pyo.Binary, doc="x[j,t] = 1: job j starts in slot t (a_j = t)")
-    m.y = pyo.Var(m.J, m.S, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s: (0, min(gpus[j], cap[s])),
-                  doc="y[j,s]: GPUs of job j on server s, eq. (1), (5)")
+    m.y = pyo.Var(
+        m.J,
+        m.S,
+        domain=pyo.NonNegativeIntegers,
+        bounds=lambda _, j, s: (0, min(gpus[j], cap[s])),
+        doc="y[j,s]: GPUs of job j on server s, eq. (1), (5)",
+    )
     m.z = pyo.Var(m.J, m.S, domain=pyo.Binary, doc="z[j,s] = 1{y[j,s] > 0}")
     m.v = pyo.Var(m.SPAN, domain=pyo.Binary, doc="v[j,n] = 1: job j spans n servers")
     m.u = pyo.Var(m.JT, bounds=(0, 1), doc="u[j,t]: job j holds its GPUs in slot t")
@@ -134,8 +139,11 @@ def build(instance: Instance, options: CompactOptions | None = None) -> pyo.Conc
     def gained(j: int, t: int) -> pyo.Expression:
         return m.Q[j, t] - (m.Q[j, t - 1] if t > 0 else 0)
 
-    m.completion = pyo.Expression(m.J, rule=lambda _, j: horizon + 1 - sum(m.D[j, t] for t in range(horizon)),
-                                  doc="C_j = first slot with D = 1, plus 1")
+    m.completion = pyo.Expression(
+        m.J,
+        rule=lambda _, j: horizon + 1 - sum(m.D[j, t] for t in range(horizon)),
+        doc="C_j = first slot with D = 1, plus 1",
+    )
 
     # -- placement: (1), (5) and the indicators ----------------------------------------
     @m.Constraint(m.J, doc="(1) gang size: sum_s y[j,s] = G_j")
@@ -273,7 +281,7 @@ def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) 
     iterations and contention come from the simulator, so the start satisfies every row.
     """
     schedule = canonical(instance, schedule)
-    horizon, levels = model._rar["horizon"], model._rar["levels"]
+    horizon = model._rar["horizon"]
     sv = slot_values(instance, schedule, horizon)
     a, y = schedule.start_array, schedule.placement_array
     for (j, t), var in model.x.items():

@@ -75,8 +75,9 @@ def enumerate_schedules(instance: Instance, max_start: int, limit: int = DEFAULT
             completion.append(report.result.completion)
             execution.append(report.result.completion - np.asarray(starts))
             if len(found) > limit:
-                raise InputError(f"more than {limit} feasible schedules; use the compact formulation",
-                                 where="formulation")
+                raise InputError(
+                    f"more than {limit} feasible schedules; use the compact formulation", where="formulation"
+                )
     if not found:
         raise InputError(f"no feasible schedule starts before slot {max_start}", where="horizon")
     return Enumerated(tuple(found), np.array(completion), np.array(execution))
@@ -107,8 +108,10 @@ def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan
     if objective == "makespan":
         m.obj = pyo.Objective(expr=m.makespan, doc="(10) minimise the makespan")
     else:
-        m.obj = pyo.Objective(expr=sum(int(comp[k, j]) * m.x[j, k] for j in m.J for k in m.K),
-                              doc="sum of completion times (variant of (10))")
+        m.obj = pyo.Objective(
+            expr=sum(int(comp[k, j]) * m.x[j, k] for j in m.J for k in m.K),
+            doc="sum of completion times (variant of (10))",
+        )
     m._rar = {"instance": instance.name, "enumerated": enumerated, "horizon": instance.horizon}
     return m
 
@@ -156,9 +159,12 @@ def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
 def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:
     """Select ``schedule`` if it is among the enumerated ones (else leave the start empty)."""
     enumerated: Enumerated = model._rar["enumerated"]
-    match = [k for k, s in enumerate(enumerated.schedules)
-             if s.starts == schedule.starts and s.placements == schedule.placements]
-    for (j, k), var in model.x.items():
+    match = [
+        k
+        for k, s in enumerate(enumerated.schedules)
+        if s.starts == schedule.starts and s.placements == schedule.placements
+    ]
+    for (_, k), var in model.x.items():
         var.set_value(int(bool(match) and k == match[0]))
     if match:
         model.makespan.set_value(int(enumerated.completion[match[0]].max()))

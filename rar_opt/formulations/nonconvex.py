@@ -55,10 +55,21 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
     m.S = pyo.RangeSet(0, n_servers - 1, doc="servers s")
     m.T = pyo.RangeSet(0, horizon - 1, doc="slots t")
 
-    m.Y = pyo.Var(m.J, m.S, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s: (0, min(gpus[j], cap[s])),
-                  doc="(5) Y[j,s]: GPUs of job j on server s while it runs (non-negative integer)")
-    m.y = pyo.Var(m.J, m.S, m.T, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s, t: (0, min(gpus[j], cap[s])),
-                  doc="(5) y_js[t]: GPUs of job j on server s in slot t")
+    m.Y = pyo.Var(
+        m.J,
+        m.S,
+        domain=pyo.NonNegativeIntegers,
+        bounds=lambda _, j, s: (0, min(gpus[j], cap[s])),
+        doc="(5) Y[j,s]: GPUs of job j on server s while it runs (non-negative integer)",
+    )
+    m.y = pyo.Var(
+        m.J,
+        m.S,
+        m.T,
+        domain=pyo.NonNegativeIntegers,
+        bounds=lambda _, j, s, t: (0, min(gpus[j], cap[s])),
+        doc="(5) y_js[t]: GPUs of job j on server s in slot t",
+    )
     m.z = pyo.Var(m.J, m.S, domain=pyo.Binary, doc="z[j,s] = 1{Y[j,s] > 0}")
     m.split = pyo.Var(m.J, domain=pyo.Binary, doc="split[j] = 1{job j spans >= 2 servers}")
     m.x = pyo.Var(m.J, m.T, domain=pyo.Binary, doc="x[j,t] = 1: job j starts in slot t")
@@ -69,12 +80,20 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
     m.p = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals, bounds=(0, n_jobs), doc="(6) p_j[t]")
     m.kmax = pyo.Var(m.J, m.T, domain=pyo.Binary, doc="(7) 1 when xi1 p_j[t] >= 1 (the max is xi1 p)")
     m.k = pyo.Var(m.J, m.T, bounds=(1.0, max(1.0, c.xi1 * n_jobs)), doc="(7) k_j[t] = max(1, xi1 p_j[t])")
-    m.B = pyo.Var(m.J, m.T, bounds=(c.b_inter / float(f(np.array(max(k_top, c.xi1 * n_jobs)), c.alpha)),
-                                   max(c.b_inter, c.b_intra)),
-                  doc="bottleneck bandwidth B_j[t]")
+    m.B = pyo.Var(
+        m.J,
+        m.T,
+        bounds=(c.b_inter / float(f(np.array(max(k_top, c.xi1 * n_jobs)), c.alpha)), max(c.b_inter, c.b_intra)),
+        doc="bottleneck bandwidth B_j[t]",
+    )
     m.tau = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals, doc="(8) per-iteration time tau_j[t]")
-    m.phi = pyo.Var(m.J, m.T, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, t: (0, phi_top[j]),
-                    doc="(9) iterations per slot phi_j[t] = floor(1 / tau_j[t])")
+    m.phi = pyo.Var(
+        m.J,
+        m.T,
+        domain=pyo.NonNegativeIntegers,
+        bounds=lambda _, j, t: (0, phi_top[j]),
+        doc="(9) iterations per slot phi_j[t] = floor(1 / tau_j[t])",
+    )
     m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, horizon + 1), doc="max_j C_j")
 
     def n_of(j: int) -> pyo.Expression:

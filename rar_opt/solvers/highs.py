@@ -84,7 +84,7 @@ class SolveResult:
 def highs_version() -> str:
     try:
         return ".".join(str(v) for v in Highs().version())
-    except Exception:  # noqa: BLE001 - a missing solver is reported, not raised
+    except Exception:
         return "unavailable"
 
 
@@ -124,7 +124,7 @@ def solve_model(
     began = time.perf_counter()
     try:
         res = opt.solve(model)
-    except Exception as exc:  # noqa: BLE001 - any failure inside the solver is a status
+    except Exception as exc:
         facts["message"] = f"{type(exc).__name__}: {exc}"
         facts["solver_s"] = time.perf_counter() - began
         return Status.ERROR, None, facts
@@ -134,7 +134,7 @@ def solve_model(
         facts["solver_s"] = float(h.getRunTime())
         facts["model_size"] = {"rows": int(h.getNumRow()), "cols": int(h.getNumCol()), "nonzeros": int(h.getNumNz())}
         facts["termination"] = h.modelStatusToString(h.getModelStatus())
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     has_solution = res.best_feasible_objective is not None
     status = map_status(res.termination_condition, has_solution)
@@ -202,15 +202,23 @@ def solve(
     if res is not None and res.best_feasible_objective is not None:
         schedule = form.read_schedule(model, instance)
         schedule = Schedule.from_arrays(
-            instance.name, schedule.start_array, schedule.placement_array,
-            meta={"method": f"{formulation}-milp", "status": str(status), "options": options,
-                  "solver": {"name": "highs", "version": highs_version()}},
+            instance.name,
+            schedule.start_array,
+            schedule.placement_array,
+            meta={
+                "method": f"{formulation}-milp",
+                "status": str(status),
+                "options": options,
+                "solver": {"name": "highs", "version": highs_version()},
+            },
         )
         report = check(instance, schedule)
         if not report.feasible:  # never hand out a schedule the checker rejects
             log.error("solver schedule violates %s", sorted(report.names()))
-            status, facts["message"] = Status.ERROR, "read-back schedule failed the checker: " + "; ".join(
-                str(v) for v in report.violations[:3])
+            status, facts["message"] = (
+                Status.ERROR,
+                "read-back schedule failed the checker: " + "; ".join(str(v) for v in report.violations[:3]),
+            )
         makespan, avg = report.result.makespan, report.result.avg_jct
         completion = [int(c) for c in report.result.completion]
     objective_value = None if res is None else res.best_feasible_objective
@@ -230,12 +238,14 @@ def solve(
         solver_s=facts["solver_s"],
         wall_s=time.perf_counter() - wall0,
         formulation=formulation,
-        solver={"name": "highs", "interface": "appsi_highs", "version": highs_version(),
-                "pyomo": PYOMO_VERSION},
+        solver={"name": "highs", "interface": "appsi_highs", "version": highs_version(), "pyomo": PYOMO_VERSION},
         options=options,
         model_size=facts["model_size"],
-        handoff_s=(facts["handoff_and_solve_s"] - facts["solver_s"]
-                   if facts.get("handoff_and_solve_s") is not None and facts["solver_s"] is not None else None),
+        handoff_s=(
+            facts["handoff_and_solve_s"] - facts["solver_s"]
+            if facts.get("handoff_and_solve_s") is not None and facts["solver_s"] is not None
+            else None
+        ),
         termination=facts["termination"],
         message=facts["message"],
     )

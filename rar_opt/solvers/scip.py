@@ -75,11 +75,23 @@ def solve_nonconvex(
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
             return pool.submit(_solve_here, instance, horizon, time_limit, seed).result()
     except BrokenProcessPool:
-        return SolveResult(status=Status.ERROR, schedule=None, objective=None, bound=None, gap=None, makespan=None,
-                           avg_jct=None, completion=None, build_s=0.0, solver_s=None,
-                           wall_s=time.perf_counter() - began, formulation="nonconvex",
-                           solver={"name": "scip"}, options={"horizon": horizon, "time_limit": time_limit, "seed": seed},
-                           message="SCIP crashed (its process died); no result")
+        return SolveResult(
+            status=Status.ERROR,
+            schedule=None,
+            objective=None,
+            bound=None,
+            gap=None,
+            makespan=None,
+            avg_jct=None,
+            completion=None,
+            build_s=0.0,
+            solver_s=None,
+            wall_s=time.perf_counter() - began,
+            formulation="nonconvex",
+            solver={"name": "scip"},
+            options={"horizon": horizon, "time_limit": time_limit, "seed": seed},
+            message="SCIP crashed (its process died); no result",
+        )
 
 
 def _solve_here(instance: Instance, horizon: int | None, time_limit: float | None, seed: int) -> SolveResult:
@@ -89,15 +101,35 @@ def _solve_here(instance: Instance, horizon: int | None, time_limit: float | Non
     wall0 = time.perf_counter()
     if horizon is None:
         horizon = check(instance, run_policy(instance, "sjf-bco")).result.makespan
-    options = {"formulation": "nonconvex", "horizon": horizon, "time_limit": time_limit, "seed": seed,
-               "scip_params": {"presolving/maxrounds": 0}}
+    options = {
+        "formulation": "nonconvex",
+        "horizon": horizon,
+        "time_limit": time_limit,
+        "seed": seed,
+        "scip_params": {"presolving/maxrounds": 0},
+    }
     solver: dict[str, Any] = {"name": "scip", "interface": "pyscipopt via .nl", "pyomo": PYOMO_VERSION}
-    base = {"objective": None, "bound": None, "gap": None, "makespan": None, "avg_jct": None, "completion": None,
-            "formulation": "nonconvex", "options": options}
+    base = {
+        "objective": None,
+        "bound": None,
+        "gap": None,
+        "makespan": None,
+        "avg_jct": None,
+        "completion": None,
+        "formulation": "nonconvex",
+        "options": options,
+    }
     if not scip_available():
-        return SolveResult(status=Status.ERROR, schedule=None, build_s=0.0, solver_s=None,
-                           wall_s=time.perf_counter() - wall0, solver=solver, **base,
-                           message="SCIP is not installed: pip install 'rar-opt[minlp]' (PySCIPOpt)")
+        return SolveResult(
+            status=Status.ERROR,
+            schedule=None,
+            build_s=0.0,
+            solver_s=None,
+            wall_s=time.perf_counter() - wall0,
+            solver=solver,
+            **base,
+            message="SCIP is not installed: pip install 'rar-opt[minlp]' (PySCIPOpt)",
+        )
     import pyscipopt
 
     build0 = time.perf_counter()
@@ -135,19 +167,34 @@ def _solve_here(instance: Instance, horizon: int | None, time_limit: float | Non
             if target is not None:
                 target.set_value(scip.getSolVal(best, var), skip_validation=True)
         read = nonconvex.read_schedule(model, instance)
-        schedule = Schedule.from_arrays(instance.name, read.start_array, read.placement_array,
-                                        meta={"method": "nonconvex-minlp", "status": str(status), "options": options,
-                                              "solver": solver})
+        schedule = Schedule.from_arrays(
+            instance.name,
+            read.start_array,
+            read.placement_array,
+            meta={"method": "nonconvex-minlp", "status": str(status), "options": options, "solver": solver},
+        )
         report = check(instance, schedule)
-        base.update(makespan=report.result.makespan, avg_jct=report.result.avg_jct,
-                    completion=[int(c) for c in report.result.completion], objective=scip.getObjVal())
+        base.update(
+            makespan=report.result.makespan,
+            avg_jct=report.result.avg_jct,
+            completion=[int(c) for c in report.result.completion],
+            objective=scip.getObjVal(),
+        )
         if not report.feasible:
             status = Status.ERROR
     bound = scip.getDualbound() if status != Status.INFEASIBLE else None
     base.update(bound=bound, gap=_gap(base["objective"], bound))
-    return SolveResult(status=status, schedule=schedule, build_s=build_s, solver_s=solver_s,
-                       wall_s=time.perf_counter() - wall0, solver=solver, termination=raw,
-                       model_size={"cols": scip.getNVars(), "rows": scip.getNConss()}, **base)
+    return SolveResult(
+        status=status,
+        schedule=schedule,
+        build_s=build_s,
+        solver_s=solver_s,
+        wall_s=time.perf_counter() - wall0,
+        solver=solver,
+        termination=raw,
+        model_size={"cols": scip.getNVars(), "rows": scip.getNConss()},
+        **base,
+    )
 
 
 __all__ = ["SCIP_STATUS_TABLE", "scip_available", "solve_nonconvex"]

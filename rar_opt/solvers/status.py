@@ -17,12 +17,12 @@ raw HiGHS status string is recorded beside ours in every result.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from pyomo.contrib.appsi.base import TerminationCondition as TC
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     NO_SOLUTION = "no_solution"
