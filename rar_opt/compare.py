@@ -77,12 +77,13 @@ def compare(
             reference, kind, optimum = res.makespan, "optimum", res.makespan
         elif res.bound is not None:
             reference = max(reference, int(-(-res.bound // 1)))  # a proven bound, rounded up
+    spans = {name: _complete(results[name].makespan) for name in names}
     rows = tuple(
         PolicyRow(
             name,
-            int(results[name].makespan),
-            float(results[name].avg_jct),
-            results[name].makespan / reference,
+            spans[name],
+            float(results[name].avg_jct or 0.0),
+            spans[name] / reference,
             walls[name],
         )
         for name in names
@@ -90,7 +91,7 @@ def compare(
     sjf = schedules["sjf-bco"]
     claims = check_sjf_bco_claims(
         instance,
-        results["sjf-bco"].makespan,
+        spans["sjf-bco"],
         dict(sjf.meta),
         optimum=optimum,
         lower_bound=None if optimum else reference,
@@ -105,3 +106,9 @@ def compare(
         tuple(claims),
         solve_summary,
     )
+
+
+def _complete(makespan: int | None) -> int:
+    if makespan is None:  # a policy's schedule always completes; this would be a bug
+        raise RuntimeError("a policy returned a schedule that does not complete")
+    return int(makespan)

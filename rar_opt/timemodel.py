@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,12 +33,12 @@ ContentionFunction = Callable[[np.ndarray, float], np.ndarray]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
 
 
-def linear_contention(k, alpha):  # type: ignore[no-untyped-def]
+def linear_contention(k: Any, alpha: float) -> Any:
     """The paper's example (section 3): f(k) = k + alpha (k - 1)."""
     return k + alpha * (k - 1.0)
 
 
-def power_contention(k, alpha):  # type: ignore[no-untyped-def]
+def power_contention(k: Any, alpha: float) -> Any:
     """A convex variant for formulation research: f(k) = k ** (1 + alpha)."""
     return k ** (1.0 + alpha)
 

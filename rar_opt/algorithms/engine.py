@@ -109,7 +109,7 @@ class Trial:
 
 def run_list(
     instance: Instance,
-    order: Sequence[int],
+    order: Sequence[int] | np.ndarray,
     rule: PlacementRule,
     theta: float,
     weight: np.ndarray,

@@ -129,7 +129,7 @@ def solve_model(
         facts["solver_s"] = time.perf_counter() - began
         return Status.ERROR, None, facts
     facts["handoff_and_solve_s"] = time.perf_counter() - began
-    h = getattr(opt, "_solver_model", None)
+    h: Any = getattr(opt, "_solver_model", None)
     try:  # reported defensively: a missing metric never fails a good solve
         facts["solver_s"] = float(h.getRunTime())
         facts["model_size"] = {"rows": int(h.getNumRow()), "cols": int(h.getNumCol()), "nonzeros": int(h.getNumNz())}

@@ -109,7 +109,7 @@ def _solve_here(instance: Instance, horizon: int | None, time_limit: float | Non
         "scip_params": {"presolving/maxrounds": 0},
     }
     solver: dict[str, Any] = {"name": "scip", "interface": "pyscipopt via .nl", "pyomo": PYOMO_VERSION}
-    base = {
+    base: dict[str, Any] = {
         "objective": None,
         "bound": None,
         "gap": None,
