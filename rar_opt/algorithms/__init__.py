@@ -8,6 +8,7 @@ kappa, trials, seed); the simulator, not the algorithm, is the judge of its make
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +60,16 @@ def run_policy(instance: Instance, name: str, *, seed: int = 0, **options: Any) 
         params = policy.params(**options)
     except (TypeError, ValueError) as exc:
         raise InputError(str(exc), where="policy options") from None
-    return policy.run(instance, params)
+    schedule = policy.run(instance, params)
+    # every result file says what made it: the package version and the seed
+    meta = {**schedule.meta, "rar_opt": _version(), "seed": seed if policy.seeded else None}
+    return dataclasses.replace(schedule, meta=meta)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
 
 
 __all__ = ["POLICIES", "BaselineParams", "Policy", "SjfBcoParams", "run_policy", "sjf_bco"]

@@ -210,6 +210,7 @@ def solve(
                 "status": str(status),
                 "options": options,
                 "solver": {"name": "highs", "version": highs_version()},
+                "rar_opt": _rar_opt_version(),
             },
         )
         report = check(instance, schedule)
@@ -249,3 +250,9 @@ def solve(
         termination=facts["termination"],
         message=facts["message"],
     )
+
+
+def _rar_opt_version() -> str:
+    from .. import __version__
+
+    return __version__
