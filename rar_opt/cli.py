@@ -148,18 +148,30 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 @command("solve")
 def cmd_solve(args: argparse.Namespace) -> int:
     from .solvers import Status, solve
+    from .solvers.scip import solve_nonconvex
 
     instance = Instance.read(args.instance)
-    res = solve(
-        instance,
-        formulation=args.formulation,
-        time_limit=args.time_limit,
-        warm_start=args.warm_start,
-        threads=args.threads,
-        seed=args.seed,
-        objective=args.objective,
-        symmetry=not args.no_symmetry,
-    )
+    formulation, objective, symmetry = args.formulation, args.objective, not args.no_symmetry
+    if args.model:
+        from .models import ModelSpec
+
+        spec = ModelSpec.read(args.model)
+        formulation = spec.formulation
+        objective = spec.options.get("objective", objective)
+        symmetry = spec.options.get("symmetry", symmetry)
+    if formulation == "nonconvex":
+        res = solve_nonconvex(instance, time_limit=args.time_limit, seed=args.seed)
+    else:
+        res = solve(
+            instance,
+            formulation=formulation,
+            time_limit=args.time_limit,
+            warm_start=args.warm_start,
+            threads=args.threads,
+            seed=args.seed,
+            objective=objective,
+            symmetry=symmetry,
+        )
     if args.output and res.schedule is not None:
         res.schedule.write(args.output)
     out = {"instance": instance.name, **res.summary()}
@@ -180,6 +192,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if res.status == Status.ERROR:
         print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
         return EXIT_INTERNAL
+    return EXIT_OK
+
+
+@command("export")
+def cmd_export(args: argparse.Namespace) -> int:
+    from .models import ModelSpec, export_model
+
+    instance = Instance.read(args.instance)
+    spec = ModelSpec.read(args.model)
+    size = export_model(spec, instance, args.output, args.format)
+    summary = {"instance": instance.name, "model": spec.name, "format": args.format, "file": args.output, **size}
+    emit_json(summary) if args.json else emit_table(list(summary.items()))
     return EXIT_OK
 
 
@@ -243,7 +267,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solve", help="solve an instance exactly (MILP + HiGHS)")
     p.add_argument("instance")
-    p.add_argument("--formulation", default="compact", help="compact (default)")
+    p.add_argument(
+        "--formulation",
+        default="compact",
+        choices=["compact", "enumerative", "nonconvex"],
+        help="compact (default, exact MILP), enumerative (paper's ILP, tiny only), "
+        "nonconvex (SCIP, needs the minlp extra)",
+    )
+    p.add_argument("--model", help="a model spec from models/ (overrides --formulation and its options)")
     p.add_argument("--time-limit", type=float, help="seconds; the best schedule found so far is kept")
     p.add_argument("--warm-start", metavar="POLICY", help="MIP start (and horizon) from a heuristic, e.g. sjf-bco")
     p.add_argument("--objective", choices=["makespan", "total"], default="makespan")
@@ -251,6 +282,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="HiGHS random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("export", help="write a formulation of an instance as LP, MPS or NL")
+    p.add_argument("instance")
+    p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
+    p.add_argument("--format", required=True, choices=["lp", "mps", "nl"])
+    p.add_argument("-o", "--output", required=True)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("compare", help="policies side by side, against OPT or a lower bound")

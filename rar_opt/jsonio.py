@@ -12,7 +12,8 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,25 +36,33 @@ def load_json(path: str | Path) -> Any:
         ) from None
 
 
-def dump_json(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file + rename)."""
-    text = json.dumps(obj, indent=1, allow_nan=False) + "\n"
+@contextmanager
+def atomic_target(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
+    """A temporary path next to ``path``; renamed onto ``path`` when the block succeeds,
+    removed when it fails, so a failure never leaves a half-written file behind."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        fd, name = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=suffix, dir=directory)
     except OSError as exc:
         raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def dump_json(obj: Any, path: str | Path) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically."""
+    text = json.dumps(obj, indent=1, allow_nan=False) + "\n"
+    with atomic_target(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def expect_object(data: Any, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
