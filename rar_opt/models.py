@@ -59,7 +59,7 @@ class ModelSpec:
                     where=f"options.{key}",
                 )
             expected = allowed[key]
-            if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
+            if (isinstance(value, bool) and expected is not bool) or not isinstance(value, expected):
                 raise InputError(f"has the wrong type {type(value).__name__}", where=f"options.{key}")
         if self.options.get("objective", "makespan") not in ("makespan", "total"):
             raise InputError("must be 'makespan' or 'total'", where="options.objective")

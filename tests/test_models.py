@@ -51,7 +51,7 @@ def test_bad_specs_are_named(tmp_path) -> None:
         ModelSpec.read(tmp_path / "bad.json")
     bad["options"] = {"symmetry": 1}
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    with pytest.raises(InputError, match="options.symmetry"):
+    with pytest.raises(InputError, match=r"options\.symmetry"):
         ModelSpec.read(tmp_path / "bad.json")
     out = run(
         "export",
