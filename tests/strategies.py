@@ -187,3 +187,33 @@ def micro_instances(draw: st.DrawFn) -> Instance:
     if horizon > 12:
         reject()
     return Instance(name="micro", horizon=horizon, cluster=cluster, jobs=tuple(jobs))
+
+
+@st.composite
+def communication_heavy_instances(draw: st.DrawFn) -> Instance:
+    """Small instances where communication dominates: estimates and truth drift apart."""
+    servers = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    cluster = Cluster(
+        servers=servers,
+        b_inter=1.0,
+        b_intra=draw(st.sampled_from([2.0, 10.0, 50.0])),
+        reduce_speed=50.0,
+        alpha=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+        xi1=1.0,
+        xi2=draw(st.sampled_from([0.0, 0.02])),
+    )
+    jobs = tuple(
+        Job(
+            name=f"j{j}",
+            gpus=draw(st.integers(1, min(sum(servers), 4))),
+            iterations=draw(st.integers(5, 30)),
+            grad_size=draw(st.sampled_from([0.1, 0.05, 0.02])),
+            bwd_time=draw(st.sampled_from([0.02, 0.05, 0.1])),
+        )
+        for j in range(draw(st.integers(2, 5)))
+    )
+    try:
+        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=jobs)
+    except InputError:
+        reject()
+    return Instance(name="heavy", horizon=int(probe.bounds.rho_max.sum()), cluster=cluster, jobs=jobs)

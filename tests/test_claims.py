@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 
 from rar_opt import Instance, check
 from rar_opt.algorithms import sjf_bco
 from rar_opt.bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
 from rar_opt.solvers import Status, solve
 
-from .strategies import micro_instances, tiny_instances
+from .strategies import communication_heavy_instances, micro_instances, tiny_instances
 
 CX = Path(__file__).resolve().parent.parent / "instances" / "counterexamples"
 
@@ -56,3 +56,35 @@ def test_kept_counterexamples_still_break_their_claim(path: Path) -> None:
     assert opt.status == Status.OPTIMAL and opt.makespan == inst.meta["known_optimum"]
     claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)}
     assert claims[inst.meta["claim"]].holds is False
+
+
+def _violates(claim: str):
+    """A predicate: SJF-BCO's run on the instance breaks ``claim`` (against OPT for Thm 5)."""
+
+    def predicate(inst: Instance) -> bool:
+        sched = sjf_bco(inst)
+        makespan = check(inst, sched).result.makespan
+        if claim == "lemma3":
+            checks = check_sjf_bco_claims(inst, makespan, sched.meta)
+        else:
+            bound = theorem5_bound(inst, sched.meta["estimator"]["l"], sched.meta["estimator"]["u"])
+            if makespan <= bound * lower_bounds(inst).best:  # cannot break it: OPT >= the lower bound
+                return False
+            opt = solve(inst)
+            if opt.status != Status.OPTIMAL:
+                return False
+            checks = check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)
+        return any(c.claim == claim and c.holds is False for c in checks)
+
+    return predicate
+
+
+@pytest.mark.parametrize("claim", ["theorem5", "lemma3"])
+def test_hypothesis_finds_counterexamples(claim: str) -> None:
+    # the search the kept counterexamples came from, redone by hypothesis on every run
+    found = find(
+        micro_instances() if claim == "theorem5" else communication_heavy_instances(),
+        _violates(claim),
+        settings=settings(max_examples=2000, database=None, derandomize=True, deadline=None),
+    )
+    assert _violates(claim)(found)
