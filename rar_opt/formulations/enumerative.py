@@ -83,15 +83,12 @@ def enumerate_schedules(instance: Instance, max_start: int, limit: int = DEFAULT
     return Enumerated(tuple(found), np.array(completion), np.array(execution))
 
 
-def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan") -> pyo.ConcreteModel:
-    """The ILP (10)-(13) over ``enumerated``."""
-    n_jobs, n_sched = instance.num_jobs, len(enumerated.schedules)
-    comp = enumerated.completion
-    m = pyo.ConcreteModel(name=f"enumerative[{instance.name}]")
+def _choice_model(name: str, n_jobs: int, n_sched: int) -> pyo.ConcreteModel:
+    """Jobs, schedules, the binaries x and the rows (11)-(13) both ILPs share."""
+    m = pyo.ConcreteModel(name=name)
     m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
     m.K = pyo.RangeSet(0, n_sched - 1, doc="enumerated feasible schedules y^k")
-    m.x = pyo.Var(m.J, m.K, domain=pyo.Binary, doc="(13) x[j,k] = 1: job j follows schedule k")
-    m.makespan = pyo.Var(domain=pyo.NonNegativeReals, doc="epigraph of the max in (10)")
+    m.x = pyo.Var(m.J, m.K, domain=pyo.Binary, doc="(13)/(16) x[j,k] = 1: job j follows schedule k")
 
     @m.Constraint(m.J, doc="(11) each job follows exactly one schedule")
     def one_schedule(m, j):
@@ -100,6 +97,16 @@ def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan
     @m.Constraint(m.J, m.K, doc="(12) all jobs follow the same schedule: x[j,k] = x[0,k]")
     def same_schedule(m, j, k):
         return pyo.Constraint.Skip if j == 0 else m.x[j, k] == m.x[0, k]
+
+    return m
+
+
+def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan") -> pyo.ConcreteModel:
+    """The ILP (10)-(13) over ``enumerated``."""
+    n_jobs, n_sched = instance.num_jobs, len(enumerated.schedules)
+    comp = enumerated.completion
+    m = _choice_model(f"enumerative[{instance.name}]", n_jobs, n_sched)
+    m.makespan = pyo.Var(domain=pyo.NonNegativeReals, doc="epigraph of the max in (10)")
 
     @m.Constraint(m.J, doc="(10) makespan >= sum_k x[j,k] (a_j(y^k) + rho_j(y^k))")
     def makespan_def(m, j):
@@ -119,20 +126,9 @@ def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan
 def build_load(instance: Instance, enumerated: Enumerated, theta: float) -> pyo.ConcreteModel:
     """The feasibility ILP (14)-(16) with load limit ``theta`` (objective 0)."""
     n_jobs, n_sched = instance.num_jobs, len(enumerated.schedules)
-    m = pyo.ConcreteModel(name=f"load[{instance.name}, theta={theta}]")
-    m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
-    m.K = pyo.RangeSet(0, n_sched - 1, doc="enumerated feasible schedules y^k")
+    m = _choice_model(f"load[{instance.name}, theta={theta}]", n_jobs, n_sched)
     gpus = sorted({g for sched in enumerated.schedules for ids in sched.gpu_ids or () for g in ids or ()})
     m.G = pyo.Set(initialize=gpus, dimen=2, doc="GPUs g = (server, local index)")
-    m.x = pyo.Var(m.J, m.K, domain=pyo.Binary, doc="(16) x[j,k] = 1: job j follows schedule k")
-
-    @m.Constraint(m.J, doc="(11) each job follows exactly one schedule")
-    def one_schedule(m, j):
-        return sum(m.x[j, k] for k in m.K) == 1
-
-    @m.Constraint(m.J, m.K, doc="(12) all jobs follow the same schedule")
-    def same_schedule(m, j, k):
-        return pyo.Constraint.Skip if j == 0 else m.x[j, k] == m.x[0, k]
 
     users: dict[tuple[int, int], list[tuple[int, int]]] = {g: [] for g in gpus}
     for k, sched in enumerate(enumerated.schedules):

@@ -4,7 +4,7 @@ Nothing is linearised here: the indicators, the max of (6), the bandwidth divisi
 floor of (9) and the first-passage completion are written as the products and integer
 relations they are, with a division multiplied out where Pyomo (and MINLP solvers) would
 otherwise divide by a variable. Use it to read the paper's model, to export it (LP is
-impossible, NL works), to evaluate it at a schedule (:func:`fix_to`), and to solve tiny
+impossible, NL works), to evaluate it at a schedule (:func:`fix_to`, then :func:`.values.violated`), and to solve tiny
 instances with a MINLP solver (:func:`rar_opt.solvers.scip.solve_nonconvex`, optional
 extra ``minlp``). For proofs of optimality use the compact MILP instead.
 
@@ -261,15 +261,3 @@ def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
     starts = [max(range(horizon), key=lambda t: model.x[j, t].value or 0) for j in range(instance.num_jobs)]
     y = [[round(model.Y[j, s].value or 0) for s in range(instance.num_servers)] for j in range(instance.num_jobs)]
     return Schedule.from_arrays(instance.name, starts, y, meta={"method": "nonconvex-minlp"})
-
-
-def violated(model: pyo.ConcreteModel, tol: float = 1e-6) -> list[str]:
-    """Names of the constraints the current values violate (for evaluation and tests)."""
-    out = []
-    for con in model.component_data_objects(pyo.Constraint, active=True):
-        body = pyo.value(con.body)
-        if (con.lower is not None and body < pyo.value(con.lower) - tol) or (
-            con.upper is not None and body > pyo.value(con.upper) + tol
-        ):
-            out.append(con.name)
-    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..schedule import Schedule
@@ -46,3 +47,15 @@ def slot_values(instance: Instance, schedule: Schedule, horizon: int) -> SlotVal
     level = np.where(spans[None, :] >= 2, (cont[:, None, :] * on).max(axis=2), 0)
     done = np.arange(horizon)[:, None] >= res.end_slot[None, :]
     return SlotValues(active, its, np.cumsum(its, axis=0), done, cont, level, spans, res.makespan)
+
+
+def violated(model: pyo.ConcreteModel, tol: float = 1e-6) -> list[str]:
+    """Names of the active constraints the model's current values violate."""
+    out = []
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        if (con.lower is not None and body < pyo.value(con.lower) - tol) or (
+            con.upper is not None and body > pyo.value(con.upper) + tol
+        ):
+            out.append(con.name)
+    return out
