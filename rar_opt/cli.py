@@ -159,19 +159,22 @@ def cmd_solve(args: argparse.Namespace) -> int:
         formulation = spec.formulation
         objective = spec.options.get("objective", objective)
         symmetry = spec.options.get("symmetry", symmetry)
-    if formulation == "nonconvex":
-        res = solve_nonconvex(instance, time_limit=args.time_limit, seed=args.seed)
-    else:
-        res = solve(
-            instance,
-            formulation=formulation,
-            time_limit=args.time_limit,
-            warm_start=args.warm_start,
-            threads=args.threads,
-            seed=args.seed,
-            objective=objective,
-            symmetry=symmetry,
-        )
+    try:
+        if formulation == "nonconvex":
+            res = solve_nonconvex(instance, time_limit=args.time_limit, seed=args.seed)
+        else:
+            res = solve(
+                instance,
+                formulation=formulation,
+                time_limit=args.time_limit,
+                warm_start=args.warm_start,
+                threads=args.threads,
+                seed=args.seed,
+                objective=objective,
+                symmetry=symmetry,
+            )
+    except InputError as exc:
+        raise (exc if exc.file else exc.in_file(args.instance)) from None
     if args.output and res.schedule is not None:
         res.schedule.write(args.output)
     out = {"instance": instance.name, **res.summary()}

@@ -172,3 +172,10 @@ def test_enumerative_ilp_agrees_and_load_bound_is_below_the_optimum(inst: Instan
     assert theta is not None and theta <= exact.makespan
     lb = lower_bounds(inst, load=theta)
     assert lb.longest <= exact.makespan and lb.work <= exact.makespan
+
+
+def test_paper_scale_is_refused_before_building(paper_instance: Instance) -> None:
+    from rar_opt import InputError
+
+    with pytest.raises(InputError, match="job-server-slot cells"):
+        solve(paper_instance)

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
+from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
 from .values import slot_values
@@ -59,6 +60,7 @@ class CompactOptions:
     objective: str = "makespan"  # or "total"
     symmetry: bool = True
     horizon: int | None = None  # slots to model; default the instance's T
+    max_cells: int = 200_000  # refuse jobs x servers x slots beyond this (about 5 rows per cell)
 
     def __post_init__(self) -> None:
         if self.objective not in ("makespan", "total"):
@@ -83,7 +85,14 @@ def build(instance: Instance, options: CompactOptions | None = None) -> pyo.Conc
     phi = tm.phi_table(levels)
     phi_max = [int(p) for p in b.phi_max]
     if any(horizon < r for r in rho_min):
-        raise ValueError(f"horizon {horizon} is shorter than a job's fastest completion {max(rho_min)}")
+        raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(rho_min)}", where="horizon")
+    cells = n_jobs * n_servers * horizon
+    if cells > options.max_cells:
+        raise InputError(
+            f"the compact MILP would have {cells:,} job-server-slot cells (limit {options.max_cells:,}): "
+            "it is meant for small instances; shrink the horizon with --warm-start, or use a heuristic",
+            where="instance",
+        )
 
     m = pyo.ConcreteModel(name=f"compact[{instance.name}]")
     m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
