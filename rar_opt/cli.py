@@ -59,12 +59,31 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def emit_simulation(instance: Instance, schedule: Schedule, as_json: bool, extra: dict[str, Any] | None = None) -> int:
-    """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible."""
+def emit_simulation(
+    instance: Instance,
+    schedule: Schedule,
+    as_json: bool,
+    extra: dict[str, Any] | None = None,
+    claims: bool = False,
+) -> int:
+    """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible.
+
+    With ``claims`` (an SJF-BCO schedule) the paper's Lemma 2, Lemma 3 and Theorem 5 are
+    checked on this run, Theorem 5 against the best lower bound."""
     report = check(instance, schedule)
     res = report.result
     out = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
     out["violations"] = [str(v) for v in report.violations]
+    checks = []
+    if claims and res.makespan is not None:
+        from dataclasses import asdict
+
+        from .bounds import check_sjf_bco_claims, lower_bounds
+
+        checks = check_sjf_bco_claims(
+            instance, res.makespan, dict(schedule.meta), lower_bound=lower_bounds(instance).best
+        )
+        out["claims"] = [asdict(c) for c in checks]
     if as_json:
         emit_json(out)
     else:
@@ -79,6 +98,9 @@ def emit_simulation(instance: Instance, schedule: Schedule, as_json: bool, extra
         emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
         for v in report.violations:
             print(f"violation {v}")
+        for c in checks:
+            verdict = {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds]
+            print(f"claim {c.claim}: {verdict} (margin {c.margin:.4g}; {c.detail})")
     if not report.feasible:
         names = sorted(report.names())
         print(
@@ -142,7 +164,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         schedule.write(args.output)
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
     extra.update({k: schedule.meta[k] for k in ("theta", "kappa", "trials") if k in schedule.meta})
-    return emit_simulation(instance, schedule, args.json, extra)
+    return emit_simulation(instance, schedule, args.json, extra, claims=args.policy == "sjf-bco")
 
 
 @command("solve")

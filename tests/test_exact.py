@@ -114,8 +114,8 @@ def test_bundled_tiny_instances_solve_and_beat_every_heuristic(seed: int) -> Non
 def test_nonconvex_model_evaluates_to_the_simulated_makespan(inst: Instance) -> None:
     from rar_opt.formulations import nonconvex
 
-    for name in ("ls", "consolidate"):
-        sched = run_policy(inst, name)
+    optimal = solve(inst).schedule
+    for sched in (optimal, run_policy(inst, "ls"), run_policy(inst, "consolidate")):
         model = nonconvex.build(inst)
         nonconvex.fix_to(model, inst, sched)
         assert violated(model) == []
