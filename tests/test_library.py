@@ -19,6 +19,12 @@ def test_library_covers_what_it_promises() -> None:
     assert len(insts) >= 10
     assert {i.num_servers for i in insts} >= {1, 2, 3, 4}
     assert min(i.num_jobs for i in insts) == 2 and max(i.num_jobs for i in insts) == 8
+    split_in_opt = [
+        bool(((Schedule.read(LIB / "optimal" / f"{i.name}.schedule.json").placement_array > 0).sum(axis=1) >= 2).any())
+        for i in insts
+    ]
+    assert any(split_in_opt) and not all(split_in_opt)  # optima with split jobs, and without
+    assert any(max(j.gpus for j in i.jobs) > max(i.cluster.servers) for i in insts)  # jobs that must split
     for inst in insts:
         proof = inst.meta["proof"]
         assert proof["status"] == "optimal" and proof["solver"]["name"] == "highs" and proof["solver"]["version"]
