@@ -41,6 +41,7 @@ import numpy as np
 
 from .errors import InputError
 from .instance import Cluster, Instance, Job
+from .timemodel import linear_contention
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -89,8 +90,7 @@ def _calibrate(
     spread = n_max - n_min
     xi2 = overhead_share * float(np.min(tau_nominal[spread > 0] / spread[spread > 0])) if (spread > 0).any() else 0.0
     p_worst = min(len(sizes), max(servers))
-    k_worst = max(1.0, physics.xi1 * p_worst)
-    f_worst = k_worst + physics.alpha * (k_worst - 1.0)
+    f_worst = float(linear_contention(max(1.0, physics.xi1 * p_worst), physics.alpha))
     cluster = Cluster(
         servers=tuple(servers),
         b_inter=physics.b_inter,

@@ -125,6 +125,16 @@ class TimeModel:
         self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
 
     # -- eq. (7)-(9) ------------------------------------------------------------------
+    def effective_contenders(self, p: np.ndarray) -> np.ndarray:
+        """k = max(1, xi1 p), eq. (7) with the clamp."""
+        return np.maximum(1.0, self._xi1 * np.asarray(p, dtype=float))
+
+    def bandwidth(self, p: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """Bottleneck bandwidth: b_intra on one server, b_inter / f(k) when split."""
+        n = np.asarray(n, dtype=float)
+        f = self._f(self.effective_contenders(p), self._alpha)
+        return np.where(n >= 2, self._b_inter / f, self._b_intra)
+
     def tau(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Per-iteration time (8) of ``jobs`` at contention count ``p`` and span ``n``.
 
@@ -133,12 +143,9 @@ class TimeModel:
         """
         p = np.asarray(p, dtype=float)
         n = np.asarray(n, dtype=float)
-        split = n >= 2
-        k = np.maximum(1.0, self._xi1 * p)  # eq. (7) with the clamp
-        bandwidth = np.where(split, self._b_inter / self._f(k, self._alpha), self._b_intra)
         ring = _expand(self.ring_volume[jobs], p.ndim)
         fixed = _expand(self.fixed_time[jobs], p.ndim)
-        return ring / bandwidth + fixed + self._xi2 * n
+        return ring / self.bandwidth(p, n) + fixed + self._xi2 * n
 
     def phi(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Iterations per slot (9) of ``jobs`` at contention ``p`` and span ``n``."""

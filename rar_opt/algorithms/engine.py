@@ -49,10 +49,6 @@ class ClusterState:
         self.theta_low = 0.0
         self.theta_high = np.inf
 
-    @property
-    def idle(self) -> np.ndarray:
-        return self.owner < 0
-
     def eligible(self, job: int) -> np.ndarray:
         """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
         idle = self.owner < 0

@@ -244,14 +244,12 @@ def fix_to(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> 
             pick = max(servers, key=lambda s: sv.contention[t, s]) if split[j] else None
             for s in range(instance.num_servers):
                 model.sel[j, s, t].fix(int(s == pick))
-            k = max(1.0, c.xi1 * p)
+            pa, na, ja = np.array([p]), np.array([sv.spans[j]]), np.array([j])
             model.kmax[j, t].fix(int(c.xi1 * p >= 1.0))
-            model.k[j, t].fix(k)
-            tau = float(tm.tau(np.array([p]), np.array([sv.spans[j]]), np.array([j]))[0])
-            bw = float(c.b_inter / CONTENTION_FUNCTIONS[c.contention](np.array(k), c.alpha)) if split[j] else c.b_intra
-            model.B[j, t].fix(bw)
-            model.tau[j, t].fix(tau)
-            model.phi[j, t].fix(int(tm.phi(np.array([p]), np.array([sv.spans[j]]), np.array([j]))[0]))
+            model.k[j, t].fix(float(tm.effective_contenders(pa)[0]))
+            model.B[j, t].fix(float(tm.bandwidth(pa, na)[0]))
+            model.tau[j, t].fix(float(tm.tau(pa, na, ja)[0]))
+            model.phi[j, t].fix(int(tm.phi(pa, na, ja)[0]))
     model.makespan.fix(sv.makespan)
 
 
