@@ -260,6 +260,48 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command("experiment")
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiments import run_experiment, summarise
+    from .jsonio import dump_json
+
+    began = time.perf_counter()
+    rows = run_experiment(args.name, args.seeds, jobs=args.jobs, workers=args.workers)
+    summary = summarise(rows)
+    record = {
+        "experiment": args.name,
+        "seeds": args.seeds,
+        "jobs": args.jobs,
+        "workers": args.workers,
+        "wall_s": round(time.perf_counter() - began, 3),
+        "versions": _versions(),
+        "summary": summary,
+        "runs": rows,
+    }
+    if args.output:
+        dump_json(record, args.output)
+    if args.json:
+        emit_json(record)
+    else:
+        emit_table(
+            [(r["label"], r["runs"], r["failed"], r["mean_makespan"], r["mean_avg_jct"]) for r in summary],
+            ("configuration", "runs", "failed", "mean makespan", "mean avg JCT"),
+        )
+    return EXIT_OK
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"rar-opt": __version__}
+    for dist in ("numpy", "pyomo", "highspy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
@@ -314,6 +356,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
     p.add_argument("--format", required=True, choices=["lp", "mps", "nl"])
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("experiment", help="the paper's sweeps: policies, kappa, servers, lambda")
+    p.add_argument("name", choices=["policies", "kappa", "servers", "lambda"])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--jobs", type=int, default=160, help="jobs per instance (Philly mix scaled; default 160)")
+    p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("compare", help="policies side by side, against OPT or a lower bound")

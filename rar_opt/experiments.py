@@ -1,0 +1,140 @@
+"""The paper's experiments (section 6), as sweeps over seeded instances.
+
+Each experiment is a list of runs (instance generator arguments, policy, options); runs
+are independent and can go to worker processes (spawn start method, one BLAS thread per
+worker). Every row records the seed, the instance and what the policy chose, so a result
+file says exactly how it was made.
+
+* ``policies``: every policy on the paper setting (160 jobs, 20 servers, T = 1200).
+* ``kappa``: SJF-BCO with kappa fixed to 1, 2, 4, 8, 10, 16, 32 (the paper: U-shaped).
+* ``servers``: every policy on 10, 15 and 20 servers, T = 1500 (the paper: SJF-BCO's
+  lead grows when GPUs are scarcer).
+* ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
+
+``jobs`` scales the number of jobs (the Philly mix is scaled proportionally).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+
+KAPPAS = (1, 2, 4, 8, 10, 16, 32)
+SERVERS = (10, 15, 20)
+LAMBDAS = (1.0, 2.0, 4.0, 8.0)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: a paper instance and a policy with options."""
+
+    label: str
+    seed: int
+    jobs: int
+    servers: int
+    horizon: int
+    policy: str
+    options: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+def _policies(jobs: int, seeds: list[int]) -> list[Run]:
+    from .algorithms import POLICIES
+
+    return [Run(name, s, jobs, 20, 1200, name) for s in seeds for name in POLICIES]
+
+
+def _kappa(jobs: int, seeds: list[int]) -> list[Run]:
+    return [Run(f"kappa={k}", s, jobs, 20, 1200, "sjf-bco", {"kappa": k}) for s in seeds for k in KAPPAS]
+
+
+def _servers(jobs: int, seeds: list[int]) -> list[Run]:
+    from .algorithms import POLICIES
+
+    return [Run(f"{n} servers {p}", s, jobs, n, 1500, p) for s in seeds for n in SERVERS for p in POLICIES]
+
+
+def _lambda(jobs: int, seeds: list[int]) -> list[Run]:
+    return [
+        Run(f"lambda={lam:g}", s, jobs, 20, 1200, "sjf-bco", {"kappa": 1, "lam": lam}) for s in seeds for lam in LAMBDAS
+    ]
+
+
+EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
+    "policies": _policies,
+    "kappa": _kappa,
+    "servers": _servers,
+    "lambda": _lambda,
+}
+
+
+def execute(run: Run) -> dict[str, Any]:
+    """Run one configuration; a policy that finds no schedule within T is a row too."""
+    from .algorithms import run_policy
+    from .check import check
+    from .errors import NoScheduleError
+    from .generate import paper
+
+    inst = paper(run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon)
+    row: dict[str, Any] = {
+        "label": run.label,
+        "seed": run.seed,
+        "instance": inst.name,
+        "policy": run.policy,
+        "options": run.options,
+    }
+    try:
+        sched = run_policy(inst, run.policy, seed=run.seed, **run.options)
+    except NoScheduleError as exc:
+        return {**row, "makespan": None, "avg_jct": None, "error": exc.message}
+    res = check(inst, sched).result
+    chosen = {k: sched.meta[k] for k in ("theta", "kappa", "trials") if k in sched.meta}
+    return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
+
+
+def _pin_threads() -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def run_experiment(name: str, seeds: list[int], jobs: int = 160, workers: int = 1) -> list[dict[str, Any]]:
+    """Every run of experiment ``name``, in a fixed order whatever the number of workers."""
+    if name not in EXPERIMENTS:
+        raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
+    if not seeds or any(s < 0 for s in seeds):
+        raise InputError("needs one or more non-negative seeds", where="seeds")
+    if workers < 1 or jobs < 1:
+        raise InputError("workers and jobs must be at least 1", where="experiment")
+    runs = EXPERIMENTS[name](jobs, seeds)
+    if workers == 1:
+        return [execute(r) for r in runs]
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pin_threads) as pool:
+        return list(pool.map(execute, runs))
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean makespan and average JCT per label over the seeds (failed runs counted apart)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        agg = out.setdefault(row["label"], {"label": row["label"], "runs": 0, "failed": 0, "_m": [], "_j": []})
+        agg["runs"] += 1
+        if row["makespan"] is None:
+            agg["failed"] += 1
+        else:
+            agg["_m"].append(row["makespan"])
+            agg["_j"].append(row["avg_jct"])
+    result = []
+    for agg in out.values():
+        m, j = agg.pop("_m"), agg.pop("_j")
+        agg["mean_makespan"] = statistics.fmean(m) if m else None
+        agg["mean_avg_jct"] = statistics.fmean(j) if j else None
+        result.append(agg)
+    return result
