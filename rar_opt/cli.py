@@ -114,7 +114,7 @@ def emit_simulation(
 # -- commands -------------------------------------------------------------------------
 @command("generate")
 def cmd_generate(args: argparse.Namespace) -> int:
-    inst = generate(args.kind, args.seed, jobs=args.jobs, servers=args.servers)
+    inst = generate(args.kind, args.seed, jobs=args.jobs, servers=args.servers, budget=args.budget)
     if args.output is None:
         emit_json(inst.to_dict())
         return EXIT_OK
@@ -266,12 +266,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from .jsonio import dump_json
 
     began = time.perf_counter()
-    rows = run_experiment(args.name, args.seeds, jobs=args.jobs, workers=args.workers)
+    rows = run_experiment(args.name, args.seeds, jobs=args.jobs, workers=args.workers, budget=args.budget)
     summary = summarise(rows)
     record = {
         "experiment": args.name,
         "seeds": args.seeds,
         "jobs": args.jobs,
+        "budget": args.budget,
         "workers": args.workers,
         "wall_s": round(time.perf_counter() - began, 3),
         "versions": _versions(),
@@ -313,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--jobs", type=int)
     p.add_argument("--servers", type=int)
+    p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")
 
@@ -363,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--jobs", type=int, default=160, help="jobs per instance (Philly mix scaled; default 160)")
+    p.add_argument("--budget", type=float, default=0.15, help="contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
 

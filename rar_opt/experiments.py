@@ -11,11 +11,13 @@ file says exactly how it was made.
   lead grows when GPUs are scarcer).
 * ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
 
-``jobs`` scales the number of jobs (the Philly mix is scaled proportionally).
+``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``budget``
+is the paper generator's contention + overhead share (0.15 as in the paper).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 from collections.abc import Callable
@@ -41,6 +43,7 @@ class Run:
     horizon: int
     policy: str
     options: dict[str, Any] = field(default_factory=dict, hash=False)
+    budget: float = 0.15
 
 
 def _policies(jobs: int, seeds: list[int]) -> list[Run]:
@@ -80,7 +83,7 @@ def execute(run: Run) -> dict[str, Any]:
     from .errors import NoScheduleError
     from .generate import paper
 
-    inst = paper(run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon)
+    inst = paper(run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon, budget=run.budget)
     row: dict[str, Any] = {
         "label": run.label,
         "seed": run.seed,
@@ -102,7 +105,9 @@ def _pin_threads() -> None:
         os.environ[var] = "1"
 
 
-def run_experiment(name: str, seeds: list[int], jobs: int = 160, workers: int = 1) -> list[dict[str, Any]]:
+def run_experiment(
+    name: str, seeds: list[int], jobs: int = 160, workers: int = 1, budget: float = 0.15
+) -> list[dict[str, Any]]:
     """Every run of experiment ``name``, in a fixed order whatever the number of workers."""
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
@@ -110,7 +115,7 @@ def run_experiment(name: str, seeds: list[int], jobs: int = 160, workers: int = 
         raise InputError("needs one or more non-negative seeds", where="seeds")
     if workers < 1 or jobs < 1:
         raise InputError("workers and jobs must be at least 1", where="experiment")
-    runs = EXPERIMENTS[name](jobs, seeds)
+    runs = [dataclasses.replace(r, budget=budget) for r in EXPERIMENTS[name](jobs, seeds)]
     if workers == 1:
         return [execute(r) for r in runs]
     import multiprocessing

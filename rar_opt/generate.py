@@ -130,10 +130,20 @@ def _calibrate(
     return cluster, jobs
 
 
-def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None) -> Instance:
-    """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers."""
+def paper(
+    seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None, budget: float = 0.15
+) -> Instance:
+    """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers.
+
+    ``budget`` is the share of a job's best per-iteration time that contention and
+    overhead may add at worst (the paper: 15%), split evenly between the two. Larger
+    budgets are for sensitivity studies; the contention part is capped so that the
+    uncontended ring time stays below half of tau (so "at most" the budget).
+    """
     if jobs < 1 or servers < 1:
         raise InputError("needs at least one job and one server", where="generator")
+    if not 0.0 < budget <= 10.0:
+        raise InputError(f"budget = {budget!r} must be in (0, 10]", where="budget")
     rng = np.random.default_rng(seed)
     capacity = [int(o) for o in rng.choice(PAPER_SERVER_SIZES, size=servers)]
     n_gpus = sum(capacity)
@@ -143,16 +153,18 @@ def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = N
     lo = np.maximum(0.01, 50.0 / iterations)
     hi = np.minimum(0.05, 300.0 / iterations)
     tau = rng.uniform(lo, hi)
-    cluster, job_list = _calibrate(rng, "", capacity, sizes, iterations, tau, np.full(jobs, 0.075), 0.075, _Physics())
+    half = budget / 2.0
+    cluster, job_list = _calibrate(rng, "", capacity, sizes, iterations, tau, np.full(jobs, half), half, _Physics())
     meta = {
         "generator": "paper",
         "seed": seed,
-        "params": {"jobs": jobs, "servers": servers},
-        "calibration": "best tau in [0.01, 0.05], F*tau in [50, 300], contention 7.5% + overhead 7.5%",
+        "params": {"jobs": jobs, "servers": servers, "budget": budget},
+        "calibration": f"best tau in [0.01, 0.05], F*tau in [50, 300], contention {half:.1%} + overhead {half:.1%}",
         "known_optimum": None,
     }
+    suffix = "" if budget == 0.15 else f"-b{budget:g}"
     return Instance(
-        name=f"paper-{jobs}x{servers}-s{seed}",
+        name=f"paper-{jobs}x{servers}-s{seed}{suffix}",
         horizon=1200 if horizon is None else horizon,
         cluster=cluster,
         jobs=tuple(job_list),
@@ -196,9 +208,13 @@ def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Inst
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
 
 
-def generate(kind: str, seed: int, *, jobs: int | None = None, servers: int | None = None) -> Instance:
+def generate(
+    kind: str, seed: int, *, jobs: int | None = None, servers: int | None = None, budget: float | None = None
+) -> Instance:
     """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``."""
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
-    kwargs = {k: v for k, v in (("jobs", jobs), ("servers", servers)) if v is not None}
+    if budget is not None and kind != "paper":
+        raise InputError("only the paper generator takes a budget", where="budget")
+    kwargs = {k: v for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget)) if v is not None}
     return GENERATORS[kind](seed, **kwargs)

@@ -53,3 +53,24 @@ def test_tiny_is_tiny(seed: int) -> None:
     assert 2 <= inst.num_jobs <= 6 and 1 <= inst.num_servers <= 4
     assert all(1 <= o <= 4 for o in inst.cluster.servers)
     assert inst.horizon == int(inst.bounds.rho_max.sum()) <= 60
+
+
+@pytest.mark.parametrize("budget", [0.05, 0.5, 1.0])
+def test_paper_budget_bounds_the_slowdown(budget: float) -> None:
+    inst = paper(1, jobs=40, servers=6, budget=budget)
+    b = inst.bounds
+    assert np.all(b.tau_max <= (1 + budget) * b.tau_min * (1 + 1e-12))
+    assert inst.name.endswith(f"-b{budget:g}") and inst.meta["params"]["budget"] == budget
+    # the same draws: only the physics changes with the budget
+    base = paper(1, jobs=40, servers=6)
+    assert [j.iterations for j in inst.jobs] == [j.iterations for j in base.jobs]
+    assert np.allclose(b.tau_min, base.bounds.tau_min)
+
+
+def test_budget_is_validated() -> None:
+    from rar_opt import InputError
+
+    with pytest.raises(InputError, match="budget"):
+        paper(0, budget=0.0)
+    with pytest.raises(InputError, match="only the paper generator"):
+        generate("tiny", 0, budget=0.5)
