@@ -34,7 +34,12 @@ def _build_compact(instance: Instance, **kw: Any) -> pyo.ConcreteModel:
 
 
 def _build_enumerative(
-    instance: Instance, *, objective: str = "makespan", symmetry: bool = True, horizon: int | None = None
+    instance: Instance,
+    *,
+    objective: str = "makespan",
+    symmetry: bool = True,
+    cuts: bool = True,
+    horizon: int | None = None,
 ) -> pyo.ConcreteModel:
     # starts below the (heuristic) horizon: every schedule that could be optimal is listed
     enumerated = enumerative.enumerate_schedules(instance, max_start=horizon or instance.horizon)

@@ -59,6 +59,7 @@ from .values import slot_values
 class CompactOptions:
     objective: str = "makespan"  # or "total"
     symmetry: bool = True
+    cuts: bool = True  # valid inequalities from the jobs' best execution times (see build)
     horizon: int | None = None  # slots to model; default the instance's T
     max_cells: int = 200_000  # refuse jobs x servers x slots beyond this (about 5 rows per cell)
 
@@ -239,6 +240,27 @@ def build(instance: Instance, options: CompactOptions | None = None) -> pyo.Conc
     @m.Constraint(m.S, m.T, doc="(2) capacity: GPUs held on server s in slot t <= O_s")
     def capacity(m, s, t):
         return sum(m.r[j, s, t] for j in m.J) <= cap[s]
+
+    # -- valid inequalities: every real schedule satisfies them -----------------------
+    # (they only remove model points, so direction 2 of docs/exactness.md still holds)
+    if options.cuts:
+        n_gpus = sum(cap)
+
+        @m.Constraint(m.JT, doc="cut: done by slot t only if started by t - rho_min_j + 1")
+        def earliest_done(m, j, t):
+            return m.D[j, t] <= started(j, t - rho_min[j] + 1) if t - rho_min[j] + 1 >= 0 else m.D[j, t] == 0
+
+        @m.Constraint(m.J, doc="cut: C_j >= a_j + rho_min_j")
+        def completion_after_start(m, j):
+            return m.completion[j] >= sum((t + rho_min[j]) * m.x[j, t] for t in range(horizon) if (j, t) in m.START)
+
+        @m.Constraint(m.J, doc="cut: a job holds its GPUs for at least rho_min_j slots")
+        def busy_at_least(m, j):
+            return sum(m.u[j, t] for t in m.T) >= rho_min[j]
+
+        @m.Constraint(doc="cut: GPU-slots in use <= N x makespan")
+        def gpu_slots(m):
+            return sum(gpus[j] * m.u[j, t] for j in m.J for t in m.T) <= n_gpus * m.makespan
 
     # -- symmetry breaking -------------------------------------------------------------
     if options.symmetry:

@@ -155,6 +155,7 @@ def solve(
     seed: int = 0,
     objective: str = "makespan",
     symmetry: bool = True,
+    cuts: bool = True,
     heuristic_horizon: bool = True,
     mip_start: bool = True,
 ) -> SolveResult:
@@ -182,6 +183,7 @@ def solve(
         "formulation": formulation,
         "objective": objective,
         "symmetry": symmetry,
+        "cuts": cuts,
         "horizon": horizon or instance.horizon,
         "warm_start": warm_start,
         "mip_start": bool(warm_start) and mip_start,
@@ -191,7 +193,7 @@ def solve(
         "mip_abs_gap": 0.99,
     }
     build0 = time.perf_counter()
-    model = form.build(instance, objective=objective, symmetry=symmetry, horizon=horizon)
+    model = form.build(instance, objective=objective, symmetry=symmetry, cuts=cuts, horizon=horizon)
     if start_schedule is not None and mip_start:
         form.set_start(model, instance, start_schedule)
     build_s = time.perf_counter() - build0
