@@ -38,7 +38,7 @@ def _build_enumerative(
     *,
     objective: str = "makespan",
     symmetry: bool = True,
-    cuts: bool = True,
+    cuts: bool = False,
     horizon: int | None = None,
 ) -> pyo.ConcreteModel:
     # starts below the (heuristic) horizon: every schedule that could be optimal is listed

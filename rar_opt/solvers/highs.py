@@ -155,7 +155,7 @@ def solve(
     seed: int = 0,
     objective: str = "makespan",
     symmetry: bool = True,
-    cuts: bool = True,
+    cuts: bool = False,
     heuristic_horizon: bool = True,
     mip_start: bool = True,
 ) -> SolveResult:
