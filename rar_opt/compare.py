@@ -8,6 +8,7 @@ whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -76,7 +77,7 @@ def compare(
         if res.status == Status.OPTIMAL and res.makespan is not None:
             reference, kind, optimum = res.makespan, "optimum", res.makespan
         elif res.bound is not None:
-            reference = max(reference, int(-(-res.bound // 1)))  # a proven bound, rounded up
+            reference = max(reference, math.ceil(res.bound - 1e-6))  # a proven bound, rounded up
     spans = {name: _complete(results[name].makespan) for name in names}
     rows = tuple(
         PolicyRow(
