@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import __version__
 from .check import check
 from .errors import InputError
@@ -65,6 +67,7 @@ def emit_simulation(
     as_json: bool,
     extra: dict[str, Any] | None = None,
     claims: bool = False,
+    trace: bool = False,
 ) -> int:
     """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible.
 
@@ -74,6 +77,17 @@ def emit_simulation(
     res = report.result
     out = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
     out["violations"] = [str(v) for v in report.violations]
+    if trace and res.segments:
+        tr = res.trace()
+        out["trace"] = [
+            {
+                "slot": tr.origin + i,
+                "active": [int(j) for j in np.flatnonzero(tr.active[i])],
+                "contention": [int(c) for c in tr.contention[i]],
+                "iterations": [int(v) for v in tr.iterations[i]],
+            }
+            for i in range(len(tr.active))
+        ]
     checks = []
     if claims and res.makespan is not None:
         from dataclasses import asdict
@@ -98,6 +112,8 @@ def emit_simulation(
         emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
         for v in report.violations:
             print(f"violation {v}")
+        for row in out.get("trace", []):
+            print(f"slot {row['slot']}: active {row['active']} c_s {row['contention']} phi {row['iterations']}")
         for c in checks:
             verdict = {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds]
             print(f"claim {c.claim}: {verdict} (margin {c.margin:.4g}; {c.detail})")
@@ -139,7 +155,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         schedule.require_matches(instance)
     except InputError as exc:
         raise exc.in_file(args.schedule) from None
-    return emit_simulation(instance, schedule, args.json)
+    return emit_simulation(instance, schedule, args.json, trace=args.trace)
 
 
 @command("schedule")
@@ -322,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("instance")
     p.add_argument("schedule")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--trace", action="store_true", help="per slot: active jobs, c_s per server, phi per job")
 
     p = sub.add_parser("schedule", help="schedule an instance with a heuristic policy")
     p.add_argument("instance")

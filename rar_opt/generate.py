@@ -130,9 +130,7 @@ def _calibrate(
     return cluster, jobs
 
 
-def paper(
-    seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None, budget: float = 0.15
-) -> Instance:
+def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None, budget: float = 0.15) -> Instance:
     """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers.
 
     ``budget`` is the share of a job's best per-iteration time that contention and

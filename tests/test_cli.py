@@ -189,3 +189,17 @@ def test_solve_time_limit_is_not_an_error(tmp_path) -> None:
     out = run("solve", str(LIB / "tiny-8x4-s19.json"), "--time-limit", "0.001", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["status"] in ("no_solution", "feasible", "optimal")
+
+
+def test_simulate_trace_matches_the_completion(tmp_path) -> None:
+    inst = LIB / "wait-beats-start.json"
+    assert run("schedule", str(inst), "-o", str(tmp_path / "s.json")).returncode == 0
+    out = run("simulate", str(inst), str(tmp_path / "s.json"), "--trace", "--json")
+    data = json.loads(out.stdout)
+    done = [0, 0]
+    for row in data["trace"]:
+        for j in row["active"]:
+            done[j] += row["iterations"][j]
+    iters = [job["iterations"] for job in json.loads(inst.read_text())["jobs"]]
+    assert all(d >= f for d, f in zip(done, iters, strict=True))
+    assert data["trace"][-1]["slot"] == data["makespan"] - 1
