@@ -75,7 +75,7 @@ def emit_simulation(
     checked on this run, Theorem 5 against the best lower bound."""
     report = check(instance, schedule)
     res = report.result
-    out = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
+    out: dict[str, Any] = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
     out["violations"] = [str(v) for v in report.violations]
     if trace and res.segments:
         tr = res.trace()
