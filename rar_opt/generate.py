@@ -20,6 +20,7 @@ The paper gives its physical parameters only through those ranges, so they are
    xi2 = 7.5% * min_j tau_j / (n_max_j - n_min_j), and each job's gradient size m_j is
    chosen so that its worst contention (p = min(J, max O_s) on the most servers) adds
    exactly 7.5% of tau_j to its best ring time. Together: tau_max_j <= 1.15 tau_min_j.
+   (``budget`` changes the 15% for sensitivity studies; the draws stay the same.)
 3. What remains of tau_j after communication, reduction and overhead is compute:
    25% forward (dF_j M_j, M_j drawn from {16, 32, 64, 128}) and 75% backward (dB_j).
 
