@@ -39,12 +39,14 @@ def test_compact_milp_equals_brute_force(inst: Instance) -> None:
 @settings(max_examples=15)
 @given(micro_instances())
 def test_total_completion_objective_equals_brute_force(inst: Instance) -> None:
-    bf = brute_force(inst, _upper(inst) + 2, objective="total")
+    # in a schedule with total completion <= U, job j starts by U - sum_i rho_min_i, since
+    # C_j <= U - sum_{i != j} C_i and C_i >= rho_min_i: so this brute force is complete
+    best_total = min(int(check(inst, run_policy(inst, name)).result.completion.sum()) for name in POLICIES)
+    last_start = best_total - int(inst.bounds.rho_min.sum())
+    bf = brute_force(inst, last_start + 1, objective="total")
     res = solve(inst, objective="total")
     assert res.status == Status.OPTIMAL
-    assert round(res.objective) == sum(res.completion)
-    # brute force starts are capped, so it can only be >= the true optimum
-    assert sum(res.completion) <= bf[0]
+    assert round(res.objective) == sum(res.completion) == bf[0]
 
 
 @settings(max_examples=15)
