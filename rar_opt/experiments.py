@@ -18,6 +18,7 @@ is the paper generator's contention + overhead share (0.15 as in the paper).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import statistics
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
+
+log = logging.getLogger(__name__)
 
 KAPPAS = (1, 2, 4, 8, 10, 16, 32)
 SERVERS = (10, 15, 20)
@@ -116,13 +119,25 @@ def run_experiment(
     if workers < 1 or jobs < 1:
         raise InputError("workers and jobs must be at least 1", where="experiment")
     runs = [dataclasses.replace(r, budget=budget) for r in EXPERIMENTS[name](jobs, seeds)]
+    rows: list[dict[str, Any]] = []
+
+    def progress(row: dict[str, Any]) -> None:
+        rows.append(row)
+        log.info(
+            "%s: %d/%d %s seed %d: makespan %s", name, len(rows), len(runs), row["label"], row["seed"], row["makespan"]
+        )
+
     if workers == 1:
-        return [execute(r) for r in runs]
+        for r in runs:
+            progress(execute(r))
+        return rows
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pin_threads) as pool:
-        return list(pool.map(execute, runs))
+        for row in pool.map(execute, runs):  # results come back in submission order
+            progress(row)
+    return rows
 
 
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
