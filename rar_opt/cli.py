@@ -319,6 +319,25 @@ def _versions() -> dict[str, str]:
     return out
 
 
+@command("plot")
+def cmd_plot(args: argparse.Namespace) -> int:
+    try:
+        import matplotlib  # noqa: F401
+
+        from .plot import plot_schedule
+    except ImportError:
+        print("error: plotting needs matplotlib: pip install 'rar-opt[plot]'", file=sys.stderr)
+        return EXIT_INTERNAL
+    instance = Instance.read(args.instance)
+    schedule = Schedule.read(args.schedule)
+    try:
+        plot_schedule(instance, schedule, args.output)
+    except InputError as exc:
+        raise (exc if exc.file else exc.in_file(args.schedule)) from None
+    print(f"written: {args.output}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
@@ -385,6 +404,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=0.15, help="contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("plot", help="Gantt chart per GPU and contention per server (PNG)")
+    p.add_argument("schedule")
+    p.add_argument("--instance", required=True)
+    p.add_argument("-o", "--output", required=True, help="PNG file to write")
 
     p = sub.add_parser("compare", help="policies side by side, against OPT or a lower bound")
     p.add_argument("instance")

@@ -203,3 +203,16 @@ def test_simulate_trace_matches_the_completion(tmp_path) -> None:
     iters = [job["iterations"] for job in json.loads(inst.read_text())["jobs"]]
     assert all(d >= f for d, f in zip(done, iters, strict=True))
     assert data["trace"][-1]["slot"] == data["makespan"] - 1
+
+
+def test_plot_writes_a_png(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    inst = LIB / "wait-beats-start.json"
+    assert run("schedule", str(inst), "-o", str(tmp_path / "s.json")).returncode == 0
+    out = run("plot", str(tmp_path / "s.json"), "--instance", str(inst), "-o", str(tmp_path / "g.png"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    other = run(
+        "plot", str(tmp_path / "s.json"), "--instance", str(LIB / "tiny-3x2-s12.json"), "-o", str(tmp_path / "x.png")
+    )
+    assert other.returncode == 2 and "schedule is for instance" in other.stderr and not (tmp_path / "x.png").exists()
