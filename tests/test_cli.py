@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rar_opt import Instance, Schedule
+from rar_opt import Instance, Schedule, run_policy
 from rar_opt.generate import tiny
 from rar_opt.gpus import assign_gpu_ids
 
@@ -27,21 +27,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("cli")
     inst = tiny(7)
     inst.write(d / "inst.json")
-    serial, t = [], 0  # jobs one after another on the fewest servers: always feasible
-    for job in inst.jobs:
-        y, need = [0] * inst.num_servers, job.gpus
-        for s in sorted(range(inst.num_servers), key=lambda s: -inst.cluster.servers[s]):
-            y[s] = min(need, inst.cluster.servers[s])
-            need -= y[s]
-        serial.append(y)
-    starts = []
-    for j in range(inst.num_jobs):
-        starts.append(t)
-        probe = Schedule.from_arrays(inst.name, starts + [0] * (inst.num_jobs - j - 1), serial)
-        from rar_opt import simulate
-
-        t = int(simulate(inst, probe).completion[j])
-    good = Schedule.from_arrays(inst.name, starts, serial)
+    good = run_policy(inst, "consolidate")  # feasible: every policy's schedule is (test_algorithms)
     good.write(d / "good.json")
     files = {"dir": d, "inst": d / "inst.json", "good": d / "good.json"}
 
