@@ -213,6 +213,8 @@ def generate(
     """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``."""
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
     if budget is not None and kind != "paper":
         raise InputError("only the paper generator takes a budget", where="budget")
     kwargs = {k: v for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget)) if v is not None}

@@ -202,3 +202,20 @@ def test_plot_writes_a_png(tmp_path) -> None:
         "plot", str(tmp_path / "s.json"), "--instance", str(LIB / "tiny-3x2-s12.json"), "-o", str(tmp_path / "x.png")
     )
     assert other.returncode == 2 and "schedule is for instance" in other.stderr and not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("generate", "tiny", "--seed", "-1"),
+        ("generate", "paper", "--seed", "1", "--servers", "0"),
+        ("generate", "paper", "--seed", "1", "--budget", "-1"),
+        ("schedule", str(LIB / "wait-beats-start.json"), "--policy", "rand", "--seed", "-3"),
+        ("solve", str(LIB / "wait-beats-start.json"), "--time-limit", "-5"),
+        ("solve", str(LIB / "wait-beats-start.json"), "--threads", "-1"),
+        ("experiment", "kappa", "--seeds", "-1"),
+    ],
+)
+def test_bad_numbers_exit_2(args) -> None:
+    out = run(*args)
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr

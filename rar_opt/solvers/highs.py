@@ -175,6 +175,10 @@ def solve(
     form = FORMULATIONS[formulation]
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
+    if threads < 0 or seed < 0:
+        raise InputError(
+            f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: HiGHS decides)", where="solver options"
+        )
     start_schedule = run_policy(instance, warm_start) if warm_start else None
     horizon = None
     if start_schedule is not None and heuristic_horizon and objective == "makespan":
