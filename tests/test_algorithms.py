@@ -108,3 +108,32 @@ def test_too_short_horizon_is_reported(paper_instance: Instance) -> None:
     short = dataclasses.replace(paper_instance, horizon=int(paper_instance.bounds.rho_min.max()))
     with pytest.raises(NoScheduleError, match="within T"):
         sjf_bco(short)
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=60), st.sampled_from(["paper", "tightest"]))
+def test_bisection_rules_on_any_feasibility_pattern(pattern: list[bool], rule: str) -> None:
+    # feasibility in theta need not be monotone; makespans are arbitrary but deterministic
+    from rar_opt.algorithms.engine import Trial, bisect_theta
+
+    def attempt(theta: int) -> Trial | None:
+        if not pattern[theta - 1]:
+            return None
+        z = np.zeros(1, dtype=np.int64)
+        return Trial(z, z.reshape(1, 1), ((),), z, makespan=(theta * 7919) % 13 + 1, max_load=0.0)
+
+    trial, theta, tried = bisect_theta(len(pattern), attempt, rule)
+    assert tried <= len(pattern).bit_length() + 1
+    if trial is None:
+        assert theta is None
+        return
+    assert pattern[theta - 1]
+    if rule == "tightest":  # the theta just below the answer was tried and failed
+        assert theta == 1 or not pattern[theta - 2]
+
+
+@given(tiny_instances())
+def test_tightest_bisection_is_feasible_and_reported(inst: Instance) -> None:
+    sched = sjf_bco(inst, SjfBcoParams(bisection="tightest"))
+    assert check(inst, sched).feasible
+    assert sched.meta["params"]["bisection"] == "tightest"
+    assert sched.meta["max_load"] <= sched.meta["theta"] + 1e-9

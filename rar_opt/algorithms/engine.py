@@ -188,13 +188,20 @@ class ThetaCache:
         return t if isinstance(t, Trial) else None
 
 
-def bisect_theta(horizon: int, attempt: Callable[[int], Trial | None]) -> tuple[Trial | None, int | None, int]:
+def bisect_theta(
+    horizon: int, attempt: Callable[[int], Trial | None], rule: str = "paper"
+) -> tuple[Trial | None, int | None, int]:
     """Alg. 1's bisection over the integer load limit theta in [1, T].
 
-    As the paper analyses it, ``right`` moves down only when the trial at theta improves on
-    the best makespan so far; otherwise ``left`` moves up. Returns (best trial, its theta,
+    ``rule="paper"`` (default), as the paper analyses it: ``right`` moves down only when the
+    trial at theta improves on the best makespan so far; otherwise ``left`` moves up; the
+    result is the best-makespan trial. ``rule="tightest"``: ``right`` moves down whenever
+    the trial is feasible, and the result is the trial at the smallest feasible theta
+    found (the load-balancing reading that Lemma 2 needs). Returns (trial, its theta,
     number of theta values tried).
     """
+    if rule not in ("paper", "tightest"):
+        raise ValueError(f"bisection rule must be 'paper' or 'tightest', got {rule!r}")
     best: Trial | None = None
     best_theta: int | None = None
     left, right, tried = 1, horizon, 0
@@ -202,7 +209,7 @@ def bisect_theta(horizon: int, attempt: Callable[[int], Trial | None]) -> tuple[
         theta = (left + right) // 2
         tried += 1
         trial = attempt(theta)
-        if trial is not None and (best is None or trial.makespan < best.makespan):
+        if trial is not None and (rule == "tightest" or best is None or trial.makespan < best.makespan):
             best, best_theta = trial, theta
             right = theta - 1
         else:

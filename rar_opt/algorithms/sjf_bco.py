@@ -50,6 +50,7 @@ class SjfBcoParams:
     small_rule: str = "printed"  # FA-FFP variant: "printed" or "packing"
     estimator: str = "best"
     reuse_trials: bool = True  # reuse a trial for every theta it provably equals (exact)
+    bisection: str = "paper"  # "paper" (move right only on improvement) or "tightest"
 
     def __post_init__(self) -> None:
         if self.kappas not in ("distinct", "all"):
@@ -62,6 +63,8 @@ class SjfBcoParams:
             raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")
         if self.small_rule not in ("printed", "packing"):
             raise ValueError(f"small_rule must be 'printed' or 'packing', got {self.small_rule!r}")
+        if self.bisection not in ("paper", "tightest"):
+            raise ValueError(f"bisection must be 'paper' or 'tightest', got {self.bisection!r}")
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {self.estimator!r}")
 
@@ -152,7 +155,7 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
                 chosen_kappa[theta] = kappa
         return best
 
-    best, theta, tried = bisect_theta(instance.horizon, attempt)
+    best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection)
     if best is None or theta is None:
         raise NoScheduleError(
             f"SJF-BCO found no schedule that completes within T = {instance.horizon}", where="horizon"
