@@ -170,6 +170,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("lam", args.lam),
             ("small_rule", args.small_rule),
             ("estimator", args.estimator),
+            ("bisection", args.bisection),
         )
         if v is not None
     }
@@ -367,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
     p.add_argument("--estimator", help="rho_hat estimator: best (default), worst, geometric")
+    p.add_argument("--bisection", choices=["paper", "tightest"], help="SJF-BCO: theta bisection rule")
     p.add_argument("-o", "--output", help="schedule file to write")
     p.add_argument("--json", action="store_true")
 

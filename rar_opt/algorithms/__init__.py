@@ -56,6 +56,13 @@ def run_policy(instance: Instance, name: str, *, seed: int = 0, **options: Any) 
     policy = POLICIES[name]
     if policy.params is BaselineParams:
         options = {"seed": seed, **options}
+    known = {f.name for f in dataclasses.fields(policy.params)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(
+            f"{name} does not take {', '.join(unknown)} (its options: {', '.join(sorted(known))})",
+            where="policy options",
+        )
     try:
         params = policy.params(**options)
     except (TypeError, ValueError) as exc:
