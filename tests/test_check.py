@@ -132,3 +132,17 @@ def test_every_violation_is_reported_not_just_the_first(two_server_contention: I
     names = check(inst, bad).names()
     assert {"start_in_horizon", "gang_size", "server_capacity"} <= names
     assert len(check(inst, bad).violations) >= 4
+
+
+def test_planted_stall_is_reported_not_looped_on() -> None:
+    from rar_opt import Cluster, Job
+
+    # p_worst = min(J, max O_s) = 1 keeps the instance valid; three split rings squeezed
+    # onto two 1-GPU servers (a capacity violation) see p = 3 and cannot finish an iteration
+    cluster = Cluster(servers=(1, 1), b_inter=1.0, b_intra=10.0, alpha=1.0, xi2=0.0)
+    jobs = tuple(Job(f"j{j}", gpus=2, iterations=4, grad_size=0.5, bwd_time=0.2) for j in range(3))
+    inst = Instance("stall", 60, cluster, jobs)
+    sched = Schedule.from_arrays(inst.name, [0, 0, 0], [[1, 1]] * 3)
+    report = check(inst, sched)
+    assert {"job_stalls", "server_capacity"} <= report.names()
+    assert report.result.makespan is None and report.result.stalled.all()
