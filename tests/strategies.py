@@ -16,6 +16,19 @@ from rar_opt import Cluster, InputError, Instance, Job, Schedule, check
 from rar_opt.generate import tiny
 
 
+def serial_horizon_instance(name: str, cluster: Cluster, jobs, max_horizon: int | None = None) -> Instance:
+    """The instance with horizon = sum of worst execution times (running the jobs one after
+    another always fits); hypothesis rejects jobs that could stall and too long horizons."""
+    try:
+        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
+    except InputError:  # a job that could stall: not a valid instance
+        reject()
+    horizon = int(probe.bounds.rho_max.sum())
+    if max_horizon is not None and horizon > max_horizon:
+        reject()
+    return Instance(name=name, horizon=horizon, cluster=cluster, jobs=tuple(jobs))
+
+
 @st.composite
 def tiny_instances(draw: st.DrawFn, max_jobs: int = 6, max_servers: int = 4) -> Instance:
     """Tiny instances: from the ``tiny`` generator, or built field by field."""
@@ -49,11 +62,7 @@ def tiny_instances(draw: st.DrawFn, max_jobs: int = 6, max_servers: int = 4) -> 
                 bwd_time=draw(st.sampled_from([0.1, 0.125, 0.2, 0.25, 1 / 3, 0.3])),
             )
         )
-    try:
-        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
-    except InputError:  # a job that could stall: not a valid instance
-        reject()
-    return Instance(name="h", horizon=int(probe.bounds.rho_max.sum()), cluster=cluster, jobs=tuple(jobs))
+    return serial_horizon_instance("h", cluster, jobs)
 
 
 @st.composite
@@ -179,14 +188,7 @@ def micro_instances(draw: st.DrawFn) -> Instance:
                 bwd_time=draw(st.sampled_from([0.15, 0.2, 0.25, 1 / 3])),
             )
         )
-    try:
-        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
-    except InputError:
-        reject()
-    horizon = int(probe.bounds.rho_max.sum())
-    if horizon > 12:
-        reject()
-    return Instance(name="micro", horizon=horizon, cluster=cluster, jobs=tuple(jobs))
+    return serial_horizon_instance("micro", cluster, jobs, max_horizon=12)
 
 
 @st.composite
@@ -212,8 +214,4 @@ def communication_heavy_instances(draw: st.DrawFn) -> Instance:
         )
         for j in range(draw(st.integers(2, 5)))
     )
-    try:
-        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=jobs)
-    except InputError:
-        reject()
-    return Instance(name="heavy", horizon=int(probe.bounds.rho_max.sum()), cluster=cluster, jobs=jobs)
+    return serial_horizon_instance("heavy", cluster, jobs)
