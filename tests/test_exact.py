@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -75,16 +76,21 @@ def test_every_component_has_a_doc() -> None:
         assert comp.doc, comp.name
 
 
+LIBRARY = Path(__file__).resolve().parent.parent / "instances"
+
+
 def test_time_limit_without_incumbent_is_a_status() -> None:
-    inst = tiny(2)
+    # an 8-job instance HiGHS needs about a second for, stopped after a millisecond
+    inst = Instance.read(LIBRARY / "tiny-8x4-s19.json")
     res = solve(inst, time_limit=0.001)
     assert res.status in (Status.NO_SOLUTION, Status.FEASIBLE)
+    assert res.message == "" and res.termination
     if res.status == Status.NO_SOLUTION:
-        assert res.schedule is None and res.makespan is None
+        assert res.schedule is None and res.makespan is None and res.objective is None
 
 
 def test_time_limit_with_incumbent_keeps_the_warm_start() -> None:
-    inst = tiny(2)
+    inst = Instance.read(LIBRARY / "tiny-8x4-s19.json")
     res = solve(inst, time_limit=0.001, warm_start="ls")
     assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert res.schedule is not None and check(inst, res.schedule).feasible
@@ -141,11 +147,10 @@ def test_nonconvex_model_rejects_a_wrong_completion(inst: Instance) -> None:
 @pytest.mark.parametrize("name", ["wait-beats-start", "tiny-3x2-s12", "tiny-4x2-s13"])
 def test_scip_solves_the_nonconvex_model_to_the_proven_optimum(name: str) -> None:
     pytest.importorskip("pyscipopt")
-    from pathlib import Path
 
     from rar_opt.solvers.scip import solve_nonconvex
 
-    inst = Instance.read(Path(__file__).resolve().parent.parent / "instances" / f"{name}.json")
+    inst = Instance.read(LIBRARY / f"{name}.json")
     res = solve_nonconvex(inst, time_limit=120)
     assert res.status == Status.OPTIMAL
     assert res.makespan == inst.meta["known_optimum"] == round(res.objective)
