@@ -39,7 +39,9 @@ Options: objective ``makespan`` or ``total`` (sum of completion times); ``symmet
 (identical jobs start in index order; identical servers are ordered by a column key,
 both valid because permuting identical jobs or servers maps schedules to schedules with
 equal objective); ``horizon`` to use fewer slots than the instance's T (for example a
-heuristic's makespan, which every optimal schedule meets).
+heuristic's makespan, which every optimal schedule meets); ``cuts`` for valid
+inequalities from the jobs' best execution times (off by default: measured slower, see
+docs/exactness.md); ``max_cells`` to refuse models too large to build quickly.
 """
 
 from __future__ import annotations
