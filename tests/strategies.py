@@ -163,55 +163,72 @@ def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 
 
 
 @st.composite
-def micro_instances(draw: st.DrawFn) -> Instance:
-    """2-3 jobs on 1-3 small servers with execution times of a few slots: brute-forceable."""
-    servers = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+def _ranged_instances(
+    draw: st.DrawFn,
+    name: str,
+    max_gpus: int,
+    max_servers: int,
+    b_intra: list[float],
+    alpha: list[float],
+    jobs: tuple[int, int],
+    max_job: int,
+    iterations: tuple[int, int],
+    grad: list[float],
+    bwd: list[float],
+    max_horizon: int | None = None,
+) -> Instance:
+    """Small instances with the given ranges (b_inter = 1, C = 50, xi1 = 1)."""
+    servers = tuple(draw(st.lists(st.integers(1, max_gpus), min_size=1, max_size=max_servers)))
     cluster = Cluster(
         servers=servers,
         b_inter=1.0,
-        b_intra=draw(st.sampled_from([1.5, 4.0, 10.0])),
+        b_intra=draw(st.sampled_from(b_intra)),
         reduce_speed=50.0,
-        alpha=draw(st.sampled_from([0.0, 0.5, 1.0])),
+        alpha=draw(st.sampled_from(alpha)),
         xi1=1.0,
         xi2=draw(st.sampled_from([0.0, 0.02])),
     )
-    jobs = []
-    for j in range(draw(st.integers(2, 3))):
-        jobs.append(
-            Job(
-                name=f"j{j}",
-                gpus=draw(st.integers(1, min(sum(servers), 3))),
-                iterations=draw(st.integers(1, 8)),
-                grad_size=draw(st.sampled_from([0.0, 0.02, 0.05, 0.08])),
-                batch_size=1,
-                fwd_time=0.0,
-                bwd_time=draw(st.sampled_from([0.15, 0.2, 0.25, 1 / 3])),
-            )
-        )
-    return serial_horizon_instance("micro", cluster, jobs, max_horizon=12)
-
-
-@st.composite
-def communication_heavy_instances(draw: st.DrawFn) -> Instance:
-    """Small instances where communication dominates: estimates and truth drift apart."""
-    servers = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
-    cluster = Cluster(
-        servers=servers,
-        b_inter=1.0,
-        b_intra=draw(st.sampled_from([2.0, 10.0, 50.0])),
-        reduce_speed=50.0,
-        alpha=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
-        xi1=1.0,
-        xi2=draw(st.sampled_from([0.0, 0.02])),
-    )
-    jobs = tuple(
+    job_list = tuple(
         Job(
             name=f"j{j}",
-            gpus=draw(st.integers(1, min(sum(servers), 4))),
-            iterations=draw(st.integers(5, 30)),
-            grad_size=draw(st.sampled_from([0.1, 0.05, 0.02])),
-            bwd_time=draw(st.sampled_from([0.02, 0.05, 0.1])),
+            gpus=draw(st.integers(1, min(sum(servers), max_job))),
+            iterations=draw(st.integers(*iterations)),
+            grad_size=draw(st.sampled_from(grad)),
+            bwd_time=draw(st.sampled_from(bwd)),
         )
-        for j in range(draw(st.integers(2, 5)))
+        for j in range(draw(st.integers(*jobs)))
     )
-    return serial_horizon_instance("heavy", cluster, jobs)
+    return serial_horizon_instance(name, cluster, job_list, max_horizon=max_horizon)
+
+
+def micro_instances() -> st.SearchStrategy[Instance]:
+    """2-3 jobs on 1-3 small servers with execution times of a few slots: brute-forceable."""
+    return _ranged_instances(
+        "micro",
+        3,
+        3,
+        [1.5, 4.0, 10.0],
+        [0.0, 0.5, 1.0],
+        (2, 3),
+        3,
+        (1, 8),
+        [0.0, 0.02, 0.05, 0.08],
+        [0.15, 0.2, 0.25, 1 / 3],
+        max_horizon=12,
+    )
+
+
+def communication_heavy_instances() -> st.SearchStrategy[Instance]:
+    """Small instances where communication dominates: estimates and truth drift apart."""
+    return _ranged_instances(
+        "heavy",
+        4,
+        4,
+        [2.0, 10.0, 50.0],
+        [0.0, 0.5, 1.0, 2.0],
+        (2, 5),
+        4,
+        (5, 30),
+        [0.1, 0.05, 0.02],
+        [0.02, 0.05, 0.1],
+    )
