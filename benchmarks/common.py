@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import platform
 import statistics
 import time
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rar_opt.provenance import versions
+
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version(), "machine": platform.machine()}
-    for dist in ("rar-opt", "numpy", "pyomo", "highspy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
 
 
 def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.2) -> tuple[float, Any]:

@@ -23,6 +23,7 @@ from .check import check
 from .errors import InputError
 from .generate import GENERATORS, generate
 from .instance import Instance
+from .provenance import versions
 from .schedule import Schedule
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
@@ -292,7 +293,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "budget": args.budget,
         "workers": args.workers,
         "wall_s": round(time.perf_counter() - began, 3),
-        "versions": _versions(),
+        "versions": versions(),
         "summary": summary,
         "runs": rows,
     }
@@ -306,18 +307,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             ("configuration", "runs", "failed", "mean makespan", "mean avg JCT"),
         )
     return EXIT_OK
-
-
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"rar-opt": __version__}
-    for dist in ("numpy", "pyomo", "highspy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
 
 
 @command("plot")

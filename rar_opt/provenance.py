@@ -1,0 +1,19 @@
+"""What a result depends on: the versions every result file records."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+
+def versions() -> dict[str, str]:
+    """Python, machine, and the versions of rar-opt and the libraries results depend on."""
+    from . import __version__
+
+    out = {"python": platform.python_version(), "machine": platform.machine(), "rar-opt": __version__}
+    for dist in ("numpy", "pyomo", "highspy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
