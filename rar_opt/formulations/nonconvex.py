@@ -46,8 +46,6 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
     fixed = [float(v) for v in tm.fixed_time]
     f = CONTENTION_FUNCTIONS[c.contention]
     b = instance.bounds
-    p_top = b.p_worst
-    k_top = max(1.0, c.xi1 * p_top)
     phi_top = [int(v) for v in b.phi_max]
 
     m = pyo.ConcreteModel(name=f"rar-ddls[{instance.name}]")
@@ -83,7 +81,7 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
     m.B = pyo.Var(
         m.J,
         m.T,
-        bounds=(c.b_inter / float(f(np.array(max(k_top, c.xi1 * n_jobs)), c.alpha)), max(c.b_inter, c.b_intra)),
+        bounds=(float(tm.bandwidth(np.array(n_jobs), np.array(2))), max(c.b_inter, c.b_intra)),  # p <= J
         doc="bottleneck bandwidth B_j[t]",
     )
     m.tau = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals, doc="(8) per-iteration time tau_j[t]")
