@@ -17,15 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import jsonio as jio
 from .errors import InputError
-
-if TYPE_CHECKING:
-    from .timemodel import JobBounds, TimeModel
+from .timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
 
 INSTANCE_FORMAT = "rar-opt/instance"
 INSTANCE_VERSION = 1
@@ -35,8 +33,10 @@ INSTANCE_VERSION = 1
 class Cluster:
     """Servers and the physical constants of the time model.
 
-    ``servers[s]`` is O_s, the number of identical GPUs of server s. ``contention`` names
-    the contention function f (see :mod:`rar_opt.timemodel`); ``alpha`` is its parameter.
+    ``servers[s]`` is O_s, the number of identical GPUs of server s. ``contention`` is the
+    contention function f, a :class:`~rar_opt.timemodel.Contention` value (a registered
+    name such as ``"linear"`` is accepted and resolved on construction); ``alpha`` is its
+    parameter.
     """
 
     servers: tuple[int, ...]
@@ -46,11 +46,9 @@ class Cluster:
     alpha: float = 0.5
     xi1: float = 1.0
     xi2: float = 0.0
-    contention: str = "linear"
+    contention: Contention = LINEAR
 
     def __post_init__(self) -> None:
-        from .timemodel import CONTENTION_FUNCTIONS
-
         servers = jio.check_list(self.servers, "servers", min_len=1)
         object.__setattr__(
             self,
@@ -62,10 +60,22 @@ class Cluster:
         object.__setattr__(self, "alpha", jio.check_real(self.alpha, "alpha", lo=0.0))
         object.__setattr__(self, "xi1", jio.check_real(self.xi1, "xi1", lo=0.0, hi=1.0, lo_open=True))
         object.__setattr__(self, "xi2", jio.check_real(self.xi2, "xi2", lo=0.0))
-        jio.check_str(self.contention, "contention")
-        if self.contention not in CONTENTION_FUNCTIONS:
-            known = ", ".join(sorted(CONTENTION_FUNCTIONS))
-            raise InputError(f"unknown contention function {self.contention!r} (known: {known})", where="contention")
+        if isinstance(self.contention, str):
+            if self.contention not in CONTENTION_FUNCTIONS:
+                known = ", ".join(sorted(CONTENTION_FUNCTIONS))
+                raise InputError(
+                    f"unknown contention function {self.contention!r} (known: {known})", where="contention"
+                )
+            object.__setattr__(self, "contention", CONTENTION_FUNCTIONS[self.contention])
+        elif not isinstance(self.contention, Contention):
+            raise InputError(
+                f"must be a registered name or a Contention value, got {type(self.contention).__name__}",
+                where="contention",
+            )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the cached capacity array is rebuilt (read-only) after unpickling
+        return {k: v for k, v in self.__dict__.items() if k != "capacity"}
 
     @property
     def num_servers(self) -> int:
@@ -90,7 +100,7 @@ class Cluster:
             "alpha": self.alpha,
             "xi1": self.xi1,
             "xi2": self.xi2,
-            "contention": self.contention,
+            "contention": self.contention.name,
         }
 
     @classmethod
@@ -137,18 +147,6 @@ class Job:
         keys = ("name", "gpus", "iterations", "grad_size", "batch_size", "fwd_time", "bwd_time")
         d = jio.expect_object(data, required=keys)
         return cls(**{k: d[k] for k in keys})
-
-
-@dataclass(frozen=True)
-class JobArrays:
-    """The jobs' fields as read-only numpy arrays (index j = job j)."""
-
-    gpus: np.ndarray
-    iterations: np.ndarray
-    grad_size: np.ndarray
-    batch_size: np.ndarray
-    fwd_time: np.ndarray
-    bwd_time: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -224,10 +222,8 @@ class Instance:
 
     @cached_property
     def time_model(self) -> TimeModel:
-        """The one implementation of the time model (model.md section 3) for this instance."""
-        from .timemodel import TimeModel
-
-        return TimeModel(self)
+        """The one implementation of the time model (docs/model.md section 3) for this instance."""
+        return TimeModel(self.cluster, self.arrays)
 
     @cached_property
     def bounds(self) -> JobBounds:

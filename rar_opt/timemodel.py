@@ -1,4 +1,4 @@
-"""The per-slot time model (model.md section 3; paper eq. (6)-(9)), implemented once.
+"""The per-slot time model (docs/model.md section 3; paper eq. (6)-(9)), implemented once.
 
 Everything in rar-opt that needs a speed (the simulator, the list-scheduling engine, the
 coefficients of the exact formulations, the bounds) calls this module. All functions are
@@ -22,14 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .instance import Instance
-
-ContentionFunction = Callable[[np.ndarray, float], np.ndarray]
+ContentionFunction = Callable[[Any, float], Any]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
 
 
@@ -43,23 +40,90 @@ def power_contention(k: Any, alpha: float) -> Any:
     return k ** (1.0 + alpha)
 
 
-# the functions take numpy arrays or Pyomo expressions alike (the nonconvex model uses them)
-CONTENTION_FUNCTIONS: dict[str, ContentionFunction] = {"linear": linear_contention, "power": power_contention}
+@dataclass(frozen=True)
+class Contention:
+    """A contention function f as a value that travels with the cluster.
+
+    ``fn`` must be a module-level function (so that pickling sends it by reference and a
+    worker process gets the same function without any registration); ``name`` is what an
+    instance file stores. ``Contention(name, fn)`` checks ``fn`` on a grid: f(1) = 1 and f
+    non-decreasing. Calling the value evaluates f(k, alpha); it takes numpy arrays and
+    Pyomo expressions alike (the nonconvex model uses it on variables).
+    """
+
+    name: str
+    fn: ContentionFunction
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a contention function needs a non-empty name, got {self.name!r}")
+        k = np.linspace(1.0, 64.0, 253)
+        values = np.asarray(self.fn(k, 0.5), dtype=float)
+        if abs(values[0] - 1.0) > 1e-12 or np.any(np.diff(values) < -1e-12):
+            raise ValueError(f"contention function {self.name!r} must have f(1) = 1 and be non-decreasing")
+
+    def __call__(self, k: Any, alpha: float) -> Any:
+        return self.fn(k, alpha)
+
+
+LINEAR = Contention("linear", linear_contention)
+POWER = Contention("power", power_contention)
+
+CONTENTION_FUNCTIONS: dict[str, Contention] = {c.name: c for c in (LINEAR, POWER)}
+"""The names an instance file may use for ``cluster.contention``. Only JSON reading and
+writing consult it: a cluster holds the :class:`Contention` value itself."""
 
 FLOOR_RTOL = 1e-9
 """Relative tolerance of the robust floor in (9)."""
 
 
-def register_contention(name: str, fn: ContentionFunction) -> None:
-    """Make a contention function available under ``name`` (for ``Cluster.contention``).
+def register_contention(name: str, fn: ContentionFunction) -> Contention:
+    """Make ``fn`` readable from instance files as ``"contention": name``; returns the value.
 
-    The function is checked on a grid: f(1) must be 1 and f must be non-decreasing.
+    Registration matters only for reading JSON in this process: a cluster built in one
+    process carries its function to worker processes by itself. Re-registering a name
+    with another function is an error (a file would silently change meaning).
     """
-    k = np.linspace(1.0, 64.0, 253)
-    values = np.asarray(fn(k, 0.5), dtype=float)
-    if abs(values[0] - 1.0) > 1e-12 or np.any(np.diff(values) < -1e-12):
-        raise ValueError(f"contention function {name!r} must have f(1) = 1 and be non-decreasing")
-    CONTENTION_FUNCTIONS[name] = fn
+    value = Contention(name, fn)
+    known = CONTENTION_FUNCTIONS.get(name)
+    if known is not None and known != value:
+        raise ValueError(f"contention function {name!r} is already registered with another function")
+    CONTENTION_FUNCTIONS[name] = value
+    return value
+
+
+def unregister_contention(name: str) -> None:
+    """Forget a name registered with :func:`register_contention` (the built-ins stay)."""
+    if name in (LINEAR.name, POWER.name):
+        raise ValueError(f"{name!r} is built in and cannot be unregistered")
+    CONTENTION_FUNCTIONS.pop(name, None)
+
+
+class ClusterData(Protocol):
+    """What the time model reads of a cluster (:class:`rar_opt.instance.Cluster` has it)."""
+
+    @property
+    def capacity(self) -> np.ndarray: ...
+
+    b_inter: float
+    b_intra: float
+    reduce_speed: float
+    alpha: float
+    xi1: float
+    xi2: float
+    contention: Contention
+
+
+@dataclass(frozen=True)
+class JobArrays:
+    """The jobs' fields as read-only numpy arrays (index j = job j)."""
+
+    gpus: np.ndarray
+    iterations: np.ndarray
+    grad_size: np.ndarray
+    batch_size: np.ndarray
+    fwd_time: np.ndarray
+    bwd_time: np.ndarray
 
 
 NEVER = np.iinfo(np.int64).max // 4
@@ -103,16 +167,18 @@ class JobBounds:
 
 
 class TimeModel:
-    """The time model of one instance. Cheap to build; cached on ``Instance.time_model``."""
+    """The time model of a cluster and its jobs. Cheap to build; cached on ``Instance.time_model``.
 
-    def __init__(self, instance: Instance) -> None:
-        c = instance.cluster
-        a = instance.arrays
-        self.instance = instance
+    It reads plain data only (the cluster's constants and capacities, the jobs' arrays),
+    so it sits below the data model and imports nothing from it.
+    """
+
+    def __init__(self, cluster: ClusterData, jobs: JobArrays) -> None:
+        c, a = cluster, jobs
         self.capacity = c.capacity
         self.gpus = a.gpus
         self.iterations = a.iterations
-        self._f = CONTENTION_FUNCTIONS[c.contention]
+        self._f = c.contention
         self._alpha = c.alpha
         self._b_inter = c.b_inter
         self._b_intra = c.b_intra
@@ -184,10 +250,11 @@ class TimeModel:
         return n_min.astype(np.int64), n_max.astype(np.int64)
 
     def p_worst(self) -> int:
-        """The largest contention count a job can see: min(J, max_s O_s) (model.md s. 3)."""
+        """The largest contention count a job can see: min(J, max_s O_s) (docs/model.md section 3)."""
         return int(min(len(self.gpus), int(self.capacity.max())))
 
     def job_bounds(self) -> JobBounds:
+        """Each job's extremes over every feasible span and contention level (:class:`JobBounds`)."""
         n_min, n_max = self.span_range()
         n_grid = np.arange(1, len(self.capacity) + 1)
         feasible = (n_grid[None, :] >= n_min[:, None]) & (n_grid[None, :] <= n_max[:, None])

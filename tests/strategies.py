@@ -125,7 +125,7 @@ def reference_tau(instance: Instance, j: int, p: int, n: int) -> float:
     g = job.gpus
     if n >= 2:
         k = max(1.0, c.xi1 * p)
-        f = k + c.alpha * (k - 1) if c.contention == "linear" else k ** (1 + c.alpha)
+        f = k + c.alpha * (k - 1) if c.contention.name == "linear" else k ** (1 + c.alpha)
         bw = c.b_inter / f
     else:
         bw = c.b_intra

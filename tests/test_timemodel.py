@@ -6,7 +6,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.timemodel import CONTENTION_FUNCTIONS, register_contention, robust_floor_inverse
+from rar_opt.errors import InputError
+from rar_opt.timemodel import (
+    CONTENTION_FUNCTIONS,
+    Contention,
+    linear_contention,
+    register_contention,
+    robust_floor_inverse,
+    unregister_contention,
+)
 
 from .strategies import reference_tau, tiny_instances
 
@@ -78,12 +86,54 @@ def test_arrays_are_read_only(paper_instance: Instance) -> None:
         paper_instance.cluster.capacity[0] = 3
 
 
-def test_contention_registry_is_pluggable() -> None:
-    register_contention("quadratic-test", lambda k, a: k * k)
-    cluster = Cluster(servers=(2, 2), xi2=0.0, contention="quadratic-test")
-    inst = Instance("q", 100, cluster, (Job("a", 4, 5, grad_size=0.05, bwd_time=0.1),))
+def square_contention(k, alpha):
+    """A custom contention function for the tests: f(k) = k^2 (module level: picklable)."""
+    return k * k
+
+
+def _custom_instance() -> Instance:
+    cluster = Cluster(servers=(2, 2), xi2=0.0, contention=Contention("square-test", square_contention))
+    return Instance("q", 100, cluster, (Job("a", 4, 5, grad_size=0.05, bwd_time=0.1),))
+
+
+def test_custom_contention_is_a_value_on_the_cluster() -> None:
+    inst = _custom_instance()
     tau2 = inst.time_model.tau(np.array([2]), np.array([2]), np.array([0]))[0]
+    # hand-derived: ring 2 m (G-1)/G / (b_inter / f(2)) with f(2) = 4, plus reduction and backward
     assert tau2 == pytest.approx(2 * 0.05 * 0.75 * 4 + 0.05 * 0.75 / 50 + 0.1)
-    with pytest.raises(ValueError):
-        register_contention("bad", lambda k, a: k - 1)
-    del CONTENTION_FUNCTIONS["quadratic-test"]
+    with pytest.raises(ValueError, match="f\\(1\\) = 1"):
+        Contention("bad", lambda k, a: k - 1)
+
+
+def test_registered_name_reads_from_json_and_unregisters() -> None:
+    inst = _custom_instance()
+    data = inst.to_dict()
+    assert data["cluster"]["contention"] == "square-test"
+    with pytest.raises(InputError, match="unknown contention function 'square-test'"):
+        Instance.from_dict(data)
+    register_contention("square-test", square_contention)
+    try:
+        assert Instance.from_dict(data).cluster == inst.cluster
+        with pytest.raises(ValueError, match="already registered"):
+            register_contention("square-test", linear_contention)
+    finally:
+        unregister_contention("square-test")
+    assert "square-test" not in CONTENTION_FUNCTIONS
+
+
+def _phi_table_in_worker(inst: Instance) -> list:
+    return inst.time_model.phi_table(p_max=4).tolist()
+
+
+def test_custom_contention_survives_a_spawned_worker() -> None:
+    """No registration in the worker: the function travels with the cluster."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    inst = _custom_instance()
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        remote = pool.submit(_phi_table_in_worker, inst).result()
+    assert remote == inst.time_model.phi_table(p_max=4).tolist()
+    # and the table really depends on the custom f: the linear model gives another one
+    linear = Instance("q", 100, Cluster(servers=(2, 2), xi2=0.0), inst.jobs)
+    assert remote != linear.time_model.phi_table(p_max=4).tolist()

@@ -28,7 +28,7 @@ import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..schedule import Schedule
-from ..timemodel import CONTENTION_FUNCTIONS, FLOOR_RTOL
+from ..timemodel import FLOOR_RTOL
 from .values import slot_values
 
 
@@ -44,7 +44,7 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
     iters = [int(f) for f in arr.iterations]
     ring = [float(v) for v in tm.ring_volume]
     fixed = [float(v) for v in tm.fixed_time]
-    f = CONTENTION_FUNCTIONS[c.contention]
+    f = c.contention
     b = instance.bounds
     phi_top = [int(v) for v in b.phi_max]
 
