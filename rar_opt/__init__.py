@@ -8,16 +8,15 @@ Model and algorithms: M. Yu, B. Ji, H. Rajan, J. Liu, "On Scheduling Ring-All-Re
 Learning Jobs in Multi-Tenant GPU Clusters with Communication Contention", ACM MobiHoc 2022.
 """
 
+from ._version import __version__
 from .algorithms import POLICIES, run_policy
 from .check import CheckReport, Violation, check
-from .errors import InputError, RarOptWarning, ScheduleMismatchError
+from .errors import InputError, ScheduleMismatchError
 from .generate import generate
 from .instance import Cluster, Instance, Job
 from .schedule import Schedule
 from .simulate import SimResult, simulate
 from .timemodel import TimeModel
-
-__version__ = "0.1.0"
 
 __all__ = [
     "POLICIES",
@@ -26,7 +25,6 @@ __all__ = [
     "InputError",
     "Instance",
     "Job",
-    "RarOptWarning",
     "Schedule",
     "ScheduleMismatchError",
     "SimResult",

@@ -46,7 +46,7 @@ def load_bound(instance: Instance, max_start: int, time_limit: float | None = 60
     best = right
     while left <= right:
         theta = (left + right) // 2
-        status, _, _ = solve_model(enumerative.build_load(instance, enumerated, theta), time_limit=time_limit)
+        status = solve_model(enumerative.build_load(instance, enumerated, theta), time_limit=time_limit).status
         if status in (Status.OPTIMAL, Status.FEASIBLE):
             best, right = theta, theta - 1
         elif status == Status.INFEASIBLE:

@@ -1,4 +1,4 @@
-"""The schedule checker: every violated constraint, by name (model.md section 2).
+"""The schedule checker: every violated constraint, by name (docs/model.md section 2).
 
 Constraint names (stable; tests and users may rely on them):
 

@@ -18,13 +18,20 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
+from .algorithms import POLICIES
+from .algorithms.estimators import ESTIMATORS
 from .check import check
 from .errors import InputError
+from .experiments import EXPERIMENTS
+from .formulations import FORMULATIONS
+from .formulations.base import OBJECTIVES
 from .generate import GENERATORS, generate
 from .instance import Instance
+from .models import EXPORT_FORMATS
 from .provenance import versions
 from .schedule import Schedule
+from .solvers.registry import BACKENDS
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -188,33 +195,37 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 @command("solve")
 def cmd_solve(args: argparse.Namespace) -> int:
     from .solvers import Status, solve
-    from .solvers.scip import solve_nonconvex
 
     instance = Instance.read(args.instance)
-    formulation, objective, symmetry = args.formulation, args.objective, not args.no_symmetry
+    formulation = args.formulation or "compact"
+    options: dict[str, Any] = {}
     if args.model:
         from .models import ModelSpec
 
         spec = ModelSpec.read(args.model)
-        formulation = spec.formulation
-        objective = spec.options.get("objective", objective)
-        symmetry = spec.options.get("symmetry", symmetry)
-    try:
-        if formulation == "nonconvex":
-            res = solve_nonconvex(instance, time_limit=args.time_limit, seed=args.seed)
-        else:
-            res = solve(
-                instance,
-                formulation=formulation,
-                time_limit=args.time_limit,
-                warm_start=args.warm_start,
-                threads=args.threads,
-                seed=args.seed,
-                objective=objective,
-                symmetry=symmetry,
+        if args.formulation and args.formulation != spec.formulation:
+            raise InputError(
+                f"--formulation {args.formulation} contradicts the spec's {spec.formulation!r}", where="formulation"
             )
+        formulation, options = spec.formulation, dict(spec.options)
+    options.update(_parse_options(args.option))
+    if args.objective is not None:
+        options["objective"] = args.objective
+    if args.symmetry is not None:
+        options["symmetry"] = args.symmetry
+    try:
+        res = solve(
+            instance,
+            formulation,
+            backend=args.backend,
+            time_limit=args.time_limit,
+            warm_start=args.warm_start,
+            threads=args.threads,
+            seed=args.seed,
+            **options,
+        )
     except InputError as exc:
-        raise (exc if exc.file else exc.in_file(args.instance)) from None
+        raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     if args.output and res.schedule is not None:
         res.schedule.write(args.output)
     out = {"instance": instance.name, **res.summary()}
@@ -236,6 +247,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs of formulation options; VALUE is JSON (true, 40, "total") or a word."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", where="--option")
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key] = text
+    return out
 
 
 @command("export")
@@ -351,44 +376,56 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schedule", help="schedule an instance with a heuristic policy")
     p.add_argument("instance")
-    p.add_argument("--policy", default="sjf-bco", help="sjf-bco (default), ff, ls, rand, consolidate, sjf-oblivious")
+    p.add_argument("--policy", default="sjf-bco", choices=list(POLICIES), help="default sjf-bco")
     p.add_argument("--seed", type=int, default=0, help="seed of randomised policies (default 0)")
     p.add_argument("--kappa", type=int, help="SJF-BCO: fixed kappa instead of the loop")
     p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
-    p.add_argument("--estimator", help="rho_hat estimator: best (default), worst, geometric")
+    p.add_argument("--estimator", choices=list(ESTIMATORS), help="rho_hat estimator (default best)")
     p.add_argument("--bisection", choices=["paper", "tightest"], help="SJF-BCO: theta bisection rule")
     p.add_argument("-o", "--output", help="schedule file to write")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("solve", help="solve an instance exactly (MILP + HiGHS)")
+    p = sub.add_parser("solve", help="solve an instance exactly (default: the compact MILP with HiGHS)")
     p.add_argument("instance")
     p.add_argument(
         "--formulation",
-        default="compact",
-        choices=["compact", "enumerative", "nonconvex"],
-        help="compact (default, exact MILP), enumerative (paper's ILP, tiny only), "
-        "nonconvex (SCIP, needs the minlp extra)",
+        choices=list(FORMULATIONS),
+        help="; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values()),
     )
-    p.add_argument("--model", help="a model spec from models/ (overrides --formulation and its options)")
+    p.add_argument("--backend", choices=list(BACKENDS), help="solver (default: highs for MILPs, scip for nonconvex)")
+    p.add_argument("--model", help="a model spec from models/: its formulation and every option")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a formulation option (repeatable), e.g. horizon=40, cuts=true; overrides the spec",
+    )
     p.add_argument("--time-limit", type=float, help="seconds; the best schedule found so far is kept")
-    p.add_argument("--warm-start", metavar="POLICY", help="MIP start (and horizon) from a heuristic, e.g. sjf-bco")
-    p.add_argument("--objective", choices=["makespan", "total"], default="makespan")
-    p.add_argument("--no-symmetry", action="store_true", help="no symmetry-breaking rows")
+    p.add_argument(
+        "--warm-start",
+        metavar="POLICY",
+        choices=list(POLICIES),
+        help="MIP start (and horizon) from a heuristic: " + ", ".join(POLICIES),
+    )
+    p.add_argument("--objective", choices=list(OBJECTIVES), help="shortcut for --option objective=...")
+    p.add_argument(
+        "--symmetry", action=argparse.BooleanOptionalAction, help="symmetry-breaking rows (compact; default on)"
+    )
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0, help="HiGHS random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="write a formulation of an instance as LP, MPS or NL")
     p.add_argument("instance")
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
-    p.add_argument("--format", required=True, choices=["lp", "mps", "nl"])
+    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("experiment", help="the paper's sweeps: policies, kappa, servers, lambda")
-    p.add_argument("name", choices=["policies", "kappa", "servers", "lambda"])
+    p.add_argument("name", choices=list(EXPERIMENTS))
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--jobs", type=int, default=160, help="jobs per instance (Philly mix scaled; default 160)")
@@ -409,12 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
 
-    for extend in PARSER_EXTENSIONS:
-        extend(sub)
     return parser
-
-
-PARSER_EXTENSIONS: list[Callable[[Any], None]] = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:

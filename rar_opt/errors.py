@@ -1,4 +1,4 @@
-"""Errors and warnings of rar-opt.
+"""Errors of rar-opt.
 
 Every problem with user input is an :class:`InputError`. It carries the place it was
 found (a file, and a field path such as ``jobs[3].gpus``) so that the message tells the
@@ -47,7 +47,3 @@ class ScheduleMismatchError(InputError):
 
 class NoScheduleError(InputError):
     """A heuristic found no schedule that completes within the instance's horizon."""
-
-
-class RarOptWarning(UserWarning):
-    """Base class of the warnings rar-opt emits."""

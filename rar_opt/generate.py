@@ -1,8 +1,8 @@
 """Seeded, deterministic instance generators: ``tiny`` and ``paper``.
 
-``paper`` reproduces the experimental setting of the paper (section 6; summarised in
-``algorithms.md``): the Microsoft Philly job-size mix, servers of {4, 8, 16, 32} GPUs,
-F_j in [1000, 6000], per-iteration time in [0.01, 0.05] slots, estimated execution time in
+``paper`` reproduces the experimental setting of the paper (section 6; the experiments
+are listed in docs/experiments.md): the Microsoft Philly job-size mix, servers of
+{4, 8, 16, 32} GPUs, F_j in [1000, 6000], per-iteration time in [0.01, 0.05] slots, estimated execution time in
 [50, 300] slots, contention plus overhead at most 15% of the execution time, T = 1200.
 
 The paper gives its physical parameters only through those ranges, so they are

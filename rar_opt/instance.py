@@ -1,14 +1,14 @@
-"""The data of a scheduling instance: cluster, jobs, horizon (model.md section 1).
+"""The data of a scheduling instance: cluster, jobs, horizon (docs/model.md section 1).
 
 All three are frozen dataclasses, validated once on construction. Errors name the field
 (``cluster.b_inter``, ``jobs[3].gpus``) and the bound it broke. An :class:`Instance` also
-rejects what cannot be scheduled at all (model.md section 3, "Validity of an instance"):
+rejects what cannot be scheduled at all (docs/model.md section 3.7):
 a job needing more GPUs than the cluster has, a job whose worst-case per-iteration time
 exceeds one slot (it could stall: phi = floor(1/tau) = 0), and a horizon shorter than a
-job's fastest possible completion. (model.md says "tau >= 1 slot"; a tau of exactly one
-slot still gives phi = 1 iteration per slot, so we reject only what can really stall.)
+job's fastest possible completion. (A tau of exactly one slot still gives phi = 1
+iteration per slot, so we reject only what can really stall.)
 
-JSON layout: ``../shared/spec/formats.md`` ("rar-opt/instance", version 1).
+JSON layout: docs/formats.md section 2 ("rar-opt/instance", version 1).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class Cluster:
 
 @dataclass(frozen=True)
 class Job:
-    """One ring-all-reduce training job (model.md section 1; field names from formats.md)."""
+    """One ring-all-reduce training job (docs/model.md section 1; JSON fields in docs/formats.md section 2)."""
 
     name: str
     gpus: int

@@ -7,14 +7,12 @@ a sweep is a small JSON file rather than code::
      "formulation": "compact", "options": {"objective": "total", "symmetry": true},
      "doc": "the compact MILP minimising the sum of completion times"}
 
-Formulations and their options:
-
-* ``compact``: ``objective`` ("makespan" | "total"), ``symmetry`` (bool), ``horizon`` (int)
-* ``enumerative``: ``objective`` ("makespan" | "total"), ``max_start`` (int)
-* ``nonconvex``: ``horizon`` (int)
-
-:func:`build_model` turns a spec and an instance into a Pyomo model (it never solves);
-``rar-opt export`` writes it as LP, MPS or NL.
+The options a spec may set are exactly the fields of the formulation's ``Options``
+(:data:`rar_opt.formulations.FORMULATIONS`), validated by it: an option the formulation
+does not take, a wrong type or a value out of range is an error naming
+``options.<field>``. :func:`build_model` turns a spec and an instance into a Pyomo model
+(it never solves); ``rar-opt export`` writes it as LP, MPS or NL, and ``rar-opt solve
+--model`` solves it with every option of the spec.
 """
 
 from __future__ import annotations
@@ -27,20 +25,18 @@ import pyomo.environ as pyo
 
 from . import jsonio as jio
 from .errors import InputError
+from .formulations import formulation
 from .instance import Instance
 
 MODEL_FORMAT = "rar-opt/model"
 MODEL_VERSION = 1
-
-OPTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "compact": {"objective": str, "symmetry": bool, "horizon": int},
-    "enumerative": {"objective": str, "max_start": int},
-    "nonconvex": {"horizon": int},
-}
+EXPORT_FORMATS = ("lp", "mps", "nl")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """A named formulation with options (validated against the formulation's ``Options``)."""
+
     name: str
     formulation: str
     options: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -48,24 +44,15 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         jio.check_str(self.name, "name")
-        if self.formulation not in OPTIONS:
-            known = ", ".join(OPTIONS)
-            raise InputError(f"unknown formulation {self.formulation!r} (known: {known})", where="formulation")
-        allowed = OPTIONS[self.formulation]
-        for key, value in self.options.items():
-            if key not in allowed:
-                raise InputError(
-                    f"unknown option {key!r} for {self.formulation} (allowed: {', '.join(allowed)})",
-                    where=f"options.{key}",
-                )
-            expected = allowed[key]
-            if (isinstance(value, bool) and expected is not bool) or not isinstance(value, expected):
-                raise InputError(f"has the wrong type {type(value).__name__}", where=f"options.{key}")
-        if self.options.get("objective", "makespan") not in ("makespan", "total"):
-            raise InputError("must be 'makespan' or 'total'", where="options.objective")
+        formulation(self.formulation).make_options(self.options)  # raises, naming the option
+
+    def make_options(self) -> Any:
+        """The formulation's validated ``Options`` for this spec."""
+        return formulation(self.formulation).make_options(self.options)
 
     @classmethod
     def read(cls, path: str | Path) -> ModelSpec:
+        """Read a spec file; every error names the file and the field."""
         try:
             d = jio.expect_object(
                 jio.load_json(path),
@@ -84,27 +71,24 @@ class ModelSpec:
 
 
 def build_model(spec: ModelSpec, instance: Instance) -> pyo.ConcreteModel:
-    """The Pyomo model of ``spec`` for ``instance``."""
-    from .formulations import compact, enumerative, nonconvex
-
-    opts = dict(spec.options)
-    if spec.formulation == "compact":
-        return compact.build(instance, compact.CompactOptions(**opts))
-    if spec.formulation == "enumerative":
-        listed = enumerative.enumerate_schedules(instance, max_start=opts.get("max_start", instance.horizon))
-        return enumerative.build(instance, listed, opts.get("objective", "makespan"))
-    return nonconvex.build(instance, horizon=opts.get("horizon"))
+    """The Pyomo model of ``spec`` for ``instance`` (validated options; never solved)."""
+    return formulation(spec.formulation).build(instance, spec.make_options())
 
 
 def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str) -> dict[str, int]:
     """Write the model as ``fmt`` ("lp", "mps" or "nl") atomically; returns its size."""
-    if fmt not in ("lp", "mps", "nl"):
-        raise InputError(f"unknown format {fmt!r} (lp, mps, nl)", where="format")
-    if spec.formulation == "nonconvex" and fmt != "nl":
-        raise InputError("the nonconvex model has products and cannot be written as LP or MPS; use nl", where="format")
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"unknown format {fmt!r} ({', '.join(EXPORT_FORMATS)})", where="format")
+    if formulation(spec.formulation).problem == "minlp" and fmt != "nl":
+        raise InputError(
+            f"the {spec.formulation} model has products and cannot be written as LP or MPS; use nl", where="format"
+        )
     model = build_model(spec, instance)
+    # the temporary file ends in ".<fmt>", from which Pyomo takes the format; passing
+    # format="lp" as well made it warn that the name "likely does not match" (its LP enum
+    # is not the string "lp")
     with jio.atomic_target(path, suffix=f".{fmt}") as tmp:
-        model.write(str(tmp), format=fmt, io_options={"symbolic_solver_labels": True})
+        model.write(str(tmp), io_options={"symbolic_solver_labels": True})
         for extra in (".col", ".row"):  # the NL writer's name files: not part of the export
             tmp.with_suffix(extra).unlink(missing_ok=True)
     n_vars = sum(1 for _ in model.component_data_objects(pyo.Var))

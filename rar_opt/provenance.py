@@ -5,13 +5,13 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
+from ._version import __version__
+
 
 def versions() -> dict[str, str]:
     """Python, machine, and the versions of rar-opt and the libraries results depend on."""
-    from . import __version__
-
     out = {"python": platform.python_version(), "machine": platform.machine(), "rar-opt": __version__}
-    for dist in ("numpy", "pyomo", "highspy"):
+    for dist in ("numpy", "pyomo", "highspy", "pyscipopt"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

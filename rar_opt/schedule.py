@@ -1,4 +1,4 @@
-"""A schedule: a start slot a_j and a placement y_j for every job (model.md section 2).
+"""A schedule: a start slot a_j and a placement y_j for every job (docs/model.md section 2).
 
 A :class:`Schedule` is a frozen value. Construction checks its *structure* (integers,
 one placement row of equal length per job, GPU ids as (server, local index) pairs); its
@@ -7,7 +7,7 @@ the checker's business (:func:`rar_opt.check.check`), which reports every violat
 instead of stopping at the first. ``require_matches`` rejects a schedule made for another
 instance or with the wrong shape.
 
-JSON layout: ``../shared/spec/formats.md`` ("rar-opt/schedule", version 1).
+JSON layout: docs/formats.md section 3 ("rar-opt/schedule", version 1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The simulator: the judge of a schedule's completion times (model.md section 3).
+"""The simulator: the judge of a schedule's completion times (docs/model.md section 3).
 
 Given starts and placements, one causal forward pass gives every job's completion slot.
 Between two events (a start, or the slot after a completion) the active set, and hence

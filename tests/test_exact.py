@@ -148,10 +148,9 @@ def test_nonconvex_model_rejects_a_wrong_completion(inst: Instance) -> None:
 def test_scip_solves_the_nonconvex_model_to_the_proven_optimum(name: str) -> None:
     pytest.importorskip("pyscipopt")
 
-    from rar_opt.solvers.scip import solve_nonconvex
-
     inst = Instance.read(LIBRARY / f"{name}.json")
-    res = solve_nonconvex(inst, time_limit=120)
+    res = solve(inst, "nonconvex", warm_start="sjf-bco", time_limit=120)
+    assert res.options["backend"] == "scip" and res.options["mip_start"] is False
     assert res.status == Status.OPTIMAL
     assert res.makespan == inst.meta["known_optimum"] == round(res.objective)
     assert check(inst, res.schedule).feasible
@@ -161,7 +160,7 @@ def test_missing_scip_is_a_status_not_a_crash(monkeypatch) -> None:
     from rar_opt.solvers import scip
 
     monkeypatch.setattr(scip, "scip_available", lambda: False)
-    res = scip._solve_here(tiny(1), None, 1.0, 0)
+    res = solve(tiny(1), "nonconvex", time_limit=1.0)
     assert res.status == Status.ERROR and "pip install" in res.message
 
 

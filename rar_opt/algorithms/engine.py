@@ -1,10 +1,10 @@
-"""The list-scheduling engine every heuristic runs on (paper, Alg. 1-3; algorithms.md).
+"""The list-scheduling engine every heuristic runs on (paper, Alg. 1-3; docs/algorithms.md section 1).
 
 Jobs are taken in a given order and started, each as soon as its placement rule finds
 GPUs for it, on a cluster that runs the true time model (:class:`rar_opt.simulate.Clock`).
 When the rule finds no GPUs, the engine waits for the next completion and asks again; if
 nothing is running, the trial fails. Jobs start in list order: a job never starts before
-the job placed just before it (resolution 3 of algorithms.md). Every trial starts from an
+the job placed just before it (resolution 3 of docs/algorithms.md). Every trial starts from an
 empty cluster with all loads U_g = 0 (resolution 1), and a trial in which some job cannot
 be placed, or which ends after the horizon, is infeasible (resolution 2).
 

@@ -12,7 +12,7 @@
 
 kappa: trials for two kappas between the same consecutive distinct job sizes are
 identical (every job takes the same branch), so by default kappa runs over 1 and the
-distinct sizes only (resolution 6; kappa = 1 covers "every job is large" when no job has
+distinct sizes only (resolution 6 of docs/algorithms.md; kappa = 1 covers "every job is large" when no job has
 one GPU, a class the distinct sizes alone would miss: a test found it); ``kappas="all"``
 runs 1..n_g as printed. The result is the same, which a test checks.
 """

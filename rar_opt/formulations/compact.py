@@ -1,4 +1,4 @@
-"""The compact exact MILP: a time-indexed linearisation of RAR-DDLS (model.md section 6).
+"""The compact exact MILP: a time-indexed linearisation of RAR-DDLS (docs/model.md section 6).
 
 Builds a Pyomo ``ConcreteModel`` whose optimum equals the optimum of RAR-DDLS (paper,
 section 3, (1)-(9)); it never solves (see :mod:`rar_opt.solvers`). Slots t = 0..T-1.
@@ -54,30 +54,37 @@ import pyomo.environ as pyo
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
+from .base import OBJECTIVES, ModelData, check_choice, check_count, check_flag, model_data, resolve_horizon
 from .values import slot_values
 
 
 @dataclass(frozen=True)
-class CompactOptions:
-    objective: str = "makespan"  # or "total"
-    symmetry: bool = True
+class Options:
+    """Options of the compact MILP (each reachable from a model spec and from ``solve``)."""
+
+    objective: str = "makespan"  # "makespan" or "total" (sum of completion times)
+    symmetry: bool = True  # symmetry-breaking rows for identical jobs and servers
     cuts: bool = False  # valid inequalities from best execution times: measured slower, so off
-    horizon: int | None = None  # slots to model; default the instance's T
+    horizon: int | None = None  # slots to model (at most the instance's T); default T
     max_cells: int = 200_000  # refuse jobs x servers x slots beyond this (about 5 rows per cell)
 
     def __post_init__(self) -> None:
-        if self.objective not in ("makespan", "total"):
-            raise ValueError(f"objective must be 'makespan' or 'total', got {self.objective!r}")
-        if self.horizon is not None and (not isinstance(self.horizon, int) or self.horizon < 1):
-            raise ValueError(f"horizon must be a positive integer, got {self.horizon!r}")
+        check_choice(self.objective, "objective", OBJECTIVES)
+        check_flag(self.symmetry, "symmetry")
+        check_flag(self.cuts, "cuts")
+        check_count(self.horizon, "horizon", optional=True)
+        check_count(self.max_cells, "max_cells")
 
 
-def build(instance: Instance, options: CompactOptions | None = None) -> pyo.ConcreteModel:
+CompactOptions = Options  # the name used before the formulation registry
+
+
+def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The compact MILP of ``instance`` (see the module docstring)."""
-    options = options or CompactOptions()
+    options = options or Options()
     tm, b = instance.time_model, instance.bounds
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
-    horizon = options.horizon or instance.horizon
+    horizon = resolve_horizon(options.horizon, instance)
     cap = [int(o) for o in instance.cluster.servers]
     gpus = [int(g) for g in instance.arrays.gpus]
     iters = [int(f) for f in instance.arrays.iterations]
@@ -291,7 +298,7 @@ def build(instance: Instance, options: CompactOptions | None = None) -> pyo.Conc
         m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
     else:
         m.obj = pyo.Objective(expr=sum(m.completion[j] for j in m.J), sense=pyo.minimize, doc="sum_j C_j")
-    m._rar = {"instance": instance.name, "horizon": horizon, "levels": levels, "options": options}
+    m.rar = ModelData("compact", instance.name, horizon, options, {"levels": levels})
     return m
 
 
@@ -314,7 +321,7 @@ def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) 
     iterations and contention come from the simulator, so the start satisfies every row.
     """
     schedule = canonical(instance, schedule)
-    horizon = model._rar["horizon"]
+    horizon = model_data(model).horizon
     sv = slot_values(instance, schedule, horizon)
     a, y = schedule.start_array, schedule.placement_array
     for (j, t), var in model.x.items():

@@ -22,6 +22,7 @@ every optimal schedule in Y) and stops with an error past ``limit`` schedules.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from ..errors import InputError
 from ..gpus import assign_gpu_ids
 from ..instance import Instance
 from ..schedule import Schedule
+from .base import OBJECTIVES, ModelData, check_choice, check_count, model_data, resolve_horizon
 
 DEFAULT_LIMIT = 100_000
 
@@ -46,30 +48,47 @@ class Enumerated:
     execution: np.ndarray  # (K, J): rho_j(y^k)
 
 
+def count_placements(capacities: tuple[int, ...], need: int) -> int:
+    """How many vectors y with 0 <= y_s <= O_s sum to ``need`` (a DP, without listing them)."""
+    ways = [1] + [0] * need  # ways[g]: placements of g GPUs on the servers seen so far
+    for cap in capacities:
+        ways = [sum(ways[g - k] for k in range(min(cap, g) + 1)) for g in range(need + 1)]
+    return ways[need]
+
+
 def _placements(instance: Instance, j: int) -> list[tuple[int, ...]]:
     caps = instance.cluster.servers
     need = instance.jobs[j].gpus
     return [y for y in itertools.product(*(range(min(o, need) + 1) for o in caps)) if sum(y) == need]
 
 
-def enumerate_schedules(instance: Instance, max_start: int, limit: int = DEFAULT_LIMIT) -> Enumerated:
-    """Every feasible schedule with all starts in 0..max_start - 1 (GPU ids assigned)."""
-    options = [_placements(instance, j) for j in range(instance.num_jobs)]
-    latest = [min(max_start, instance.horizon - int(r) + 1) for r in instance.bounds.rho_min]
-    size = int(np.prod([len(o) * max(t, 0) for o, t in zip(options, latest, strict=True)], dtype=float))
+def enumerate_schedules(
+    instance: Instance, max_start: int, limit: int = DEFAULT_LIMIT, horizon: int | None = None
+) -> Enumerated:
+    """Every feasible schedule with all starts in 0..max_start - 1 that completes within
+    ``horizon`` (default the instance's T), with GPU ids assigned.
+
+    The number of start/placement combinations is counted first (without listing any), so
+    an instance too large for enumeration is refused at once."""
+    horizon = horizon or instance.horizon
+    caps = instance.cluster.servers
+    latest = [min(max_start, horizon - int(r) + 1) for r in instance.bounds.rho_min]
+    counts = [count_placements(caps, job.gpus) for job in instance.jobs]
+    size = float(np.prod([float(c) * max(t, 0) for c, t in zip(counts, latest, strict=True)]))
     if size > limit * 50:
         raise InputError(
             f"enumerating {size:.3g} start/placement combinations is too much for the enumerative ILP "
             f"(limit {limit} schedules); use the compact formulation",
             where="formulation",
         )
+    options = [_placements(instance, j) for j in range(instance.num_jobs)]
     found: list[Schedule] = []
     completion, execution = [], []
     for starts in itertools.product(*(range(t) for t in latest)):
         for ys in itertools.product(*options):
             sched = Schedule.from_arrays(instance.name, starts, ys)
             report = check(instance, sched)
-            if not report.feasible:
+            if not report.feasible or (report.result.makespan or 0) > horizon:
                 continue
             found.append(assign_gpu_ids(instance, sched))
             completion.append(report.result.completion)
@@ -101,8 +120,35 @@ def _choice_model(name: str, n_jobs: int, n_sched: int) -> pyo.ConcreteModel:
     return m
 
 
-def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan") -> pyo.ConcreteModel:
-    """The ILP (10)-(13) over ``enumerated``."""
+@dataclass(frozen=True)
+class Options:
+    """Options of the enumerative ILP (10)-(13)."""
+
+    objective: str = "makespan"  # "makespan" or "total" (sum of completion times)
+    horizon: int | None = None  # list the schedules that complete within this (at most T); default T
+    limit: int = DEFAULT_LIMIT  # refuse instances with more feasible schedules than this
+
+    def __post_init__(self) -> None:
+        check_choice(self.objective, "objective", OBJECTIVES)
+        check_count(self.horizon, "horizon", optional=True)
+        check_count(self.limit, "limit")
+
+
+def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
+    """The ILP (10)-(13) over every feasible schedule that completes within the horizon.
+
+    With the horizon set to an upper bound on the optimum (a heuristic's makespan), every
+    optimal schedule is still listed, so the ILP stays exact."""
+    options = options or Options()
+    horizon = resolve_horizon(options.horizon, instance)
+    enumerated = enumerate_schedules(instance, max_start=horizon, limit=options.limit, horizon=horizon)
+    return build_ilp(instance, enumerated, options.objective, ModelData("enumerative", instance.name, horizon, options))
+
+
+def build_ilp(
+    instance: Instance, enumerated: Enumerated, objective: str = "makespan", data: ModelData | None = None
+) -> pyo.ConcreteModel:
+    """The ILP (10)-(13) over the schedules ``enumerated``."""
     n_jobs, n_sched = instance.num_jobs, len(enumerated.schedules)
     comp = enumerated.completion
     m = _choice_model(f"enumerative[{instance.name}]", n_jobs, n_sched)
@@ -119,7 +165,8 @@ def build(instance: Instance, enumerated: Enumerated, objective: str = "makespan
             expr=sum(int(comp[k, j]) * m.x[j, k] for j in m.J for k in m.K),
             doc="sum of completion times (variant of (10))",
         )
-    m._rar = {"instance": instance.name, "enumerated": enumerated, "horizon": instance.horizon}
+    base = data or ModelData("enumerative", instance.name, instance.horizon, Options(objective=objective))
+    m.rar = dataclasses.replace(base, extra={"enumerated": enumerated})
     return m
 
 
@@ -146,7 +193,7 @@ def build_load(instance: Instance, enumerated: Enumerated, theta: float) -> pyo.
 
 def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
     """The schedule y^k chosen by x[0, .]."""
-    enumerated: Enumerated = model._rar["enumerated"]
+    enumerated: Enumerated = model_data(model).extra["enumerated"]
     k = max(model.K, key=lambda k: model.x[0, k].value or 0)
     s = enumerated.schedules[k]
     return Schedule.from_arrays(instance.name, s.start_array, s.placement_array, meta={"method": "enumerative-ilp"})
@@ -154,7 +201,7 @@ def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
 
 def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:
     """Select ``schedule`` if it is among the enumerated ones (else leave the start empty)."""
-    enumerated: Enumerated = model._rar["enumerated"]
+    enumerated: Enumerated = model_data(model).extra["enumerated"]
     match = [
         k
         for k, s in enumerate(enumerated.schedules)

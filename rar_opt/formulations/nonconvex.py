@@ -5,7 +5,7 @@ floor of (9) and the first-passage completion are written as the products and in
 relations they are, with a division multiplied out where Pyomo (and MINLP solvers) would
 otherwise divide by a variable. Use it to read the paper's model, to export it (LP is
 impossible, NL works), to evaluate it at a schedule (:func:`fix_to`, then :func:`.values.violated`), and to solve tiny
-instances with a MINLP solver (:func:`rar_opt.solvers.scip.solve_nonconvex`, optional
+instances with a MINLP solver (``solve(instance, formulation="nonconvex")``, SCIP from the optional
 extra ``minlp``). For proofs of optimality use the compact MILP instead.
 
 Per job j, server s, slot t (t = 0..T-1):
@@ -23,21 +23,35 @@ Per job j, server s, slot t (t = 0..T-1):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..schedule import Schedule
 from ..timemodel import FLOOR_RTOL
+from .base import ModelData, check_count, model_data, resolve_horizon
 from .values import slot_values
 
 
-def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
-    """The MINLP of ``instance`` over ``horizon`` slots (default: the instance's T)."""
+@dataclass(frozen=True)
+class Options:
+    """Options of RAR-DDLS as stated: only the slots modelled (its objective is the makespan)."""
+
+    horizon: int | None = None  # slots to model (at most the instance's T); default T
+
+    def __post_init__(self) -> None:
+        check_count(self.horizon, "horizon", optional=True)
+
+
+def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
+    """The MINLP of ``instance`` over ``options.horizon`` slots (default: the instance's T)."""
+    options = options or Options()
     c = instance.cluster
     arr = instance.arrays
     tm = instance.time_model
-    horizon = horizon or instance.horizon
+    horizon = resolve_horizon(options.horizon, instance)
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
     gpus = [int(g) for g in arr.gpus]
     cap = [int(o) for o in c.servers]
@@ -204,7 +218,7 @@ def build(instance: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
         return m.makespan >= horizon + 1 - sum(m.D[j, t] for t in m.T)
 
     m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
-    m._rar = {"instance": instance.name, "horizon": horizon}
+    m.rar = ModelData("nonconvex", instance.name, horizon, options)
     return m
 
 
@@ -217,7 +231,7 @@ def fix_to(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> 
     """
     c = instance.cluster
     tm = instance.time_model
-    horizon = model._rar["horizon"]
+    horizon = model_data(model).horizon
     sv = slot_values(instance, schedule, horizon)
     a, y = schedule.start_array, schedule.placement_array
     split = sv.spans >= 2
@@ -253,7 +267,7 @@ def fix_to(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> 
 
 def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
     """Starts and placements of a solved model."""
-    horizon = model._rar["horizon"]
+    horizon = model_data(model).horizon
     starts = [max(range(horizon), key=lambda t: model.x[j, t].value or 0) for j in range(instance.num_jobs)]
     y = [[round(model.Y[j, s].value or 0) for s in range(instance.num_servers)] for j in range(instance.num_jobs)]
     return Schedule.from_arrays(instance.name, starts, y, meta={"method": "nonconvex-minlp"})

@@ -1,6 +1,29 @@
-"""The solver layer: HiGHS through Pyomo, our own status table, one result object."""
+"""The solver layer: a dispatcher over formulations x backends, our own statuses, one result.
 
-from .highs import SolveResult, solve, solve_model
-from .status import STATUS_TABLE, Status, map_status
+* :mod:`.solve`: :func:`solve` (the dispatcher) and :func:`solve_model`;
+* :mod:`.result`: :class:`SolveResult` and the shared finish (check, re-simulate, record);
+* :mod:`.status`: :class:`Status` and one table per backend;
+* :mod:`.backend`: the :class:`Backend` protocol, :class:`Capabilities`, :class:`SolveOptions`;
+* :mod:`.appsi_highs`, :mod:`.scip`: the backends; :mod:`.registry`: :data:`BACKENDS`.
+"""
 
-__all__ = ["STATUS_TABLE", "SolveResult", "Status", "map_status", "solve", "solve_model"]
+from .backend import Backend, Capabilities, RawOutcome, SolveOptions
+from .registry import BACKENDS
+from .result import SolveResult, gap
+from .solve import solve, solve_model
+from .status import STATUS_TABLES, Status, map_status
+
+__all__ = [
+    "BACKENDS",
+    "STATUS_TABLES",
+    "Backend",
+    "Capabilities",
+    "RawOutcome",
+    "SolveOptions",
+    "SolveResult",
+    "Status",
+    "gap",
+    "map_status",
+    "solve",
+    "solve_model",
+]

@@ -1,28 +1,30 @@
-"""rar-opt's own solver status, and the explicit table from every Pyomo/HiGHS termination.
+"""rar-opt's own solver status, and one explicit table per backend mapping to it.
 
 Our statuses:
 
-* ``optimal``     proven optimal (within HiGHS' gaps; our objectives are integral and the
-                  absolute gap is set below 1, so "optimal" is exact);
+* ``optimal``     proven optimal (within the solver's gaps; our objectives are integral and
+                  the absolute gap is set below 1, so "optimal" is exact);
 * ``feasible``    a schedule was found, optimality not proven (time limit, interruption);
 * ``no_solution`` a limit stopped the solve before any schedule was found;
 * ``infeasible``  proven: no schedule completes within the modelled horizon;
 * ``error``       anything else; the raw termination is kept in the result.
 
-The table maps each appsi termination condition to (status with a solution, status
-without one). HiGHS' own model statuses reach us through Pyomo's appsi interface, which
-maps each of them to one of these conditions (pyomo/contrib/appsi/solvers/highs.py); the
-raw HiGHS status string is recorded beside ours in every result.
+Each table maps a backend's raw termination to (status with a solution, status without
+one); anything a table does not list is an error, and the raw string is recorded beside
+ours in every result (as linopy does).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from enum import StrEnum
 
 from pyomo.contrib.appsi.base import TerminationCondition as TC
 
 
 class Status(StrEnum):
+    """The outcome of a solve, whatever the backend."""
+
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     NO_SOLUTION = "no_solution"
@@ -33,7 +35,11 @@ class Status(StrEnum):
         return self.value
 
 
-STATUS_TABLE: dict[TC, tuple[Status, Status]] = {
+StatusTable = Mapping[Hashable, tuple[Status, Status]]
+
+HIGHS_TABLE: dict[TC, tuple[Status, Status]] = {
+    # HiGHS' model statuses reach us through Pyomo's appsi interface, which maps each of them
+    # to one of these termination conditions (pyomo/contrib/appsi/solvers/highs.py).
     # termination                  (with a solution,  without one)
     TC.optimal: (Status.OPTIMAL, Status.ERROR),
     TC.maxTimeLimit: (Status.FEASIBLE, Status.NO_SOLUTION),
@@ -49,8 +55,33 @@ STATUS_TABLE: dict[TC, tuple[Status, Status]] = {
     TC.unknown: (Status.FEASIBLE, Status.ERROR),
 }
 
+SCIP_TABLE: dict[str, tuple[Status, Status]] = {
+    # PySCIPOpt's Model.getStatus() strings
+    "optimal": (Status.OPTIMAL, Status.ERROR),
+    "timelimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "gaplimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "nodelimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "totalnodelimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "stallnodelimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "memlimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "sollimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "bestsollimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "restartlimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "primallimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "duallimit": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "userinterrupt": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "terminate": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "infeasible": (Status.ERROR, Status.INFEASIBLE),
+    "inforunbd": (Status.ERROR, Status.INFEASIBLE),
+    "unbounded": (Status.ERROR, Status.ERROR),
+    "unknown": (Status.FEASIBLE, Status.ERROR),
+}
 
-def map_status(termination: TC, has_solution: bool) -> Status:
-    """Our status for a termination condition; unmapped conditions are errors."""
-    with_sol, without = STATUS_TABLE.get(termination, (Status.ERROR, Status.ERROR))
+STATUS_TABLES: dict[str, StatusTable] = {"highs": HIGHS_TABLE, "scip": SCIP_TABLE}
+"""Every backend's table, by backend name."""
+
+
+def map_status(table: StatusTable, termination: Hashable, has_solution: bool) -> Status:
+    """Our status for a backend's raw termination; what the table does not list is an error."""
+    with_sol, without = table.get(termination, (Status.ERROR, Status.ERROR))
     return with_sol if has_solution else without

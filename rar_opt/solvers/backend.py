@@ -1,0 +1,81 @@
+"""The protocol every solver backend follows, and what goes in and out of it.
+
+A backend takes a built Pyomo model and :class:`SolveOptions`, runs its solver, loads the
+incumbent's values into the model's variables (when there is one) and returns a
+:class:`RawOutcome` with our status already mapped through its table in
+:mod:`.status`. It never raises on a time limit, an infeasible model or a missing solver:
+those are statuses. Reading the schedule back and judging it is the dispatcher's job
+(:mod:`.result`), the same for every backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyomo.environ as pyo
+
+from .status import Status
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do (the dispatcher checks them before solving)."""
+
+    mip_start: bool  # takes the model's current values as a start
+    nonconvex: bool  # solves models with products of variables (MINLP)
+    time_limit: bool  # honours a wall-clock limit
+    threads: bool  # takes a thread count
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Solver settings, the same for every backend (each uses what it understands)."""
+
+    time_limit: float | None = None  # seconds for the solver itself
+    threads: int = 1
+    seed: int = 0
+    warm_start: bool = False  # the model's current values are a start
+    abs_gap: float = 0.0  # absolute optimality gap (0.99 proves integral objectives exactly)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as recorded in a result."""
+        return {
+            "time_limit": self.time_limit,
+            "threads": self.threads,
+            "seed": self.seed,
+            "warm_start": self.warm_start,
+            "abs_gap": self.abs_gap,
+        }
+
+
+@dataclass(frozen=True)
+class RawOutcome:
+    """What a backend reports; the model's variables hold the incumbent if ``has_solution``."""
+
+    status: Status
+    has_solution: bool = False
+    objective: float | None = None
+    bound: float | None = None
+    solver_s: float | None = None  # the solver's own run time
+    handoff_s: float | None = None  # translating the model for the solver
+    model_size: dict[str, int] = field(default_factory=dict)
+    termination: str = ""  # the raw termination, as the solver says it
+    message: str = ""
+    solver: dict[str, Any] = field(default_factory=dict)  # name, interface, version
+
+
+class Backend(Protocol):
+    """A solver behind rar-opt's solver layer. Adding one: a module with a class that
+    follows this protocol, plus one line in :data:`rar_opt.solvers.registry.BACKENDS`."""
+
+    name: str
+    capabilities: Capabilities
+
+    def unavailable(self) -> str | None:
+        """None when the solver can run here, else how to install it."""
+        ...
+
+    def solve(self, model: pyo.ConcreteModel, options: SolveOptions) -> RawOutcome:
+        """Solve ``model``; load the incumbent into its variables; never raise on a limit."""
+        ...

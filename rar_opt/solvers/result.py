@@ -1,0 +1,141 @@
+"""The result of a solve, and the one "finish" every backend's outcome goes through.
+
+A :class:`SolveResult` is the run (status, objective, bound, gap, times, what was used);
+its ``schedule`` is the solution, read back from the model and judged by the checker and
+the simulator, never by the solver: the makespan, average JCT and completion times in a
+result are the simulator's. A schedule the checker rejects is never handed out.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyomo.environ as pyo
+
+from ..check import check
+from ..instance import Instance
+from ..provenance import versions
+from ..schedule import Schedule
+from .backend import RawOutcome
+from .status import Status
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """One solve: our status, the schedule read back (re-simulated), and the numbers."""
+
+    status: Status
+    schedule: Schedule | None
+    objective: float | None  # the model's objective at the incumbent
+    bound: float | None  # best proven bound
+    gap: float | None  # (objective - bound) / |objective|
+    makespan: int | None  # of the schedule, from the simulator
+    avg_jct: float | None
+    completion: list[int] | None
+    build_s: float
+    solver_s: float | None
+    wall_s: float
+    formulation: str
+    solver: dict[str, Any]
+    options: dict[str, Any]
+    model_size: dict[str, int] = field(default_factory=dict)
+    handoff_s: float | None = None  # translating the model for the solver
+    termination: str = ""  # the solver's raw termination
+    message: str = ""
+
+    @property
+    def has_schedule(self) -> bool:
+        """Whether the solve produced a (checked) schedule."""
+        return self.schedule is not None
+
+    def summary(self) -> dict[str, Any]:
+        """Every field but the schedule, as JSON-ready values."""
+        return {
+            "status": str(self.status),
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "makespan": self.makespan,
+            "avg_jct": self.avg_jct,
+            "completion": self.completion,
+            "runtime_s": self.wall_s,
+            "build_s": self.build_s,
+            "solver_s": self.solver_s,
+            "handoff_s": self.handoff_s,
+            "formulation": self.formulation,
+            "solver": self.solver,
+            "options": self.options,
+            "model_size": self.model_size,
+            "termination": self.termination,
+            "message": self.message,
+        }
+
+
+def gap(objective: float | None, bound: float | None) -> float | None:
+    """Relative gap |objective - bound| / |objective|; None without both (or an infinite bound)."""
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(abs(objective), 1e-9)
+
+
+def finish(
+    instance: Instance,
+    formulation: Any,
+    model: pyo.ConcreteModel | None,
+    raw: RawOutcome,
+    *,
+    options: dict[str, Any],
+    build_s: float,
+    wall_s: float,
+) -> SolveResult:
+    """Turn a backend's outcome into a :class:`SolveResult`: read the schedule back, check and
+    re-simulate it, and record versions and options. The same for every backend."""
+    status, message = raw.status, raw.message
+    schedule = None
+    makespan = avg = completion = None
+    if raw.has_solution and model is not None:
+        read = formulation.read_schedule(model, instance)
+        schedule = Schedule.from_arrays(
+            instance.name,
+            read.start_array,
+            read.placement_array,
+            meta={
+                "method": f"{formulation.name}-{formulation.problem}",
+                "status": str(status),
+                "options": options,
+                "solver": raw.solver,
+                "versions": versions(),
+            },
+        )
+        report = check(instance, schedule)
+        if not report.feasible:  # never hand out a schedule the checker rejects
+            log.error("solver schedule violates %s", sorted(report.names()))
+            status = Status.ERROR
+            message = "read-back schedule failed the checker: " + "; ".join(str(v) for v in report.violations[:3])
+        makespan, avg = report.result.makespan, report.result.avg_jct
+        completion = [int(c) for c in report.result.completion]
+    return SolveResult(
+        status=status,
+        schedule=schedule,
+        objective=raw.objective,
+        bound=raw.bound,
+        gap=gap(raw.objective, raw.bound),
+        makespan=makespan,
+        avg_jct=avg,
+        completion=completion,
+        build_s=build_s,
+        solver_s=raw.solver_s,
+        wall_s=wall_s,
+        formulation=formulation.name,
+        solver=raw.solver,
+        options=options,
+        model_size=raw.model_size,
+        handoff_s=raw.handoff_s,
+        termination=raw.termination,
+        message=message,
+    )

@@ -1,0 +1,119 @@
+"""The dispatcher: formulation x backend, warm start, one result.
+
+``solve(instance)`` builds the chosen formulation with validated options, optionally runs
+a heuristic first (its schedule becomes a complete MIP start where the backend takes one,
+and its makespan the modelled horizon for the makespan objective: every optimal schedule
+fits in it), hands the model to the backend, and finishes the outcome the same way for
+every backend (:func:`.result.finish`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from typing import Any
+
+import pyomo.environ as pyo
+
+from ..check import check
+from ..errors import InputError
+from ..formulations import formulation as get_formulation
+from ..formulations import model_data
+from ..instance import Instance
+from .backend import RawOutcome, SolveOptions
+from .registry import DEFAULT_BACKEND
+from .registry import backend as get_backend
+from .result import SolveResult, finish
+
+log = logging.getLogger(__name__)
+
+INTEGRAL_ABS_GAP = 0.99
+"""Absolute gap for our objectives (makespan, sum of completion times), which are integral:
+an incumbent within 0.99 of the bound is optimal, exactly."""
+
+
+def solve(
+    instance: Instance,
+    formulation: str = "compact",
+    *,
+    backend: str | None = None,
+    time_limit: float | None = None,
+    threads: int = 1,
+    seed: int = 0,
+    warm_start: str | None = None,
+    mip_start: bool = True,
+    heuristic_horizon: bool = True,
+    **options: Any,
+) -> SolveResult:
+    """Solve ``instance`` exactly with a formulation and a backend.
+
+    ``options`` are the formulation's own (``objective``, ``symmetry``, ``horizon``, ...: see
+    its ``Options``); one it does not take is an :class:`~rar_opt.errors.InputError`.
+    ``backend`` defaults to HiGHS for MILPs and SCIP for the non-convex model.
+    ``warm_start`` names a policy (``sjf-bco``, ``ls``, ...) whose schedule is handed over
+    as a complete MIP start (unless ``mip_start`` is False or the backend cannot take one);
+    with ``heuristic_horizon`` (default) and the makespan objective, the model then has only
+    as many slots as that schedule's makespan.
+    """
+    from ..algorithms import run_policy
+
+    wall0 = time.perf_counter()
+    form = get_formulation(formulation)
+    engine = get_backend(backend or DEFAULT_BACKEND[form.problem])
+    if form.problem == "minlp" and not engine.capabilities.nonconvex:
+        raise InputError(
+            f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
+            where="backend",
+        )
+    settings = _settings(time_limit, threads, seed)
+    opts = form.make_options(options)
+    start = run_policy(instance, warm_start) if warm_start else None
+    if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") == "makespan":
+        span = check(instance, start).result.makespan
+        if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):
+            opts = dataclasses.replace(opts, horizon=span)
+    build0 = time.perf_counter()
+    model = form.build(instance, opts)
+    use_start = start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start
+    if use_start:
+        try:
+            form.set_start(model, instance, start)
+        except ValueError as exc:  # the start does not fit the modelled horizon
+            log.warning("warm start from %s not used: %s", warm_start, exc)
+            use_start = False
+    build_s = time.perf_counter() - build0
+    settings = dataclasses.replace(settings, warm_start=use_start, abs_gap=INTEGRAL_ABS_GAP)
+    raw = engine.solve(model, settings)
+    record = {
+        "formulation": form.name,
+        "backend": engine.name,
+        **dataclasses.asdict(opts),
+        "horizon": model_data(model).horizon,
+        "warm_start": warm_start,
+        "mip_start": use_start,
+        **settings.to_dict(),
+    }
+    return finish(instance, form, model, raw, options=record, build_s=build_s, wall_s=time.perf_counter() - wall0)
+
+
+def solve_model(
+    model: pyo.ConcreteModel, backend: str = "highs", *, time_limit: float | None = None, **settings: Any
+) -> RawOutcome:
+    """Solve an already built model with a backend (for auxiliary models such as the load
+    ILP (14)-(16)); the incumbent, if any, is loaded into the model."""
+    return get_backend(backend).solve(model, SolveOptions(time_limit=time_limit, **settings))
+
+
+def _settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
+    if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)):
+        raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
+    if threads < 0 or seed < 0:
+        raise InputError(
+            f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: the solver decides)",
+            where="solver options",
+        )
+    return SolveOptions(time_limit=time_limit, threads=threads, seed=seed)
