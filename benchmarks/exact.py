@@ -30,7 +30,7 @@ SIZES = [(4, 2, 20), (6, 3, 30), (8, 4, 40), (8, 4, 60), (10, 4, 60), (12, 4, 80
 def scaled(seed: int, jobs: int, servers: int, horizon: int) -> Instance:
     """A tiny-generator instance whose iterations are scaled so SJF-BCO ends near 0.8 T."""
     base = tiny(seed, jobs=jobs, servers=servers)
-    span = check(base, run_policy(base, "sjf-bco")).result.makespan
+    span = check(base, run_policy(base, "sjf-bco").schedule).result.makespan
     factor = max(1, int(0.8 * horizon / span))
     job_list = tuple(dataclasses.replace(j, iterations=j.iterations * factor) for j in base.jobs)
     return Instance(f"scaled-{jobs}x{servers}x{horizon}-s{seed}", horizon, base.cluster, job_list)

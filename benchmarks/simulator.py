@@ -13,10 +13,8 @@ import sys
 from common import save, table, timed
 
 from rar_opt import simulate
-from rar_opt.algorithms.baselines import _ls
-from rar_opt.algorithms.engine import as_trial, run_list
+from rar_opt.algorithms.engine import as_trial, eligible_rule, least_loaded, run_list, sjf_order
 from rar_opt.algorithms.estimators import estimate
-from rar_opt.algorithms.sjf_bco import sjf_order
 from rar_opt.generate import paper
 
 
@@ -25,7 +23,9 @@ def main() -> None:
     for scale in (1, 2, 5, 10):
         jobs, servers = 160 * scale, 20 * scale
         inst = paper(0, jobs=jobs, servers=servers, horizon=1200 * scale)
-        trial = as_trial(run_list(inst, sjf_order(inst), _ls, inst.horizon, estimate(inst).weight))
+        trial = as_trial(
+            run_list(inst, sjf_order(inst), eligible_rule(least_loaded), inst.horizon, estimate(inst).weight)
+        )
         assert trial is not None
         sched = trial.to_schedule(inst, {})
         seconds, res = timed(lambda inst=inst, sched=sched: simulate(inst, sched), repeat=5)

@@ -25,7 +25,7 @@ def main() -> None:
     lb = lower_bounds(inst).best
     for name in POLICIES:
         began = time.perf_counter()
-        sched = run_policy(inst, name, seed=0)
+        sched = run_policy(inst, name, seed=0).schedule
         wall = time.perf_counter() - began
         res = check(inst, sched).result
         policy_rows.append(
@@ -47,16 +47,17 @@ def main() -> None:
         big = paper(0, jobs=jobs, servers=servers, horizon=int(1200 * max(scale, 1)))
         big.bounds  # noqa: B018
         began = time.perf_counter()
-        sched = run_policy(big, "sjf-bco")
+        run = run_policy(big, "sjf-bco")
+        sched = run.schedule
         wall = time.perf_counter() - began
         scale_rows.append(
             {
                 "jobs": jobs,
                 "servers": servers,
                 "wall_s": wall,
-                "trials": sched.meta["trials"],
-                "trials_per_s": sched.meta["trials"] / wall,
-                "ms_per_trial": 1000 * wall / sched.meta["trials"],
+                "trials": run.trials,
+                "trials_per_s": run.trials / wall,
+                "ms_per_trial": 1000 * wall / run.trials,
                 "makespan": check(big, sched).result.makespan,
             }
         )

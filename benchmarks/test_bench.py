@@ -23,16 +23,16 @@ def paper0() -> Instance:
 
 
 def test_simulate_paper(benchmark, paper0: Instance) -> None:
-    sched = run_policy(paper0, "ls")
+    sched = run_policy(paper0, "ls").schedule
     assert benchmark(simulate, paper0, sched).makespan == check(paper0, sched).result.makespan
 
 
 def test_sjf_bco_paper(benchmark, paper0: Instance) -> None:
-    assert benchmark(run_policy, paper0, "sjf-bco").meta["theta"] >= 1
+    assert benchmark(run_policy, paper0, "sjf-bco").theta >= 1
 
 
 def test_check_paper(benchmark, paper0: Instance) -> None:
-    assert benchmark(check, paper0, run_policy(paper0, "consolidate")).feasible
+    assert benchmark(check, paper0, run_policy(paper0, "consolidate").schedule).feasible
 
 
 def test_build_compact_tiny(benchmark) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .algorithms.result import PolicyResult
 from .instance import Instance
 
 
@@ -81,12 +82,15 @@ def theorem5_bound(instance: Instance, lower: float, upper: float) -> float:
 
 
 def check_sjf_bco_claims(
-    instance: Instance, makespan: int, meta: dict, optimum: int | None = None, lower_bound: int | None = None
+    instance: Instance,
+    makespan: int,
+    run: PolicyResult,
+    optimum: int | None = None,
+    lower_bound: int | None = None,
 ) -> list[ClaimCheck]:
-    """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``meta`` = the schedule's meta)."""
+    """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``makespan`` from the simulator)."""
     n_g = int(instance.arrays.gpus.max())
-    theta, load = int(meta["theta"]), float(meta["max_load"])
-    est = meta["estimator"]
+    theta, load = int(run.theta), float(run.max_load)
     out = [
         ClaimCheck("load_within_theta", load <= theta + 1e-9, theta - load, f"max load {load:.6g} <= theta {theta}"),
         # Lemma 2: the largest estimated load equals the tightest theta (on the integer grid of theta)
@@ -103,7 +107,7 @@ def check_sjf_bco_claims(
             f"makespan {makespan} <= n_g {n_g} x max load {load:.6g}",
         ),
     ]
-    bound = theorem5_bound(instance, est["l"], est["u"])
+    bound = theorem5_bound(instance, run.lower, run.upper)
     if optimum is not None:
         out.append(
             ClaimCheck(

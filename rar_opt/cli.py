@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._version import __version__
-from .algorithms import POLICIES
+from .algorithms import POLICIES, PolicyResult
 from .algorithms.estimators import ESTIMATORS
 from .check import check
 from .errors import InputError
@@ -74,13 +74,13 @@ def emit_simulation(
     schedule: Schedule,
     as_json: bool,
     extra: dict[str, Any] | None = None,
-    claims: bool = False,
+    run: PolicyResult | None = None,
     trace: bool = False,
 ) -> int:
     """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible.
 
-    With ``claims`` (an SJF-BCO schedule) the paper's Lemma 2, Lemma 3 and Theorem 5 are
-    checked on this run, Theorem 5 against the best lower bound."""
+    With ``run`` (an SJF-BCO run) the paper's Lemma 2, Lemma 3 and Theorem 5 are
+    checked on it, Theorem 5 against the best lower bound."""
     report = check(instance, schedule)
     res = report.result
     out: dict[str, Any] = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
@@ -97,14 +97,12 @@ def emit_simulation(
             for i in range(len(tr.active))
         ]
     checks = []
-    if claims and res.makespan is not None:
+    if run is not None and run.policy == "sjf-bco" and res.makespan is not None:
         from dataclasses import asdict
 
         from .bounds import check_sjf_bco_claims, lower_bounds
 
-        checks = check_sjf_bco_claims(
-            instance, res.makespan, dict(schedule.meta), lower_bound=lower_bounds(instance).best
-        )
+        checks = check_sjf_bco_claims(instance, res.makespan, run, lower_bound=lower_bounds(instance).best)
         out["claims"] = [asdict(c) for c in checks]
     if as_json:
         emit_json(out)
@@ -183,13 +181,14 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         if v is not None
     }
     began = time.perf_counter()
-    schedule = run_policy(instance, args.policy, seed=args.seed, **options)
+    result = run_policy(instance, args.policy, seed=args.seed, **options)
+    schedule = result.schedule
     wall = time.perf_counter() - began
     if args.output:
         schedule.write(args.output)
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
-    extra.update({k: schedule.meta[k] for k in ("theta", "kappa", "trials") if k in schedule.meta})
-    return emit_simulation(instance, schedule, args.json, extra, claims=args.policy == "sjf-bco")
+    extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
+    return emit_simulation(instance, schedule, args.json, extra, run=result)
 
 
 @command("solve")

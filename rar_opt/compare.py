@@ -61,12 +61,12 @@ def compare(
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")
-    schedules, walls = {}, {}
+    runs, walls = {}, {}
     for name in names:
         began = time.perf_counter()
-        schedules[name] = run_policy(instance, name, seed=seed)
+        runs[name] = run_policy(instance, name, seed=seed)
         walls[name] = time.perf_counter() - began
-    results = {name: check(instance, s).result for name, s in schedules.items()}
+    results = {name: check(instance, r.schedule).result for name, r in runs.items()}
     lb = lower_bounds(instance)
     reference, kind, solve_summary, optimum = lb.best, "lower bound", None, None
     if exact:
@@ -89,21 +89,20 @@ def compare(
         )
         for name in names
     )
-    sjf = schedules["sjf-bco"]
+    sjf = runs["sjf-bco"]
     claims = check_sjf_bco_claims(
         instance,
         spans["sjf-bco"],
-        dict(sjf.meta),
+        sjf,
         optimum=optimum,
         lower_bound=None if optimum else reference,
     )
-    est = sjf.meta["estimator"]
     return Comparison(
         instance.name,
         int(reference),
         kind,
         rows,
-        theorem5_bound(instance, est["l"], est["u"]),
+        theorem5_bound(instance, sjf.lower, sjf.upper),
         tuple(claims),
         solve_summary,
     )

@@ -95,11 +95,11 @@ def execute(run: Run) -> dict[str, Any]:
         "options": run.options,
     }
     try:
-        sched = run_policy(inst, run.policy, seed=run.seed, **run.options)
+        result = run_policy(inst, run.policy, seed=run.seed, **run.options)
     except NoScheduleError as exc:
         return {**row, "makespan": None, "avg_jct": None, "error": exc.message}
-    res = check(inst, sched).result
-    chosen = {k: sched.meta[k] for k in ("theta", "kappa", "trials") if k in sched.meta}
+    res = check(inst, result.schedule).result
+    chosen = {"theta": result.theta, "kappa": result.kappa, "trials": result.trials}
     return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
 
 

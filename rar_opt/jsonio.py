@@ -157,7 +157,31 @@ def check_list(value: Any, field: str, *, min_len: int = 0) -> list[Any]:
     return list(value)
 
 
-def check_meta(value: Any, field: str = "meta") -> dict[str, Any]:
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict: provenance (``meta``) on frozen objects cannot be changed in place.
+
+    It is still a dict, so ``json`` writes it and ``dict(meta)`` gives a mutable copy."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("meta is read-only provenance; build a new object with changed meta instead")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+def freeze(value: Any) -> Any:
+    """A deep read-only copy: mappings become :class:`FrozenDict`, lists become tuples."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def check_meta(value: Any, field: str = "meta") -> FrozenDict:
+    """A JSON object (of provenance) as a deep read-only copy."""
     if not isinstance(value, Mapping):
         raise InputError(f"must be an object, got {type_name(value)}", where=field)
-    return dict(value)
+    return freeze(value)

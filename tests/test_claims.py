@@ -25,8 +25,8 @@ CX = Path(__file__).resolve().parent.parent / "instances" / "counterexamples"
 @given(tiny_instances())
 def test_load_never_exceeds_theta_and_lower_bounds_hold(inst: Instance) -> None:
     sched = sjf_bco(inst)
-    makespan = check(inst, sched).result.makespan
-    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta)}
+    makespan = check(inst, sched.schedule).result.makespan
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched)}
     assert claims["load_within_theta"].holds
     lb = lower_bounds(inst)
     assert lb.longest <= makespan and lb.work <= makespan
@@ -36,12 +36,12 @@ def test_load_never_exceeds_theta_and_lower_bounds_hold(inst: Instance) -> None:
 @given(micro_instances())
 def test_claims_against_the_optimum_are_reported_with_margins(inst: Instance) -> None:
     sched = sjf_bco(inst)
-    makespan = check(inst, sched).result.makespan
+    makespan = check(inst, sched.schedule).result.makespan
     opt = solve(inst, warm_start="sjf-bco")
     assert opt.status == Status.OPTIMAL and opt.makespan <= makespan
-    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)}
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched, optimum=opt.makespan)}
     t5 = claims["theorem5"]
-    bound = theorem5_bound(inst, sched.meta["estimator"]["l"], sched.meta["estimator"]["u"])
+    bound = theorem5_bound(inst, sched.lower, sched.upper)
     assert t5.holds == (makespan <= bound * opt.makespan + 1e-9)
     assert t5.margin == pytest.approx(bound * opt.makespan - makespan)
 
@@ -50,11 +50,11 @@ def test_claims_against_the_optimum_are_reported_with_margins(inst: Instance) ->
 def test_kept_counterexamples_still_break_their_claim(path: Path) -> None:
     inst = Instance.read(path)
     sched = sjf_bco(inst)
-    makespan = check(inst, sched).result.makespan
+    makespan = check(inst, sched.schedule).result.makespan
     assert makespan == inst.meta["sjf_bco_makespan"]
     opt = solve(inst)
     assert opt.status == Status.OPTIMAL and opt.makespan == inst.meta["known_optimum"]
-    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)}
+    claims = {c.claim: c for c in check_sjf_bco_claims(inst, makespan, sched, optimum=opt.makespan)}
     assert claims[inst.meta["claim"]].holds is False
 
 
@@ -63,17 +63,17 @@ def _violates(claim: str):
 
     def predicate(inst: Instance) -> bool:
         sched = sjf_bco(inst)
-        makespan = check(inst, sched).result.makespan
+        makespan = check(inst, sched.schedule).result.makespan
         if claim == "lemma3":
-            checks = check_sjf_bco_claims(inst, makespan, sched.meta)
+            checks = check_sjf_bco_claims(inst, makespan, sched)
         else:
-            bound = theorem5_bound(inst, sched.meta["estimator"]["l"], sched.meta["estimator"]["u"])
+            bound = theorem5_bound(inst, sched.lower, sched.upper)
             if makespan <= bound * lower_bounds(inst).best:  # cannot break it: OPT >= the lower bound
                 return False
             opt = solve(inst)
             if opt.status != Status.OPTIMAL:
                 return False
-            checks = check_sjf_bco_claims(inst, makespan, sched.meta, optimum=opt.makespan)
+            checks = check_sjf_bco_claims(inst, makespan, sched, optimum=opt.makespan)
         return any(c.claim == claim and c.holds is False for c in checks)
 
     return predicate

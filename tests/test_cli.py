@@ -27,7 +27,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("cli")
     inst = tiny(7)
     inst.write(d / "inst.json")
-    good = run_policy(inst, "consolidate")  # feasible: every policy's schedule is (test_algorithms)
+    good = run_policy(inst, "consolidate").schedule  # feasible: every policy's schedule is (test_algorithms)
     good.write(d / "good.json")
     files = {"dir": d, "inst": d / "inst.json", "good": d / "good.json"}
 

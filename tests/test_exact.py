@@ -20,7 +20,7 @@ from .strategies import micro_instances
 
 
 def _upper(inst: Instance) -> int:
-    return min(check(inst, run_policy(inst, name)).result.makespan for name in POLICIES)
+    return min(check(inst, run_policy(inst, name).schedule).result.makespan for name in POLICIES)
 
 
 @settings(max_examples=25)
@@ -42,7 +42,7 @@ def test_compact_milp_equals_brute_force(inst: Instance) -> None:
 def test_total_completion_objective_equals_brute_force(inst: Instance) -> None:
     # in a schedule with total completion <= U, job j starts by U - sum_i rho_min_i, since
     # C_j <= U - sum_{i != j} C_i and C_i >= rho_min_i: so this brute force is complete
-    best_total = min(int(check(inst, run_policy(inst, name)).result.completion.sum()) for name in POLICIES)
+    best_total = min(int(check(inst, run_policy(inst, name).schedule).result.completion.sum()) for name in POLICIES)
     last_start = best_total - int(inst.bounds.rho_min.sum())
     bf = brute_force(inst, last_start + 1, objective="total")
     res = solve(inst, objective="total")
@@ -63,7 +63,7 @@ def test_warm_start_symmetry_and_cuts_do_not_change_the_optimum(inst: Instance) 
 @given(micro_instances())
 def test_warm_start_values_satisfy_every_row(inst: Instance) -> None:
     # the complete MIP start built from a heuristic schedule is feasible in the model
-    sched = run_policy(inst, "ls")
+    sched = run_policy(inst, "ls").schedule
     model = compact.build(inst)
     compact.set_start(model, inst, sched)
     assert violated(model) == []
@@ -94,7 +94,7 @@ def test_time_limit_with_incumbent_keeps_the_warm_start() -> None:
     res = solve(inst, time_limit=0.001, warm_start="ls")
     assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert res.schedule is not None and check(inst, res.schedule).feasible
-    assert res.makespan <= check(inst, run_policy(inst, "ls")).result.makespan
+    assert res.makespan <= check(inst, run_policy(inst, "ls").schedule).result.makespan
 
 
 def test_infeasible_horizon_is_a_status() -> None:
@@ -114,7 +114,7 @@ def test_bundled_tiny_instances_solve_and_beat_every_heuristic(seed: int) -> Non
     assert res.status == Status.OPTIMAL
     assert res.makespan == round(res.objective)
     for name in POLICIES:
-        assert res.makespan <= check(inst, run_policy(inst, name)).result.makespan
+        assert res.makespan <= check(inst, run_policy(inst, name).schedule).result.makespan
 
 
 @settings(max_examples=20)
@@ -123,7 +123,7 @@ def test_nonconvex_model_evaluates_to_the_simulated_makespan(inst: Instance) -> 
     from rar_opt.formulations import nonconvex
 
     optimal = solve(inst).schedule
-    for sched in (optimal, run_policy(inst, "ls"), run_policy(inst, "consolidate")):
+    for sched in (optimal, run_policy(inst, "ls").schedule, run_policy(inst, "consolidate").schedule):
         model = nonconvex.build(inst)
         nonconvex.fix_to(model, inst, sched)
         assert violated(model) == []
@@ -135,7 +135,7 @@ def test_nonconvex_model_evaluates_to_the_simulated_makespan(inst: Instance) -> 
 def test_nonconvex_model_rejects_a_wrong_completion(inst: Instance) -> None:
     from rar_opt.formulations import nonconvex
 
-    sched = run_policy(inst, "ls")
+    sched = run_policy(inst, "ls").schedule
     model = nonconvex.build(inst)
     nonconvex.fix_to(model, inst, sched)
     j = int(check(inst, sched).result.completion.argmax())

@@ -38,7 +38,7 @@ def test_recorded_optimum_is_consistent(path: Path) -> None:
     report = check(inst, sched)
     assert report.feasible and report.result.makespan == opt
     for name in POLICIES:
-        assert check(inst, run_policy(inst, name)).result.makespan >= opt
+        assert check(inst, run_policy(inst, name).schedule).result.makespan >= opt
 
 
 def test_waiting_beats_starting_at_once() -> None:
@@ -46,7 +46,7 @@ def test_waiting_beats_starting_at_once() -> None:
     sched = Schedule.read(LIB / "optimal" / "wait-beats-start.schedule.json")
     assert sorted(sched.starts)[1] > 0  # the optimum delays a job ...
     for name in POLICIES:  # ... while every heuristic starts both at once and is slower
-        assert check(inst, run_policy(inst, name)).result.makespan > inst.meta["known_optimum"]
+        assert check(inst, run_policy(inst, name).schedule).result.makespan > inst.meta["known_optimum"]
 
 
 @pytest.mark.slow

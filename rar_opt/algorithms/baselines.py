@@ -1,7 +1,7 @@
 """The paper's baselines (section 6) and two from the systems literature, on the same engine.
 
 All use the SJF order of SJF-BCO (G_j non-decreasing) unless said otherwise, the same
-time model and the same waiting rule.
+time model and the same waiting rule (docs/algorithms.md section 5).
 
 * ``ff``: First-Fit. The first G_j eligible GPUs in index order (server by server), within
   its own load limit theta^FF found by the same bisection as SJF-BCO.
@@ -18,53 +18,60 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import NoScheduleError
 from ..instance import Instance
-from ..schedule import Schedule
 from .engine import (
     ClusterState,
+    GpuPicker,
     PlacementRule,
     ThetaCache,
     Trial,
     as_trial,
     bisect_theta,
+    eligible_rule,
     first_fit,
     least_loaded,
     run_list,
+    sjf_order,
 )
-from .estimators import estimate
-from .sjf_bco import sjf_order
+from .estimators import ESTIMATORS, estimate
+from .result import PolicyResult, policy_result
 
 
 @dataclass(frozen=True)
 class BaselineParams:
-    seed: int = 0
-    estimator: str = "best"
+    """Knobs of the deterministic baselines, validated on construction."""
+
+    estimator: str = "best"  # rho_hat (docs/algorithms.md section 6)
 
     def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r} (known: {', '.join(ESTIMATORS)})")
+
+
+@dataclass(frozen=True)
+class RandParams(BaselineParams):
+    """Knobs of ``rand``: the seed of its draws, and the estimator."""
+
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
 
-def _ff(state: ClusterState, job: int) -> np.ndarray | None:
-    return first_fit(state, job, state.eligible(job))
-
-
-def _ls(state: ClusterState, job: int) -> np.ndarray | None:
-    return least_loaded(state, job, state.eligible(job))
-
-
-def _consolidate(state: ClusterState, job: int) -> np.ndarray | None:
+def consolidate(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+    """Best fit on one server if any can hold the job, else the servers with most room first."""
     need = int(state.instance.arrays.gpus[job])
-    mask = state.eligible(job)
     free = np.bincount(state.server[mask], minlength=len(state.capacity))
     if free.sum() < need:
         return None
     fits = np.flatnonzero(free >= need)
-    # best fit on one server if any can hold the job, else the servers with most room first
     servers = [int(fits[np.argmin(free[fits])])] if len(fits) else list(np.argsort(-free, kind="stable"))
     out: list[int] = []
     for s in servers:
@@ -75,61 +82,73 @@ def _consolidate(state: ClusterState, job: int) -> np.ndarray | None:
     return np.array(out, dtype=np.int64)
 
 
-def _rand(seed: int) -> PlacementRule:
+def random_picker(seed: int) -> GpuPicker:
+    """G_j GPUs of the mask drawn uniformly at random (one generator per run)."""
     rng = np.random.default_rng(seed)
 
-    def rule(state: ClusterState, job: int) -> np.ndarray | None:
-        idx = np.flatnonzero(state.eligible(job))
+    def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+        idx = np.flatnonzero(mask)
         need = int(state.instance.arrays.gpus[job])
         return None if len(idx) < need else rng.choice(idx, size=need, replace=False)
 
-    return rule
+    return pick
 
 
-def _finish(instance: Instance, trial: Trial | None, name: str, meta: dict) -> Schedule:
+def _finish(instance: Instance, trial: Trial | None, name: str, params: BaselineParams, **run: Any) -> PolicyResult:
     if trial is None:
         raise NoScheduleError(f"{name} found no schedule that completes within T = {instance.horizon}", where="horizon")
-    return trial.to_schedule(instance, {"method": name, **meta, "max_load": trial.max_load})
+    return policy_result(instance, name, trial, params, estimate(instance, params.estimator), **run)
 
 
-def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselineParams | None], Schedule]:
-    def policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
+def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselineParams | None], PolicyResult]:
+    def policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
         params = params or BaselineParams()
         weight = estimate(instance, params.estimator).weight
         order = sjf_order(instance)
         cache = ThetaCache(lambda th: run_list(instance, order, rule, th, weight))
         best, theta, tried = bisect_theta(instance.horizon, cache)
-        meta = {"theta": theta, "trials": cache.runs, "thetas_tried": tried, "params": {"estimator": params.estimator}}
-        return _finish(instance, best, name, meta)
+        run = {"theta": theta or 0, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
+        return _finish(instance, best, name, params, **run)
 
-    policy.__doc__ = f"{name}: see the module docstring."
+    policy.__doc__ = f"{name}: its own bisected load limit (see the module docstring)."
     return policy
 
 
-first_fit_policy = _bisected("ff", _ff)
-list_scheduling_policy = _bisected("ls", _ls)
+first_fit_policy = _bisected("ff", eligible_rule(first_fit))
+list_scheduling_policy = _bisected("ls", eligible_rule(least_loaded))
 
 
-def random_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
-    params = params or BaselineParams()
+def _unlimited(
+    instance: Instance,
+    name: str,
+    params: BaselineParams,
+    order: np.ndarray,
+    rule: PlacementRule,
+    seed: int | None = None,
+) -> PolicyResult:
+    """One trial at theta = T (the load limit never refuses a GPU)."""
     weight = estimate(instance, params.estimator).weight
-    trial = as_trial(run_list(instance, sjf_order(instance), _rand(params.seed), instance.horizon, weight))
-    return _finish(
-        instance, trial, "rand", {"theta": instance.horizon, "seed": params.seed, "params": {"seed": params.seed}}
-    )
+    trial = as_trial(run_list(instance, order, rule, instance.horizon, weight))
+    run = {"theta": instance.horizon, "trials": 1, "trials_requested": 1, "thetas_tried": 1}
+    return _finish(instance, trial, name, params, **run, seed=seed)
 
 
-def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
+def random_policy(instance: Instance, params: RandParams | None = None) -> PolicyResult:
+    """rand: random idle GPUs, seeded, theta = T."""
+    params = params or RandParams()
+    rule = eligible_rule(random_picker(params.seed))
+    return _unlimited(instance, "rand", params, sjf_order(instance), rule, seed=params.seed)
+
+
+def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
+    """consolidate: fewest servers (best fit), theta = T."""
     params = params or BaselineParams()
-    weight = estimate(instance, params.estimator).weight
-    trial = as_trial(run_list(instance, sjf_order(instance), _consolidate, instance.horizon, weight))
-    return _finish(instance, trial, "consolidate", {"theta": instance.horizon, "params": {}})
+    return _unlimited(instance, "consolidate", params, sjf_order(instance), eligible_rule(consolidate))
 
 
-def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = None) -> Schedule:
+def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
+    """sjf-oblivious: shortest estimated job first (F_j tau_min_j), first fit, theta = T."""
     params = params or BaselineParams()
-    weight = estimate(instance, params.estimator).weight
     duration = instance.arrays.iterations * instance.bounds.tau_min
     order = np.argsort(duration, kind="stable")
-    trial = as_trial(run_list(instance, order, _ff, instance.horizon, weight))
-    return _finish(instance, trial, "sjf-oblivious", {"theta": instance.horizon, "params": {}})
+    return _unlimited(instance, "sjf-oblivious", params, order, eligible_rule(first_fit))

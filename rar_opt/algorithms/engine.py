@@ -69,6 +69,24 @@ class ClusterState:
 PlacementRule = Callable[[ClusterState, int], "np.ndarray | None"]
 """Given the state and a job, the GPU indices to start it on now, or None to wait."""
 
+GpuPicker = Callable[[ClusterState, int, np.ndarray], "np.ndarray | None"]
+"""Given the state, a job and a mask of GPUs it may use, the G_j GPUs to take, or None.
+Every picker below has this signature; :func:`eligible_rule` makes a rule of one."""
+
+
+def eligible_rule(pick: GpuPicker) -> PlacementRule:
+    """The placement rule that applies ``pick`` to the job's eligible GPUs."""
+
+    def rule(state: ClusterState, job: int) -> np.ndarray | None:
+        return pick(state, job, state.eligible(job))
+
+    return rule
+
+
+def sjf_order(instance: Instance) -> np.ndarray:
+    """Jobs by G_j, non-decreasing; ties keep input order (Alg. 1's order)."""
+    return np.argsort(instance.arrays.gpus, kind="stable")
+
 
 def least_loaded(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
     """The G_j GPUs of ``mask`` with the least load (ties: lower GPU index), or None."""
@@ -100,6 +118,7 @@ class Trial:
     valid_below: float = np.inf
 
     def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
+        """The trial as a schedule (with GPU ids) carrying ``meta``."""
         return Schedule.from_arrays(instance.name, self.starts, self.placements, gpu_ids=self.gpu_ids, meta=meta)
 
 
@@ -159,6 +178,7 @@ class Failed:
 
 
 def as_trial(result: Trial | Failed) -> Trial | None:
+    """The trial, or None if it failed."""
     return result if isinstance(result, Trial) else None
 
 

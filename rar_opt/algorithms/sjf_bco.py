@@ -20,13 +20,12 @@ runs 1..n_g as printed. The result is the same, which a test checks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import NoScheduleError
 from ..instance import Instance
-from ..schedule import Schedule
 from .engine import (
     ClusterState,
     Failed,
@@ -36,8 +35,10 @@ from .engine import (
     bisect_theta,
     least_loaded,
     run_list,
+    sjf_order,
 )
 from .estimators import ESTIMATORS, estimate
+from .result import PolicyResult, policy_result
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,8 @@ def lbsgf(lam: float) -> PlacementRule:
     return rule
 
 
-def sjf_order(instance: Instance) -> np.ndarray:
-    """Jobs by G_j, non-decreasing; ties keep input order."""
-    return np.argsort(instance.arrays.gpus, kind="stable")
-
-
 def kappa_values(instance: Instance, params: SjfBcoParams) -> list[int]:
+    """The kappas Alg. 1 tries: the fixed one, 1..n_g ("all"), or 1 and the distinct sizes."""
     if params.kappa is not None:
         return [params.kappa]
     n_g = int(instance.arrays.gpus.max())
@@ -119,8 +116,8 @@ def kappa_values(instance: Instance, params: SjfBcoParams) -> list[int]:
     return sorted({1} | {int(g) for g in instance.arrays.gpus})
 
 
-def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
-    """Run SJF-BCO; the schedule's meta records theta, kappa, lambda, trials and loads.
+def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyResult:
+    """Run SJF-BCO; the result (and the schedule's meta) records theta, kappa, trials and loads.
 
     Raises :class:`~rar_opt.errors.NoScheduleError` if no (theta, kappa) trial is feasible within the horizon.
     """
@@ -160,16 +157,15 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> Schedule:
         raise NoScheduleError(
             f"SJF-BCO found no schedule that completes within T = {instance.horizon}", where="horizon"
         )
-    meta = {
-        "method": "sjf-bco",
-        "params": asdict(params),
-        "theta": theta,
-        "kappa": chosen_kappa[theta],
-        "lambda": params.lam,
-        "trials": sum(c.runs for c in caches.values()),  # trials actually run
-        "trials_requested": tried * len(kappas),  # (theta, kappa) pairs the bisection asked for
-        "thetas_tried": tried,
-        "max_load": best.max_load,
-        "estimator": {"name": est.name, "l": est.lower, "u": est.upper},
-    }
-    return best.to_schedule(instance, meta)
+    return policy_result(
+        instance,
+        "sjf-bco",
+        best,
+        params,
+        est,
+        theta=theta,
+        kappa=chosen_kappa[theta],
+        trials=sum(c.runs for c in caches.values()),  # trials actually run
+        trials_requested=tried * len(kappas),  # (theta, kappa) pairs the bisection asked for
+        thetas_tried=tried,
+    )

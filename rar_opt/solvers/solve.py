@@ -69,7 +69,7 @@ def solve(
         )
     settings = _settings(time_limit, threads, seed)
     opts = form.make_options(options)
-    start = run_policy(instance, warm_start) if warm_start else None
+    start = run_policy(instance, warm_start).schedule if warm_start else None
     if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") == "makespan":
         span = check(instance, start).result.makespan
         if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):

@@ -1,0 +1,88 @@
+"""What a policy run returns: the schedule (the solution) beside the run's own data.
+
+As in PyJobShop and PyVRP, the result of a run is kept apart from the solution: a
+:class:`PolicyResult` holds the :class:`~rar_opt.schedule.Schedule` and what the run chose
+(load limit theta, kappa, trials, the largest GPU load, the estimator's l and u). The
+schedule's ``meta`` carries the same record as read-only provenance, so a schedule file
+says how it was made. The makespan is not here: the simulator is the judge of that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from .._version import __version__
+from ..instance import Instance
+from ..schedule import Schedule
+from .engine import Trial
+from .estimators import Estimate
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """One run of a policy on one instance."""
+
+    policy: str
+    schedule: Schedule
+    params: Any  # the policy's frozen params
+    theta: int  # the load limit of the returned trial
+    max_load: float  # the largest estimated load U_g over the GPUs (<= theta)
+    trials: int  # list-scheduling trials actually run
+    trials_requested: int  # (theta, kappa) pairs asked for (reused trials included)
+    thetas_tried: int  # bisection steps
+    estimator: str
+    lower: float  # the estimator's error bounds l and u: l rho <= rho_hat <= u rho
+    upper: float
+    kappa: int | None = None  # SJF-BCO: the kappa of the returned trial
+    seed: int | None = None  # seeded policies only
+
+    def record(self) -> dict[str, Any]:
+        """The run as JSON-ready values (what the schedule's meta and result files hold)."""
+        return {
+            "method": self.policy,
+            "params": dataclasses.asdict(self.params),
+            "theta": self.theta,
+            "kappa": self.kappa,
+            "max_load": self.max_load,
+            "trials": self.trials,
+            "trials_requested": self.trials_requested,
+            "thetas_tried": self.thetas_tried,
+            "estimator": {"name": self.estimator, "l": self.lower, "u": self.upper},
+            "seed": self.seed,
+        }
+
+
+def policy_result(
+    instance: Instance,
+    policy: str,
+    trial: Trial,
+    params: Any,
+    est: Estimate,
+    *,
+    theta: int,
+    trials: int,
+    trials_requested: int,
+    thetas_tried: int,
+    kappa: int | None = None,
+    seed: int | None = None,
+) -> PolicyResult:
+    """Build the result of a run whose chosen trial is ``trial`` (the schedule records it)."""
+    result = PolicyResult(
+        policy=policy,
+        schedule=trial.to_schedule(instance, {}),
+        params=params,
+        theta=theta,
+        max_load=trial.max_load,
+        trials=trials,
+        trials_requested=trials_requested,
+        thetas_tried=thetas_tried,
+        estimator=est.name,
+        lower=est.lower,
+        upper=est.upper,
+        kappa=kappa,
+        seed=seed,
+    )
+    meta = {**result.record(), "rar_opt": __version__}
+    return dataclasses.replace(result, schedule=dataclasses.replace(result.schedule, meta=meta))
