@@ -84,6 +84,7 @@ OPTION_EFFECTS = [
     ("compact", "symmetry", False, lambda m: not hasattr(m, "identical_jobs")),
     ("compact", "cuts", True, _has("earliest_done")),
     ("compact", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
+    ("compact", "started", "cumulative", _has("started_def")),
     ("enumerative", "objective", "total", _total_objective),
     ("enumerative", "horizon", -1, lambda m: int(m.rar.extra["enumerated"].completion.max()) <= m.rar.horizon),
     ("nonconvex", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),

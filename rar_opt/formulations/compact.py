@@ -35,7 +35,14 @@ Why it is exact (the argument the tests check against brute force):
    the truth) or keeping a job active after it completed (u above started - done) is
    allowed, but can only lower the model's iterations and tighten capacity, never help.
 
-Options: objective ``makespan`` or ``total`` (sum of completion times); ``symmetry``
+The model is assembled from row families, one function each (placement, activity,
+rates, capacity, cuts, symmetry, objective), over a typed :class:`CompactData` of the
+constants they need; ``model.rar`` records how it was built.
+
+Options: objective ``makespan`` or ``total`` (sum of completion times); ``started``
+(``sum``: "job j has started by slot t" is the sum of its start binaries up to t, as in
+the paper's statement; ``cumulative``: a variable S[j,t] = S[j,t-1] + x[j,t], so that rows
+grow linearly in T rather than quadratically; both exact); ``symmetry``
 (identical jobs start in index order; identical servers are ordered by a column key,
 both valid because permuting identical jobs or servers maps schedules to schedules with
 equal objective); ``horizon`` to use fewer slots than the instance's T (for example a
@@ -57,6 +64,8 @@ from ..schedule import Schedule
 from .base import OBJECTIVES, ModelData, check_choice, check_count, check_flag, model_data, resolve_horizon
 from .values import slot_values
 
+STARTED = ("sum", "cumulative")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -67,6 +76,7 @@ class Options:
     cuts: bool = False  # valid inequalities from best execution times: measured slower, so off
     horizon: int | None = None  # slots to model (at most the instance's T); default T
     max_cells: int = 200_000  # refuse jobs x servers x slots beyond this (about 5 rows per cell)
+    started: str = "sum"  # "sum" of start binaries, or a "cumulative" variable (see the docstring)
 
     def __post_init__(self) -> None:
         check_choice(self.objective, "objective", OBJECTIVES)
@@ -74,59 +84,113 @@ class Options:
         check_flag(self.cuts, "cuts")
         check_count(self.horizon, "horizon", optional=True)
         check_count(self.max_cells, "max_cells")
+        check_choice(self.started, "started", STARTED)
 
 
 CompactOptions = Options  # the name used before the formulation registry
 
 
+@dataclass(frozen=True)
+class CompactData:
+    """The constants the row families read, taken once from the instance and its time model."""
+
+    horizon: int
+    cap: list[int]  # O_s
+    gpus: list[int]  # G_j
+    iters: list[int]  # F_j
+    rho_min: list[int]  # fastest execution time of each job
+    n_lo: list[int]  # fewest servers job j can span
+    n_hi: list[int]  # most servers job j can span
+    splittable: list[bool]  # n_hi >= 2
+    levels: int  # P: the most contenders a split job can see
+    phi: np.ndarray  # phi[j, p, n] (the time model's table)
+    phi_max: list[int]  # iterations per slot at best
+
+    @classmethod
+    def of(cls, instance: Instance, horizon: int) -> CompactData:
+        """The constants of ``instance`` over ``horizon`` slots."""
+        tm, b = instance.time_model, instance.bounds
+        cap = [int(o) for o in instance.cluster.servers]
+        n_hi = [int(n) for n in b.n_max]
+        splittable = [n >= 2 for n in n_hi]
+        levels = max(1, min(sum(splittable), max(cap)))
+        return cls(
+            horizon=horizon,
+            cap=cap,
+            gpus=[int(g) for g in instance.arrays.gpus],
+            iters=[int(f) for f in instance.arrays.iterations],
+            rho_min=[int(r) for r in b.rho_min],
+            n_lo=[int(n) for n in b.n_min],
+            n_hi=n_hi,
+            splittable=splittable,
+            levels=levels,
+            phi=tm.phi_table(levels),
+            phi_max=[int(p) for p in b.phi_max],
+        )
+
+
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The compact MILP of ``instance`` (see the module docstring)."""
     options = options or Options()
-    tm, b = instance.time_model, instance.bounds
-    n_jobs, n_servers = instance.num_jobs, instance.num_servers
     horizon = resolve_horizon(options.horizon, instance)
-    cap = [int(o) for o in instance.cluster.servers]
-    gpus = [int(g) for g in instance.arrays.gpus]
-    iters = [int(f) for f in instance.arrays.iterations]
-    rho_min = [int(r) for r in b.rho_min]
-    n_lo, n_hi = [int(n) for n in b.n_min], [int(n) for n in b.n_max]
-    splittable = [n_hi[j] >= 2 for j in range(n_jobs)]
-    levels = max(1, min(sum(splittable), max(cap)))  # P: the most contenders a split job can see
-    phi = tm.phi_table(levels)
-    phi_max = [int(p) for p in b.phi_max]
-    if any(horizon < r for r in rho_min):
-        raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(rho_min)}", where="horizon")
-    cells = n_jobs * n_servers * horizon
+    d = CompactData.of(instance, horizon)
+    if any(horizon < r for r in d.rho_min):
+        raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(d.rho_min)}", where="horizon")
+    cells = instance.num_jobs * instance.num_servers * horizon
     if cells > options.max_cells:
         raise InputError(
             f"the compact MILP would have {cells:,} job-server-slot cells (limit {options.max_cells:,}): "
             "it is meant for small instances; shrink the horizon with --warm-start, or use a heuristic",
             where="instance",
         )
-
     m = pyo.ConcreteModel(name=f"compact[{instance.name}]")
+    _sets(m, instance, d)
+    _variables(m, d, options)
+    _placement_rows(m, d)
+    _activity_rows(m, d)
+    _rate_rows(m, d)
+    _capacity_rows(m, d)
+    if options.cuts:
+        _cut_rows(m, d)
+    if options.symmetry:
+        _symmetry_rows(m, instance, d)
+    _objective(m, d, options.objective)
+    m.rar = ModelData("compact", instance.name, horizon, options, {"levels": d.levels})
+    return m
+
+
+# -- the parts of the model, in build order -------------------------------------------------
+def _sets(m: pyo.ConcreteModel, instance: Instance, d: CompactData) -> None:
+    n_jobs, n_servers, horizon = instance.num_jobs, instance.num_servers, d.horizon
     m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
     m.S = pyo.RangeSet(0, n_servers - 1, doc="servers s")
     m.T = pyo.RangeSet(0, horizon - 1, doc="slots t")
     m.JT = pyo.Set(initialize=[(j, t) for j in range(n_jobs) for t in range(horizon)], doc="job-slot pairs")
     m.START = pyo.Set(
         within=m.JT,
-        initialize=[(j, t) for j in range(n_jobs) for t in range(horizon - rho_min[j] + 1)],
+        initialize=[(j, t) for j in range(n_jobs) for t in range(horizon - d.rho_min[j] + 1)],
         doc="slots where job j may start and still complete by T",
     )
-    m.SPAN = pyo.Set(initialize=[(j, n) for j in range(n_jobs) for n in range(n_lo[j], n_hi[j] + 1)], doc="(job, span)")
-    m.SPLIT_J = pyo.Set(initialize=[j for j in range(n_jobs) if splittable[j]], doc="jobs that can span >= 2 servers")
+    m.SPAN = pyo.Set(
+        initialize=[(j, n) for j in range(n_jobs) for n in range(d.n_lo[j], d.n_hi[j] + 1)], doc="(job, span)"
+    )
+    m.SPLIT_J = pyo.Set(initialize=[j for j in range(n_jobs) if d.splittable[j]], doc="jobs that can span >= 2 servers")
     m.LEVEL = pyo.Set(
-        initialize=[(j, t, k) for j in m.SPLIT_J for t in range(horizon) for k in range(2, levels + 1)],
+        initialize=[(j, t, k) for j in m.SPLIT_J for t in range(horizon) for k in range(2, d.levels + 1)],
         doc="contention levels k = 2..P of split-capable jobs",
     )
     m.SPLIT_JST = pyo.Set(
         initialize=[(j, s, t) for j in m.SPLIT_J for s in range(n_servers) for t in range(horizon)],
         doc="split-capable job, server, slot",
     )
-    m.JST = pyo.Set(initialize=[(j, s, t) for j in range(n_jobs) for s in range(n_servers) for t in range(horizon)])
+    m.JST = pyo.Set(
+        initialize=[(j, s, t) for j in range(n_jobs) for s in range(n_servers) for t in range(horizon)],
+        doc="job, server, slot",
+    )
 
-    # -- variables ------------------------------------------------------------------
+
+def _variables(m: pyo.ConcreteModel, d: CompactData, options: Options) -> None:
+    gpus, cap, horizon = d.gpus, d.cap, d.horizon
     m.x = pyo.Var(m.START, domain=pyo.Binary, doc="x[j,t] = 1: job j starts in slot t (a_j = t)")
     m.y = pyo.Var(
         m.J,
@@ -143,28 +207,49 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     m.g = pyo.Var(m.LEVEL, domain=pyo.Binary, doc="g[j,t,k] = 1: contention p_j[t] >= k, eq. (6)")
     m.h = pyo.Var(m.SPLIT_JST, bounds=(0, 1), doc="h[j,s,t]: job j counts in c_s[t] (active, split, on s)")
     m.r = pyo.Var(m.JST, domain=pyo.NonNegativeReals, doc="r[j,s,t] = y[j,s] u[j,t]: GPUs held, for (2)")
-    m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(int(max(rho_min)), horizon), doc="max_j C_j")
-
-    for j in range(n_jobs):  # nobody completes before its fastest execution time
-        for t in range(min(rho_min[j] - 1, horizon)):
+    m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(int(max(d.rho_min)), horizon), doc="max_j C_j")
+    for j in m.J:  # nobody completes before its fastest execution time
+        for t in range(min(d.rho_min[j] - 1, horizon)):
             m.D[j, t].fix(0)
 
-    def started(j: int, t: int) -> pyo.Expression:
-        return sum(m.x[j, tt] for tt in range(t + 1) if (j, tt) in m.START)
+    if options.started == "cumulative":
+        m.started = pyo.Var(m.JT, bounds=(0, 1), doc="started[j,t] = sum of x[j,t'] for t' <= t")
 
-    def split(j: int) -> pyo.Expression:
-        return sum(m.v[j, n] for n in range(max(2, n_lo[j]), n_hi[j] + 1))
+        @m.Constraint(m.JT, doc="started[j,t] = started[j,t-1] + x[j,t]")
+        def started_def(m, j, t):
+            prev = m.started[j, t - 1] if t > 0 else 0
+            return m.started[j, t] == prev + (m.x[j, t] if (j, t) in m.START else 0)
 
-    def gained(j: int, t: int) -> pyo.Expression:
-        return m.Q[j, t] - (m.Q[j, t - 1] if t > 0 else 0)
-
+        m.has_started = pyo.Expression(m.JT, rule=lambda m, j, t: m.started[j, t], doc="job j started by slot t")
+    else:
+        m.has_started = pyo.Expression(
+            m.JT,
+            rule=lambda m, j, t: sum(m.x[j, tt] for tt in range(t + 1) if (j, tt) in m.START),
+            doc="job j started by slot t: the sum of its start binaries",
+        )
     m.completion = pyo.Expression(
         m.J,
         rule=lambda _, j: horizon + 1 - sum(m.D[j, t] for t in range(horizon)),
         doc="C_j = first slot with D = 1, plus 1",
     )
 
-    # -- placement: (1), (5) and the indicators ----------------------------------------
+
+def _started(m: pyo.ConcreteModel, j: int, t: int) -> pyo.Expression:
+    return m.has_started[j, t] if t >= 0 else 0
+
+
+def _split(m: pyo.ConcreteModel, d: CompactData, j: int) -> pyo.Expression:
+    return sum(m.v[j, n] for n in range(max(2, d.n_lo[j]), d.n_hi[j] + 1))
+
+
+def _gained(m: pyo.ConcreteModel, j: int, t: int) -> pyo.Expression:
+    return m.Q[j, t] - (m.Q[j, t - 1] if t > 0 else 0)
+
+
+def _placement_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
+    """(1), (5) and the indicators z (server used) and v (span)."""
+    gpus, cap, n_lo, n_hi = d.gpus, d.cap, d.n_lo, d.n_hi
+
     @m.Constraint(m.J, doc="(1) gang size: sum_s y[j,s] = G_j")
     def gang(m, j):
         return sum(m.y[j, s] for s in m.S) == gpus[j]
@@ -185,18 +270,22 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     def span_count(m, j):
         return sum(m.z[j, s] for s in m.S) == sum(n * m.v[j, n] for n in range(n_lo[j], n_hi[j] + 1))
 
-    # -- start, activity, completion: (3), (4) and first passage ------------------------
+
+def _activity_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
+    """(3), (4): one start, no preemption, and first-passage completion."""
+    horizon, iters = d.horizon, d.iters
+
     @m.Constraint(m.J, doc="(3)-(4) one start per job, no preemption")
     def one_start(m, j):
         return sum(m.x[j, t] for t in range(horizon) if (j, t) in m.START) == 1
 
     @m.Constraint(m.JT, doc="not active before the start")
     def active_after_start(m, j, t):
-        return m.u[j, t] <= started(j, t)
+        return m.u[j, t] <= _started(m, j, t)
 
     @m.Constraint(m.JT, doc="active from the start until completed (first passage)")
     def active_until_done(m, j, t):
-        return m.u[j, t] >= started(j, t) - (m.D[j, t - 1] if t > 0 else 0)
+        return m.u[j, t] >= _started(m, j, t) - (m.D[j, t - 1] if t > 0 else 0)
 
     @m.Constraint(m.JT, doc="completion is final: D[j,t] <= D[j,t+1]")
     def done_stays_done(m, j, t):
@@ -210,22 +299,26 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     def done_needs_iterations(m, j, t):
         return iters[j] * m.D[j, t] <= m.Q[j, t]
 
-    # -- iterations per slot: (6)-(9) as a table over (p, n) ----------------------------
+
+def _rate_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
+    """(6)-(9): iterations per slot as the table phi[j, p, n] with a contention staircase."""
+    phi, phi_max, levels = d.phi, d.phi_max, d.levels
+
     @m.Constraint(m.JT, doc="(9) no iterations while inactive, at most phi_max")
     def rate_active(m, j, t):
-        return gained(j, t) <= phi_max[j] * m.u[j, t]
+        return _gained(m, j, t) <= phi_max[j] * m.u[j, t]
 
     @m.Constraint(m.JT, doc="Q is cumulative: no negative progress")
     def rate_nonnegative(m, j, t):
-        return gained(j, t) >= 0
+        return _gained(m, j, t) >= 0
 
     @m.Constraint(m.SPAN, m.T, doc="(8)-(9) single server: phi[j,0,1]; split: staircase over contention levels")
     def rate_table(m, j, n, t):
         relax = phi_max[j] * (1 - m.v[j, n])
         if n == 1:
-            return gained(j, t) <= int(phi[j, 0, 1]) + relax
+            return _gained(m, j, t) <= int(phi[j, 0, 1]) + relax
         steps = sum(int(phi[j, k - 1, n] - phi[j, k, n]) * m.g[j, t, k] for k in range(2, levels + 1))
-        return gained(j, t) <= int(phi[j, 1, n]) - steps + relax
+        return _gained(m, j, t) <= int(phi[j, 1, n]) - steps + relax
 
     @m.Constraint(m.LEVEL, doc="levels are monotone: g[j,t,k] >= g[j,t,k+1]")
     def level_order(m, j, t, k):
@@ -235,13 +328,17 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     def contention(m, j, s, t):
         level = 1 + sum(m.g[j, t, k] for k in range(2, levels + 1))
         c_st = sum(m.h[i, s, t] for i in m.SPLIT_J)
-        return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - split(j))
+        return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - _split(m, d, j))
 
     @m.Constraint(m.SPLIT_JST, doc="(6) h = u AND z AND split: job j counts in c_s[t]")
     def counts_in_contention(m, j, s, t):
-        return m.h[j, s, t] >= m.u[j, t] + m.z[j, s] + split(j) - 2
+        return m.h[j, s, t] >= m.u[j, t] + m.z[j, s] + _split(m, d, j) - 2
 
-    # -- capacity (2) ------------------------------------------------------------------
+
+def _capacity_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
+    """(2): GPUs held on a server never exceed its capacity."""
+    gpus, cap = d.gpus, d.cap
+
     @m.Constraint(m.JST, doc="r >= y u (McCormick; r is pushed down by the capacity rows)")
     def held(m, j, s, t):
         return m.r[j, s, t] >= m.y[j, s] - min(gpus[j], cap[s]) * (1 - m.u[j, t])
@@ -250,56 +347,60 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     def capacity(m, s, t):
         return sum(m.r[j, s, t] for j in m.J) <= cap[s]
 
-    # -- valid inequalities: every real schedule satisfies them -----------------------
-    # (they only remove model points, so direction 2 of docs/exactness.md still holds)
-    if options.cuts:
-        n_gpus = sum(cap)
 
-        @m.Constraint(m.JT, doc="cut: done by slot t only if started by t - rho_min_j + 1")
-        def earliest_done(m, j, t):
-            return m.D[j, t] <= started(j, t - rho_min[j] + 1) if t - rho_min[j] + 1 >= 0 else m.D[j, t] == 0
+def _cut_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
+    """Valid inequalities every real schedule satisfies. They only remove model points, so
+    direction 2 of docs/exactness.md still holds."""
+    rho_min, gpus, horizon = d.rho_min, d.gpus, d.horizon
+    n_gpus = sum(d.cap)
 
-        @m.Constraint(m.J, doc="cut: C_j >= a_j + rho_min_j")
-        def completion_after_start(m, j):
-            return m.completion[j] >= sum((t + rho_min[j]) * m.x[j, t] for t in range(horizon) if (j, t) in m.START)
+    @m.Constraint(m.JT, doc="cut: done by slot t only if started by t - rho_min_j + 1")
+    def earliest_done(m, j, t):
+        return m.D[j, t] <= _started(m, j, t - rho_min[j] + 1) if t - rho_min[j] + 1 >= 0 else m.D[j, t] == 0
 
-        @m.Constraint(m.J, doc="cut: a job holds its GPUs for at least rho_min_j slots")
-        def busy_at_least(m, j):
-            return sum(m.u[j, t] for t in m.T) >= rho_min[j]
+    @m.Constraint(m.J, doc="cut: C_j >= a_j + rho_min_j")
+    def completion_after_start(m, j):
+        return m.completion[j] >= sum((t + rho_min[j]) * m.x[j, t] for t in range(horizon) if (j, t) in m.START)
 
-        @m.Constraint(doc="cut: GPU-slots in use <= N x makespan")
-        def gpu_slots(m):
-            return sum(gpus[j] * m.u[j, t] for j in m.J for t in m.T) <= n_gpus * m.makespan
+    @m.Constraint(m.J, doc="cut: a job holds its GPUs for at least rho_min_j slots")
+    def busy_at_least(m, j):
+        return sum(m.u[j, t] for t in m.T) >= rho_min[j]
 
-    # -- symmetry breaking -------------------------------------------------------------
-    if options.symmetry:
-        same_jobs = [(j, j + 1) for j in range(n_jobs - 1) if _same_job(instance, j, j + 1)]
-        m.same_jobs = pyo.Set(initialize=same_jobs, dimen=2, doc="consecutive identical jobs")
+    @m.Constraint(doc="cut: GPU-slots in use <= N x makespan")
+    def gpu_slots(m):
+        return sum(gpus[j] * m.u[j, t] for j in m.J for t in m.T) <= n_gpus * m.makespan
 
-        @m.Constraint(m.same_jobs, doc="identical jobs start in index order")
-        def identical_jobs(m, j, k):
-            return sum(t * m.x[j, t] for t in range(horizon) if (j, t) in m.START) <= sum(
-                t * m.x[k, t] for t in range(horizon) if (k, t) in m.START
-            )
 
-        same_servers = [(s, s + 1) for s in range(n_servers - 1) if cap[s] == cap[s + 1]]
-        m.same_servers = pyo.Set(initialize=same_servers, dimen=2, doc="consecutive identical servers")
+def _symmetry_rows(m: pyo.ConcreteModel, instance: Instance, d: CompactData) -> None:
+    """Identical jobs start in index order; identical servers are ordered by a column key.
+    Valid: permuting identical jobs or servers maps schedules to schedules of equal objective."""
+    n_jobs, n_servers, horizon, cap = instance.num_jobs, instance.num_servers, d.horizon, d.cap
+    same_jobs = [(j, j + 1) for j in range(n_jobs - 1) if _same_job(instance, j, j + 1)]
+    m.same_jobs = pyo.Set(initialize=same_jobs, dimen=2, doc="consecutive identical jobs")
 
-        @m.Constraint(m.same_servers, doc="identical servers ordered by the key sum_j (j+1) y[j,s]")
-        def identical_servers(m, s, s2):
-            return sum((j + 1) * m.y[j, s] for j in m.J) >= sum((j + 1) * m.y[j, s2] for j in m.J)
+    @m.Constraint(m.same_jobs, doc="identical jobs start in index order")
+    def identical_jobs(m, j, k):
+        return sum(t * m.x[j, t] for t in range(horizon) if (j, t) in m.START) <= sum(
+            t * m.x[k, t] for t in range(horizon) if (k, t) in m.START
+        )
 
-    # -- objective -------------------------------------------------------------------
+    same_servers = [(s, s + 1) for s in range(n_servers - 1) if cap[s] == cap[s + 1]]
+    m.same_servers = pyo.Set(initialize=same_servers, dimen=2, doc="consecutive identical servers")
+
+    @m.Constraint(m.same_servers, doc="identical servers ordered by the key sum_j (j+1) y[j,s]")
+    def identical_servers(m, s, s2):
+        return sum((j + 1) * m.y[j, s] for j in m.J) >= sum((j + 1) * m.y[j, s2] for j in m.J)
+
+
+def _objective(m: pyo.ConcreteModel, d: CompactData, objective: str) -> None:
     @m.Constraint(m.J, doc="makespan >= C_j")
     def makespan_def(m, j):
         return m.makespan >= m.completion[j]
 
-    if options.objective == "makespan":
+    if objective == "makespan":
         m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
     else:
         m.obj = pyo.Objective(expr=sum(m.completion[j] for j in m.J), sense=pyo.minimize, doc="sum_j C_j")
-    m.rar = ModelData("compact", instance.name, horizon, options, {"levels": levels})
-    return m
 
 
 def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
@@ -331,6 +432,9 @@ def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) 
         model.z[j, s].set_value(int(y[j, s] > 0))
     for (j, n), var in model.v.items():
         var.set_value(int(sv.spans[j] == n))
+    if hasattr(model, "started"):
+        for (j, t), var in model.started.items():
+            var.set_value(int(a[j] <= t))
     for (j, t), var in model.u.items():
         var.set_value(int(sv.active[t, j]))
         model.Q[j, t].set_value(float(sv.cumulative[t, j]))
