@@ -42,7 +42,7 @@ import numpy as np
 
 from .errors import InputError
 from .instance import Cluster, Instance, Job
-from .timemodel import linear_contention
+from .timemodel import LINEAR, linear_contention
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -100,7 +100,7 @@ def _calibrate(
         alpha=physics.alpha,
         xi1=physics.xi1,
         xi2=xi2,
-        contention="linear",
+        contention=LINEAR,
     )
     jobs = []
     for j, size in enumerate(sizes):

@@ -46,7 +46,7 @@ class Cluster:
     alpha: float = 0.5
     xi1: float = 1.0
     xi2: float = 0.0
-    contention: Contention = LINEAR
+    contention: Contention = LINEAR  # a registered name (str) is accepted and resolved on construction
 
     def __post_init__(self) -> None:
         servers = jio.check_list(self.servers, "servers", min_len=1)
@@ -263,12 +263,10 @@ class Instance:
     @classmethod
     def read(cls, path: str | Path) -> Instance:
         """Read an instance file; every error names the file and the field."""
-        try:
-            return cls.from_dict(jio.load_json(path))
-        except InputError as exc:
-            raise exc.in_file(str(path)) from None
+        return jio.read_file(path, cls.from_dict)
 
     def write(self, path: str | Path) -> None:
+        """Write the instance as JSON, atomically."""
         jio.dump_json(self.to_dict(), path)
 
 

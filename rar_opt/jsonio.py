@@ -12,14 +12,16 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import InputError
+
+T = TypeVar("T")
 
 
 def load_json(path: str | Path) -> Any:
@@ -56,6 +58,14 @@ def atomic_target(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def read_file(path: str | Path, parse: Callable[[Any], T]) -> T:
+    """Parse the JSON file at ``path`` with ``parse``; every error names the file."""
+    try:
+        return parse(load_json(path))
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
 
 
 def dump_json(obj: Any, path: str | Path) -> None:
@@ -157,7 +167,7 @@ def check_list(value: Any, field: str, *, min_len: int = 0) -> list[Any]:
     return list(value)
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[str, Any]):
     """A read-only dict: provenance (``meta``) on frozen objects cannot be changed in place.
 
     It is still a dict, so ``json`` writes it and ``dict(meta)`` gives a mutable copy."""

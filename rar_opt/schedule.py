@@ -161,12 +161,11 @@ class Schedule:
 
     @classmethod
     def read(cls, path: str | Path) -> Schedule:
-        try:
-            return cls.from_dict(jio.load_json(path))
-        except InputError as exc:
-            raise exc.in_file(str(path)) from None
+        """Read a schedule file; every error names the file and the field."""
+        return jio.read_file(path, cls.from_dict)
 
     def write(self, path: str | Path) -> None:
+        """Write the schedule as JSON, atomically."""
         jio.dump_json(self.to_dict(), path)
 
 

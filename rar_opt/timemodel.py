@@ -104,14 +104,20 @@ class ClusterData(Protocol):
 
     @property
     def capacity(self) -> np.ndarray: ...
-
-    b_inter: float
-    b_intra: float
-    reduce_speed: float
-    alpha: float
-    xi1: float
-    xi2: float
-    contention: Contention
+    @property
+    def b_inter(self) -> float: ...
+    @property
+    def b_intra(self) -> float: ...
+    @property
+    def reduce_speed(self) -> float: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def xi1(self) -> float: ...
+    @property
+    def xi2(self) -> float: ...
+    @property
+    def contention(self) -> Contention: ...
 
 
 @dataclass(frozen=True)

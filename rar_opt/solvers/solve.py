@@ -76,8 +76,9 @@ def solve(
             opts = dataclasses.replace(opts, horizon=span)
     build0 = time.perf_counter()
     model = form.build(instance, opts)
-    use_start = start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start
-    if use_start:
+    use_start = False
+    if start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start:
+        use_start = True
         try:
             form.set_start(model, instance, start)
         except ValueError as exc:  # the start does not fit the modelled horizon

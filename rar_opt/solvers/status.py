@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from enum import StrEnum
+from typing import Any
 
 from pyomo.contrib.appsi.base import TerminationCondition as TC
 
@@ -35,7 +36,7 @@ class Status(StrEnum):
         return self.value
 
 
-StatusTable = Mapping[Hashable, tuple[Status, Status]]
+StatusTable = Mapping[Any, tuple[Status, Status]]
 
 HIGHS_TABLE: dict[TC, tuple[Status, Status]] = {
     # HiGHS' model statuses reach us through Pyomo's appsi interface, which maps each of them
