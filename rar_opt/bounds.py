@@ -21,16 +21,19 @@ from .instance import Instance
 
 @dataclass(frozen=True)
 class LowerBounds:
+    """Lower bounds on the optimal makespan, each valid for every feasible schedule."""
     longest: int
     work: int
     load: int | None = None
 
     @property
     def best(self) -> int:
+        """The largest of the bounds computed."""
         return max(v for v in (self.longest, self.work, self.load) if v is not None)
 
 
 def lower_bounds(instance: Instance, load: int | None = None) -> LowerBounds:
+    """The longest-job and work bounds of ``instance`` (and ``load`` if already computed)."""
     b = instance.bounds
     work = float(np.sum(instance.arrays.gpus * b.rho_min)) / instance.cluster.num_gpus
     return LowerBounds(longest=int(b.rho_min.max()), work=math.ceil(work - 1e-9), load=load)

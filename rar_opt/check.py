@@ -51,9 +51,11 @@ class CheckReport:
 
     @property
     def feasible(self) -> bool:
+        """Whether no constraint is violated."""
         return not self.violations
 
     def names(self) -> set[str]:
+        """The names of the violated constraints (``gang_size``, ``server_capacity``, ...)."""
         return {v.constraint for v in self.violations}
 
 

@@ -40,6 +40,7 @@ COMMANDS: dict[str, Command] = {}
 
 
 def command(name: str) -> Callable[[Command], Command]:
+    """Register the decorated function as the subcommand ``name``."""
     def register(fn: Command) -> Command:
         COMMANDS[name] = fn
         return fn
@@ -49,10 +50,12 @@ def command(name: str) -> Callable[[Command], Command]:
 
 # -- output helpers -------------------------------------------------------------------
 def emit_json(obj: Any) -> None:
+    """Print ``obj`` as JSON (NaN and infinity refused)."""
     print(json.dumps(obj, indent=1, allow_nan=False))
 
 
 def emit_table(rows: Sequence[Sequence[Any]], header: Sequence[str] | None = None) -> None:
+    """Print rows as an aligned text table, with an optional header."""
     cells = [[_fmt(c) for c in row] for row in ([header] if header else []) + list(rows)]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     for i, row in enumerate(cells):
@@ -136,6 +139,7 @@ def emit_simulation(
 # -- commands -------------------------------------------------------------------------
 @command("generate")
 def cmd_generate(args: argparse.Namespace) -> int:
+    """``rar-opt generate``: a seeded instance, printed or written."""
     inst = generate(args.kind, args.seed, jobs=args.jobs, servers=args.servers, budget=args.budget)
     if args.output is None:
         emit_json(inst.to_dict())
@@ -155,6 +159,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 @command("simulate")
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """``rar-opt simulate``: check and simulate a schedule file."""
     instance = Instance.read(args.instance)
     schedule = Schedule.read(args.schedule)
     try:
@@ -166,6 +171,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 @command("schedule")
 def cmd_schedule(args: argparse.Namespace) -> int:
+    """``rar-opt schedule``: run a policy and report its schedule."""
     from .algorithms import run_policy
 
     instance = Instance.read(args.instance)
@@ -193,6 +199,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 @command("solve")
 def cmd_solve(args: argparse.Namespace) -> int:
+    """``rar-opt solve``: solve exactly with a formulation, its options and a backend."""
     from .solvers import Status, solve
 
     instance = Instance.read(args.instance)
@@ -264,6 +271,7 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
 
 @command("export")
 def cmd_export(args: argparse.Namespace) -> int:
+    """``rar-opt export``: write a model spec's model as LP, MPS or NL."""
     from .models import ModelSpec, export_model
 
     instance = Instance.read(args.instance)
@@ -276,6 +284,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 @command("compare")
 def cmd_compare(args: argparse.Namespace) -> int:
+    """``rar-opt compare``: policies side by side against OPT or a lower bound."""
     from .compare import compare
 
     instance = Instance.read(args.instance)
@@ -304,6 +313,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 @command("experiment")
 def cmd_experiment(args: argparse.Namespace) -> int:
+    """``rar-opt experiment``: one of the paper's sweeps."""
     from .experiments import run_experiment, summarise
     from .jsonio import dump_json
 
@@ -335,6 +345,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 @command("plot")
 def cmd_plot(args: argparse.Namespace) -> int:
+    """``rar-opt plot``: a Gantt chart of a schedule."""
     try:
         import matplotlib  # noqa: F401
 
@@ -353,6 +364,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; choices come from the registries."""
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -449,6 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")

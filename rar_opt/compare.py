@@ -21,6 +21,7 @@ from .instance import Instance
 
 @dataclass(frozen=True)
 class PolicyRow:
+    """One policy's makespan, average JCT, ratio to the reference and wall time."""
     policy: str
     makespan: int
     avg_jct: float
@@ -30,6 +31,7 @@ class PolicyRow:
 
 @dataclass(frozen=True)
 class Comparison:
+    """Every policy on one instance against one reference (OPT or a lower bound)."""
     instance: str
     reference: int
     reference_kind: str  # "optimum" or "lower bound"
@@ -39,6 +41,7 @@ class Comparison:
     solve: dict[str, Any] | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The comparison as JSON-ready values."""
         return {
             "instance": self.instance,
             "reference": self.reference,
@@ -58,6 +61,7 @@ def compare(
     time_limit: float = 60.0,
     seed: int = 0,
 ) -> Comparison:
+    """Run ``policies`` (SJF-BCO always) on ``instance`` and compare them with OPT (``exact``) or the best lower bound."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")

@@ -79,6 +79,7 @@ class Cluster:
 
     @property
     def num_servers(self) -> int:
+        """The number of servers."""
         return len(self.servers)
 
     @property
@@ -92,6 +93,7 @@ class Cluster:
         return _readonly(np.array(self.servers, dtype=np.int64))
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this value (docs/formats.md section 2)."""
         return {
             "servers": list(self.servers),
             "b_inter": self.b_inter,
@@ -105,6 +107,7 @@ class Cluster:
 
     @classmethod
     def from_dict(cls, data: Any) -> Cluster:
+        """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         keys = ("servers", "b_inter", "b_intra", "reduce_speed", "alpha", "xi1", "xi2")
         d = jio.expect_object(data, required=keys, optional=("contention",))
         return cls(**{k: d[k] for k in keys}, contention=d.get("contention", "linear"))
@@ -132,6 +135,7 @@ class Job:
         object.__setattr__(self, "bwd_time", jio.check_real(self.bwd_time, "bwd_time", lo=0.0))
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this value (docs/formats.md section 2)."""
         return {
             "name": self.name,
             "gpus": self.gpus,
@@ -144,6 +148,7 @@ class Job:
 
     @classmethod
     def from_dict(cls, data: Any) -> Job:
+        """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         keys = ("name", "gpus", "iterations", "grad_size", "batch_size", "fwd_time", "bwd_time")
         d = jio.expect_object(data, required=keys)
         return cls(**{k: d[k] for k in keys})
@@ -200,14 +205,17 @@ class Instance:
     # -- derived, cached -------------------------------------------------------------
     @property
     def num_jobs(self) -> int:
+        """The number of jobs J."""
         return len(self.jobs)
 
     @property
     def num_servers(self) -> int:
+        """The number of servers."""
         return self.cluster.num_servers
 
     @cached_property
     def arrays(self) -> JobArrays:
+        """The jobs' fields as read-only numpy arrays."""
         def col(name: str, dtype: type) -> np.ndarray:
             return _readonly(np.array([getattr(job, name) for job in self.jobs], dtype=dtype))
 
@@ -232,6 +240,7 @@ class Instance:
 
     # -- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this value (docs/formats.md section 2)."""
         return {
             "format": INSTANCE_FORMAT,
             "version": INSTANCE_VERSION,
@@ -244,6 +253,7 @@ class Instance:
 
     @classmethod
     def from_dict(cls, data: Any) -> Instance:
+        """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         d = jio.expect_object(
             data, required=("format", "version", "name", "horizon", "cluster", "jobs"), optional=("meta",)
         )

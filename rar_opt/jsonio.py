@@ -154,12 +154,14 @@ def check_real(
 
 
 def check_str(value: Any, field: str) -> str:
+    """``value`` if it is a string, else an InputError naming ``field``."""
     if not isinstance(value, str):
         raise InputError(f"must be a string, got {type_name(value)} {value!r}", where=field)
     return value
 
 
 def check_list(value: Any, field: str, *, min_len: int = 0) -> list[Any]:
+    """``value`` as a list if it is a list or tuple of at least ``min_len`` items, else an InputError."""
     if not isinstance(value, list | tuple):
         raise InputError(f"must be a list, got {type_name(value)}", where=field)
     if len(value) < min_len:

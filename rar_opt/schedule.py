@@ -89,16 +89,19 @@ class Schedule:
 
     @property
     def num_jobs(self) -> int:
+        """The number of jobs scheduled."""
         return len(self.starts)
 
     @cached_property
     def start_array(self) -> np.ndarray:
+        """The starts a_j as a read-only int64 array."""
         a = np.array(self.starts, dtype=np.int64)
         a.setflags(write=False)
         return a
 
     @cached_property
     def placement_array(self) -> np.ndarray:
+        """The placements y_js as a read-only (J, S) int64 array."""
         y = np.array(self.placements, dtype=np.int64).reshape(len(self.placements), -1)
         y.setflags(write=False)
         return y
@@ -120,6 +123,7 @@ class Schedule:
 
     # -- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this schedule (docs/formats.md section 3)."""
         jobs = []
         for j in range(self.num_jobs):
             item: dict[str, Any] = {"job": j, "start": self.starts[j], "placement": list(self.placements[j])}
@@ -136,6 +140,7 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data: Any) -> Schedule:
+        """Build from a JSON object; errors name the field."""
         d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta",))
         jio.expect_header(d, SCHEDULE_FORMAT, SCHEDULE_VERSION)
         items = jio.check_list(d["jobs"], "jobs", min_len=1)

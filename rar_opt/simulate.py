@@ -62,22 +62,27 @@ class SimResult:
 
     @property
     def all_complete(self) -> bool:
+        """Whether every job completed."""
         return not bool(self.stalled.any())
 
     @property
     def makespan(self) -> int | None:
+        """max_j C_j, or None if some job never completes."""
         return int(self.completion.max()) if self.all_complete else None
 
     @property
     def avg_jct(self) -> float | None:
+        """The mean of the C_j (every job arrives at slot 0, so C_j is its JCT), or None if one never completes."""
         return float(self.completion.mean()) if self.all_complete else None
 
     @property
     def min_jct(self) -> int | None:
+        """The smallest C_j, or None if some job never completes."""
         return int(self.completion.min()) if self.all_complete else None
 
     @property
     def max_jct(self) -> int | None:
+        """The largest C_j (the makespan), or None if some job never completes."""
         return self.makespan
 
     def summary(self) -> dict[str, object]:

@@ -47,6 +47,7 @@ class Estimate:
 
 
 def estimate(instance: Instance, name: str = "best") -> Estimate:
+    """The estimate called ``name`` with its error bounds l and u (ValueError if unknown or out of range)."""
     if name not in ESTIMATORS:
         raise ValueError(f"unknown estimator {name!r} (known: {', '.join(sorted(ESTIMATORS))})")
     rho_hat = np.asarray(ESTIMATORS[name](instance), dtype=float)

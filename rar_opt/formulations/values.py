@@ -29,6 +29,7 @@ class SlotValues:
 
 
 def slot_values(instance: Instance, schedule: Schedule, horizon: int) -> SlotValues:
+    """Per-slot values of ``schedule`` over ``horizon`` slots, from the simulator (ValueError if it ends later)."""
     res = simulate(instance, schedule)
     if res.makespan is None or res.makespan > horizon:
         raise ValueError(f"the schedule does not complete within {horizon} slots")
