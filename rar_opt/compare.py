@@ -61,7 +61,7 @@ def compare(
     time_limit: float = 60.0,
     seed: int = 0,
 ) -> Comparison:
-    """Run ``policies`` (SJF-BCO always) on ``instance`` and compare them with OPT (``exact``) or the best lower bound."""
+    """Run ``policies`` (SJF-BCO always) on ``instance``; compare with OPT (``exact``) or the best lower bound."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")

@@ -7,6 +7,7 @@ the two can be compared.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from hypothesis import reject
@@ -119,9 +120,12 @@ def _restrict_schedule(sub: Instance, jobs: list[int], starts: list[int], ys: li
 
 # -- the naive reference ---------------------------------------------------------------
 def reference_tau(instance: Instance, j: int, p: int, n: int) -> float:
-    """eq. (7)-(8) for one job, written out by hand."""
-    c = instance.cluster
-    job = instance.jobs[j]
+    """eq. (7)-(8) for job j of ``instance``, written out by hand."""
+    return reference_job_tau(instance.cluster, instance.jobs[j], p, n)
+
+
+def reference_job_tau(c: Cluster, job: Job, p: int, n: int) -> float:
+    """eq. (7)-(8) for one job on n servers at contention count p, written out by hand."""
     g = job.gpus
     if n >= 2:
         k = max(1.0, c.xi1 * p)
@@ -132,6 +136,33 @@ def reference_tau(instance: Instance, j: int, p: int, n: int) -> float:
     comm = 2 * job.grad_size * (g - 1) / (g * bw)
     reduce = job.grad_size * (g - 1) / (g * c.reduce_speed)
     return comm + reduce + c.xi2 * n + job.fwd_time * job.batch_size + job.bwd_time
+
+
+def reference_phi(tau: float) -> int:
+    """eq. (9) with the tolerance model.md asks for: floor((1 / tau) (1 + 1e-9))."""
+    return math.floor((1 / tau) * (1 + 1e-9))
+
+
+def reference_spans(servers: tuple[int, ...], gpus: int) -> range:
+    """The spans n a job of ``gpus`` GPUs can have: from the fewest servers that hold it
+    (largest first) to min(G, S)."""
+    total, n_min = 0, 0
+    for o in sorted(servers, reverse=True):
+        total, n_min = total + o, n_min + 1
+        if total >= gpus:
+            break
+    return range(n_min, min(gpus, len(servers)) + 1)
+
+
+def reference_rho_range(instance: Instance, j: int) -> tuple[int, int]:
+    """(rho_min_j, rho_max_j): job j's fastest and slowest execution times over every span
+    and contention level (p = 1 best, p = min(J, max O_s) worst; model.md section 3.7)."""
+    c, job = instance.cluster, instance.jobs[j]
+    p_worst = min(instance.num_jobs, max(c.servers))
+    spans = reference_spans(c.servers, job.gpus)
+    best = max(reference_phi(reference_job_tau(c, job, 1 if n >= 2 else 0, n)) for n in spans)
+    worst = min(reference_phi(reference_job_tau(c, job, p_worst if n >= 2 else 0, n)) for n in spans)
+    return -(-job.iterations // best), -(-job.iterations // worst)
 
 
 def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 10_000) -> dict:
@@ -152,7 +183,7 @@ def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 
             servers = [s for s in range(n_servers) if y[j][s] > 0]
             p = max(cont[s] for s in servers) if split[j] else 0
             tau = reference_tau(instance, j, p, len(servers))
-            its[j] = math.floor((1 / tau) * (1 + 1e-9))  # the tolerance model.md asks for
+            its[j] = reference_phi(tau)
         for j in active:
             done[j] += its[j]
             if done[j] >= instance.jobs[j].iterations:
@@ -232,3 +263,58 @@ def communication_heavy_instances() -> st.SearchStrategy[Instance]:
         [0.1, 0.05, 0.02],
         [0.02, 0.05, 0.1],
     )
+
+
+@st.composite
+def contended_instances(
+    draw: st.DrawFn, max_jobs: int = 5, max_servers: int = 3, max_horizon: int = 25
+) -> Instance:
+    """Instances on which the heuristics and the optimum part ways (for "OPT <= every
+    heuristic" and Theorem 5; steer them with ``hypothesis.target``).
+
+    The physics is drawn: xi1 below 1 (the clamp k = max(1, xi1 p)), linear and power
+    contention, b_inter, b_intra, C, alpha, xi2. A multi-GPU job's gradient is a drawn
+    share of the largest one that keeps its worst case (p = min(J, max O_s) contenders, any
+    span) within one slot per iteration, so contention can cost it most of its speed.
+    Iterations are drawn in units of the job's worst-case iterations per slot, so execution
+    times span several slots while the serial horizon stays at most ``max_horizon``.
+    """
+    servers = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=max_servers)))
+    cluster = Cluster(
+        servers=servers,
+        b_inter=draw(st.sampled_from([1.0, 0.5, 2.0])),
+        b_intra=draw(st.sampled_from([10.0, 2.0, 50.0])),
+        reduce_speed=draw(st.sampled_from([50.0, 10.0])),
+        alpha=draw(st.sampled_from([1.0, 0.0, 0.5, 2.0])),
+        xi1=draw(st.sampled_from([1.0, 0.75, 0.5, 0.3])),
+        xi2=draw(st.sampled_from([0.0, 0.02, 0.05])),
+        contention=draw(st.sampled_from(["linear", "power"])),
+    )
+    n_jobs = draw(st.integers(2, max_jobs))
+    p_worst = min(n_jobs, max(servers))
+    per_job = max(1, max_horizon // n_jobs)
+    jobs = []
+    for j in range(n_jobs):
+        job = Job(
+            name=f"j{j}",
+            gpus=draw(st.integers(1, min(sum(servers), 4))),
+            iterations=1,
+            batch_size=draw(st.sampled_from([1, 4])),
+            fwd_time=draw(st.sampled_from([0.0, 0.01])),
+            bwd_time=draw(st.sampled_from([0.1, 0.05, 0.2, 0.25, 1 / 3])),
+        )
+        worst = [(p_worst if n >= 2 else 0, n) for n in reference_spans(servers, job.gpus)]
+        if job.gpus > 1:  # tau is affine in the gradient size: the largest that cannot stall
+            unit = dataclasses.replace(job, grad_size=1.0)
+            grad_max = min(
+                (1 - reference_job_tau(cluster, job, p, n))
+                / (reference_job_tau(cluster, unit, p, n) - reference_job_tau(cluster, job, p, n))
+                for p, n in worst
+            )
+            share = draw(st.sampled_from([0.95, 0.8, 0.6, 0.3, 0.0]))
+            job = dataclasses.replace(job, grad_size=share * grad_max)
+        phi_worst = min(reference_phi(reference_job_tau(cluster, job, p, n)) for p, n in worst)
+        slots = draw(st.integers(1, per_job))
+        iterations = draw(st.integers((slots - 1) * phi_worst + 1, slots * phi_worst))
+        jobs.append(dataclasses.replace(job, iterations=iterations))
+    return serial_horizon_instance("contended", cluster, jobs, max_horizon=max_horizon)
