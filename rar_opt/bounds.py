@@ -22,6 +22,7 @@ from .instance import Instance
 @dataclass(frozen=True)
 class LowerBounds:
     """Lower bounds on the optimal makespan, each valid for every feasible schedule."""
+
     longest: int
     work: int
     load: int | None = None

@@ -11,9 +11,11 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +43,7 @@ COMMANDS: dict[str, Command] = {}
 
 def command(name: str) -> Callable[[Command], Command]:
     """Register the decorated function as the subcommand ``name``."""
+
     def register(fn: Command) -> Command:
         COMMANDS[name] = fn
         return fn
@@ -287,6 +290,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``rar-opt compare``: policies side by side against OPT or a lower bound."""
     from .compare import compare
 
+    if args.policies and len(set(args.policies)) < len(args.policies):
+        repeated = sorted({p for p in args.policies if args.policies.count(p) > 1})
+        raise InputError(f"names {', '.join(repeated)} more than once", where="--policies")
     instance = Instance.read(args.instance)
     result = compare(instance, args.policies, exact=args.exact, time_limit=args.time_limit, seed=args.seed)
     if args.json:
@@ -363,14 +369,33 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_output(path: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if not path.strip():
+        raise InputError("is empty", where="--output")
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name", file=path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"the directory {str(parent)!r} does not exist", file=path)
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"the directory {str(parent)!r} is not writable", file=path)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; choices come from the registries."""
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
+    # -v/--quiet work before and after the subcommand (the subcommand's copy never resets them)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress")
+    common.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress output")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress output on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("generate", help="generate a seeded instance")
+    p = sub.add_parser("generate", parents=[common], help="generate a seeded instance")
     p.add_argument("kind", choices=sorted(GENERATORS))
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--jobs", type=int)
@@ -379,13 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("simulate", help="check and simulate a schedule")
+    p = sub.add_parser("simulate", parents=[common], help="check and simulate a schedule")
     p.add_argument("instance")
     p.add_argument("schedule")
     p.add_argument("--json", action="store_true")
     p.add_argument("--trace", action="store_true", help="per slot: active jobs, c_s per server, phi per job")
 
-    p = sub.add_parser("schedule", help="schedule an instance with a heuristic policy")
+    p = sub.add_parser("schedule", parents=[common], help="schedule an instance with a heuristic policy")
     p.add_argument("instance")
     p.add_argument("--policy", default="sjf-bco", choices=list(POLICIES), help="default sjf-bco")
     p.add_argument("--seed", type=int, default=0, help="seed of randomised policies (default 0)")
@@ -397,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="schedule file to write")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("solve", help="solve an instance exactly (default: the compact MILP with HiGHS)")
+    p = sub.add_parser("solve", parents=[common], help="solve an instance exactly (default: compact MILP, HiGHS)")
     p.add_argument("instance")
     p.add_argument(
         "--formulation",
@@ -428,14 +453,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("export", help="write a formulation of an instance as LP, MPS or NL")
+    p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS or NL")
     p.add_argument("instance")
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("experiment", help="the paper's sweeps: policies, kappa, servers, lambda")
+    p = sub.add_parser("experiment", parents=[common], help="the paper's sweeps: policies, kappa, servers, lambda")
     p.add_argument("name", choices=list(EXPERIMENTS))
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
@@ -444,14 +469,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("plot", help="Gantt chart per GPU and contention per server (PNG)")
+    p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server (PNG)")
     p.add_argument("schedule")
     p.add_argument("--instance", required=True)
     p.add_argument("-o", "--output", required=True, help="PNG file to write")
 
-    p = sub.add_parser("compare", help="policies side by side, against OPT or a lower bound")
+    p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
     p.add_argument("instance")
-    p.add_argument("--policies", nargs="+", help="default: all registered policies")
+    p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: all registered policies")
     p.add_argument("--exact", action="store_true", help="solve for OPT (compact MILP, warm-started)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact (default 60)")
     p.add_argument("--seed", type=int, default=0)
@@ -464,8 +489,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
+    # even when a solver is writing from its own thread
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    # -v is about rar-opt's own progress; solvers' logs stay at warnings
+    logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
     try:
+        if getattr(args, "output", None) is not None:
+            _check_output(args.output)
         return COMMANDS[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ from .instance import Instance
 @dataclass(frozen=True)
 class PolicyRow:
     """One policy's makespan, average JCT, ratio to the reference and wall time."""
+
     policy: str
     makespan: int
     avg_jct: float
@@ -32,6 +33,7 @@ class PolicyRow:
 @dataclass(frozen=True)
 class Comparison:
     """Every policy on one instance against one reference (OPT or a lower bound)."""
+
     instance: str
     reference: int
     reference_kind: str  # "optimum" or "lower bound"

@@ -25,6 +25,9 @@ from . import jsonio as jio
 from .errors import InputError
 from .timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
 
+MAX_SERVER_GPUS = 4096
+"""The most GPUs one server may have (real servers have 1-16; the engine keeps one entry per GPU)."""
+
 INSTANCE_FORMAT = "rar-opt/instance"
 INSTANCE_VERSION = 1
 
@@ -53,7 +56,7 @@ class Cluster:
         object.__setattr__(
             self,
             "servers",
-            tuple(jio.check_int(o, f"servers[{s}]", lo=1) for s, o in enumerate(servers)),
+            tuple(jio.check_int(o, f"servers[{s}]", lo=1, hi=MAX_SERVER_GPUS) for s, o in enumerate(servers)),
         )
         for name in ("b_inter", "b_intra", "reduce_speed"):
             object.__setattr__(self, name, jio.check_real(getattr(self, name), name, lo=0.0, lo_open=True))
@@ -126,7 +129,7 @@ class Job:
     bwd_time: float = 0.0
 
     def __post_init__(self) -> None:
-        jio.check_str(self.name, "name")
+        _check_name(self.name)
         object.__setattr__(self, "gpus", jio.check_int(self.gpus, "gpus", lo=1))
         object.__setattr__(self, "iterations", jio.check_int(self.iterations, "iterations", lo=1))
         object.__setattr__(self, "grad_size", jio.check_real(self.grad_size, "grad_size", lo=0.0))
@@ -165,14 +168,18 @@ class Instance:
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        jio.check_str(self.name, "name")
+        _check_name(self.name)
         object.__setattr__(self, "horizon", jio.check_int(self.horizon, "horizon", lo=1))
         if not isinstance(self.cluster, Cluster):
             raise InputError("must be a Cluster", where="cluster")
         jobs = jio.check_list(self.jobs, "jobs", min_len=1)
+        seen: dict[str, int] = {}
         for j, job in enumerate(jobs):
             if not isinstance(job, Job):
                 raise InputError("must be a Job", where=f"jobs[{j}]")
+            if job.name in seen:
+                raise InputError(f"{job.name!r} is also the name of jobs[{seen[job.name]}]", where=f"jobs[{j}].name")
+            seen[job.name] = j
         object.__setattr__(self, "jobs", tuple(jobs))
         object.__setattr__(self, "meta", jio.check_meta(self.meta))
         self._check_schedulable()
@@ -216,6 +223,7 @@ class Instance:
     @cached_property
     def arrays(self) -> JobArrays:
         """The jobs' fields as read-only numpy arrays."""
+
         def col(name: str, dtype: type) -> np.ndarray:
             return _readonly(np.array([getattr(job, name) for job in self.jobs], dtype=dtype))
 
@@ -281,6 +289,12 @@ class Instance:
 
 
 _CACHED = frozenset({"arrays", "time_model", "bounds"})
+
+
+def _check_name(name: Any) -> None:
+    jio.check_str(name, "name")
+    if not name.strip():
+        raise InputError("must not be empty", where="name")
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

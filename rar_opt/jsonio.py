@@ -24,18 +24,64 @@ from .errors import InputError
 T = TypeVar("T")
 
 
+INT_LIMIT = 2**31 - 1
+"""The largest integer any field of our files may hold (GPUs, iterations, slots, ...):
+far beyond any real instance, and safe in every int64 computation the package does."""
+
+MAX_DEPTH = 64
+"""The deepest nesting of objects and lists a file may have (ours need 5)."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputError(f"duplicate key {key!r} in one object (JSON keeps only one of them)")
+        out[key] = value
+    return out
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text (strings skipped), without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def load_json(path: str | Path) -> Any:
-    """Parse a JSON file; an unreadable or malformed file is an InputError naming it."""
+    """Parse a JSON file; an unreadable, non-UTF-8, malformed or too deeply nested file, or
+    one with a duplicate key, is an InputError naming it."""
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"is not UTF-8 text (byte {exc.start}): not a JSON file", file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
+    if _depth(text) > MAX_DEPTH:
+        raise InputError(f"nests objects and lists deeper than {MAX_DEPTH} levels", file=str(path))
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", file=str(path)
         ) from None
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
 
 
 @contextmanager
@@ -119,14 +165,14 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def check_int(value: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
-    """An integer (not a bool, not a float) within ``[lo, hi]``."""
+def check_int(value: Any, field: str, *, lo: int | None = None, hi: int = INT_LIMIT) -> int:
+    """An integer (not a bool, not a float) within ``[lo, hi]`` (``hi`` at most :data:`INT_LIMIT`)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InputError(f"must be an integer, got {type_name(value)} {value!r}", where=field)
     value = int(value)
     if lo is not None and value < lo:
         raise InputError(f"= {value} is below the minimum {lo}", where=field)
-    if hi is not None and value > hi:
+    if value > hi:
         raise InputError(f"= {value} is above the maximum {hi}", where=field)
     return value
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import time
 from typing import Any
 
@@ -117,4 +118,7 @@ def _settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions
             f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: the solver decides)",
             where="solver options",
         )
+    cpus = os.cpu_count() or 1
+    if threads > cpus:
+        raise InputError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
     return SolveOptions(time_limit=time_limit, threads=threads, seed=seed)
