@@ -255,6 +255,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if res.status == Status.ERROR:
         print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
         return EXIT_INTERNAL
+    if res.status == Status.UNVERIFIED:
+        print(f"note: {res.message} (the answer is unverified, not proven)", file=sys.stderr)
     return EXIT_OK
 
 

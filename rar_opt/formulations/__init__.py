@@ -42,6 +42,7 @@ FORMULATIONS: dict[str, Formulation] = {
             nonconvex.read_schedule,
             None,
             problem="minlp",
+            default_warm_start="sjf-bco",  # the horizon T makes the MINLP far larger than needed
         ),
     )
 }

@@ -60,6 +60,7 @@ class Formulation:
     read_schedule: Callable[[pyo.ConcreteModel, Instance], Schedule]
     set_start: Callable[[pyo.ConcreteModel, Instance, Schedule], None] | None
     problem: str = "milp"  # "milp" (linear, integer) or "minlp" (products: needs a nonconvex solver)
+    default_warm_start: str | None = None  # a policy whose makespan sets the horizon unless told otherwise
 
     def option_names(self) -> tuple[str, ...]:
         """The options this formulation takes, in declaration order."""

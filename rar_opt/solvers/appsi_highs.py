@@ -36,7 +36,7 @@ class AppsiHighs:
     """The HiGHS backend (MILP; MIP starts; time limit; threads)."""
 
     name = "highs"
-    capabilities = Capabilities(mip_start=True, nonconvex=False, time_limit=True, threads=True)
+    capabilities = Capabilities(mip_start=True, nonconvex=False, time_limit=True, threads=True, certified=True)
 
     def unavailable(self) -> str | None:
         """None when highspy can run, else how to install it."""

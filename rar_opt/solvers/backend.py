@@ -26,6 +26,7 @@ class Capabilities:
     nonconvex: bool  # solves models with products of variables (MINLP)
     time_limit: bool  # honours a wall-clock limit
     threads: bool  # takes a thread count
+    certified: bool = True  # its "optimal" and "infeasible" are trusted as proofs
 
 
 @dataclass(frozen=True)

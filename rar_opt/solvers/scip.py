@@ -43,7 +43,9 @@ class Scip:
     """The SCIP backend (MINLP; time limit; no MIP start, one thread)."""
 
     name = "scip"
-    capabilities = Capabilities(mip_start=False, nonconvex=True, time_limit=True, threads=False)
+    # not certified: SCIP 10 has called feasible instances of the non-convex model infeasible
+    # (tiny-8x2-s20 at its optimal horizon); the dispatcher checks its claims
+    capabilities = Capabilities(mip_start=False, nonconvex=True, time_limit=True, threads=False, certified=False)
 
     def unavailable(self) -> str | None:
         """None when PySCIPOpt imports, else how to install it."""

@@ -26,7 +26,8 @@ from ..instance import Instance
 from .backend import RawOutcome, SolveOptions
 from .registry import DEFAULT_BACKEND
 from .registry import backend as get_backend
-from .result import SolveResult, finish
+from .result import SolveResult, finish, gap
+from .status import Status
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def solve(
         )
     settings = _settings(time_limit, threads, seed)
     opts = form.make_options(options)
+    warm_start = warm_start or form.default_warm_start
     start = run_policy(instance, warm_start).schedule if warm_start else None
     if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") == "makespan":
         span = check(instance, start).result.makespan
@@ -97,7 +99,59 @@ def solve(
         "mip_start": use_start,
         **settings.to_dict(),
     }
-    return finish(instance, form, model, raw, options=record, build_s=build_s, wall_s=time.perf_counter() - wall0)
+    result = finish(instance, form, model, raw, options=record, build_s=build_s, wall_s=time.perf_counter() - wall0)
+    if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        result = _verify(instance, result, settings)
+        result = dataclasses.replace(result, wall_s=time.perf_counter() - wall0)
+    return result
+
+
+def _verify(instance: Instance, claim: SolveResult, settings: SolveOptions) -> SolveResult:
+    """Check an uncertified "optimal" or "infeasible" with the compact MILP and HiGHS over the
+    same horizon and objective; what cannot be checked is labelled ``unverified``."""
+    horizon = claim.options["horizon"]
+    try:
+        check_run = solve(instance, "compact", horizon=horizon, time_limit=settings.time_limit, seed=settings.seed)
+    except InputError as exc:  # too large for the compact MILP
+        return _relabel(claim, Status.UNVERIFIED, f"{claim.status} not verified: {exc.message}", None)
+    said = f"{claim.solver.get('name', 'the solver')} said {claim.status}"
+    if check_run.status == Status.INFEASIBLE:
+        if claim.status == Status.INFEASIBLE:
+            return _relabel(claim, Status.INFEASIBLE, f"{said}; confirmed by the compact MILP (HiGHS)", check_run)
+        return _relabel(claim, Status.ERROR, f"{said} with a schedule, but the compact MILP proves none", check_run)
+    if check_run.status != Status.OPTIMAL or check_run.makespan is None:
+        return _relabel(claim, Status.UNVERIFIED, f"{said}; the compact MILP check ended {check_run.status}", check_run)
+    best = check_run.makespan
+    if claim.status == Status.INFEASIBLE:
+        message = f"{said}, wrongly: the compact MILP finds a schedule of makespan {best} within horizon {horizon}"
+        return _relabel(claim, Status.NO_SOLUTION, message, check_run)
+    if claim.makespan == best:
+        return _relabel(claim, Status.OPTIMAL, f"{said}; confirmed by the compact MILP (HiGHS): {best}", check_run)
+    message = f"{said} at {claim.makespan}, wrongly: the compact MILP proves the optimum {best}"
+    return _relabel(claim, Status.FEASIBLE, message, check_run)
+
+
+def _relabel(claim: SolveResult, status: Status, message: str, check_run: SolveResult | None) -> SolveResult:
+    """The claim with our verdict; the check's proof becomes the bound when it has one."""
+    options = {**claim.options, "verified_by": None if check_run is None else "compact+highs"}
+    bound = claim.bound
+    if check_run is not None and check_run.status == Status.OPTIMAL:
+        bound = check_run.objective
+    if status == Status.INFEASIBLE:
+        bound = None
+    meta_status = {"status": str(status)}
+    schedule = claim.schedule
+    if schedule is not None:
+        schedule = dataclasses.replace(schedule, meta={**schedule.meta, **meta_status, "options": options})
+    return dataclasses.replace(
+        claim,
+        status=status,
+        schedule=schedule,
+        bound=bound,
+        gap=gap(claim.objective, bound),
+        options=options,
+        message="; ".join(m for m in (claim.message, message) if m),
+    )
 
 
 def solve_model(

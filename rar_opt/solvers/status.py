@@ -7,6 +7,9 @@ Our statuses:
 * ``feasible``    a schedule was found, optimality not proven (time limit, interruption);
 * ``no_solution`` a limit stopped the solve before any schedule was found;
 * ``infeasible``  proven: no schedule completes within the modelled horizon;
+* ``unverified``  a solver whose proofs we do not trust (SCIP on the non-convex model)
+                  claimed ``optimal`` or ``infeasible`` and the claim could not be checked
+                  independently; its schedule, if any, is still checked and re-simulated;
 * ``error``       anything else; the raw termination is kept in the result.
 
 Each table maps a backend's raw termination to (status with a solution, status without
@@ -30,6 +33,7 @@ class Status(StrEnum):
     FEASIBLE = "feasible"
     NO_SOLUTION = "no_solution"
     INFEASIBLE = "infeasible"
+    UNVERIFIED = "unverified"
     ERROR = "error"
 
     def __str__(self) -> str:
