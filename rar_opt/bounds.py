@@ -94,6 +94,8 @@ def check_sjf_bco_claims(
 ) -> list[ClaimCheck]:
     """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``makespan`` from the simulator)."""
     n_g = int(instance.arrays.gpus.max())
+    if run.theta is None or run.exceeds_horizon:
+        return [ClaimCheck("within_horizon", False, 0.0, "no trial ended within T: the lemmas do not apply")]
     theta, load = int(run.theta), float(run.max_load)
     out = [
         ClaimCheck("load_within_theta", load <= theta + 1e-9, theta - load, f"max load {load:.6g} <= theta {theta}"),

@@ -28,6 +28,7 @@ class PolicyRow:
     avg_jct: float
     ratio: float
     wall_s: float
+    within_horizon: bool = True  # False: no trial fitted in T; the schedule ends after it
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def compare(
             float(results[name].avg_jct or 0.0),
             spans[name] / reference,
             walls[name],
+            not runs[name].exceeds_horizon,
         )
         for name in names
     )

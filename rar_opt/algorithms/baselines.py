@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NoScheduleError
 from ..instance import Instance
 from .engine import (
     ClusterState,
@@ -31,6 +30,7 @@ from .engine import (
     ThetaCache,
     Trial,
     as_trial,
+    beyond_horizon,
     bisect_theta,
     eligible_rule,
     first_fit,
@@ -94,10 +94,20 @@ def random_picker(seed: int) -> GpuPicker:
     return pick
 
 
-def _finish(instance: Instance, trial: Trial | None, name: str, params: BaselineParams, **run: Any) -> PolicyResult:
-    if trial is None:
-        raise NoScheduleError(f"{name} found no schedule that completes within T = {instance.horizon}", where="horizon")
-    return policy_result(instance, name, trial, params, estimate(instance, params.estimator), **run)
+def _finish(
+    instance: Instance,
+    trial: Trial | None,
+    name: str,
+    params: BaselineParams,
+    fallback: tuple[np.ndarray, PlacementRule],
+    **run: Any,
+) -> PolicyResult:
+    est = estimate(instance, params.estimator)
+    if trial is None:  # nothing fits in T: the same rule without limits, marked
+        order, rule = fallback
+        run = {**run, "theta": None, "exceeds_horizon": True}
+        return policy_result(instance, name, beyond_horizon(instance, order, [rule], est.weight), params, est, **run)
+    return policy_result(instance, name, trial, params, est, **run)
 
 
 def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselineParams | None], PolicyResult]:
@@ -107,8 +117,8 @@ def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselinePar
         order = sjf_order(instance)
         cache = ThetaCache(lambda th: run_list(instance, order, rule, th, weight))
         best, theta, tried = bisect_theta(instance.horizon, cache)
-        run = {"theta": theta or 0, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
-        return _finish(instance, best, name, params, **run)
+        run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
+        return _finish(instance, best, name, params, (order, rule), **run)
 
     policy.__doc__ = f"{name}: its own bisected load limit (see the module docstring)."
     return policy
@@ -130,7 +140,7 @@ def _unlimited(
     weight = estimate(instance, params.estimator).weight
     trial = as_trial(run_list(instance, order, rule, instance.horizon, weight))
     run = {"theta": instance.horizon, "trials": 1, "trials_requested": 1, "thetas_tried": 1}
-    return _finish(instance, trial, name, params, **run, seed=seed)
+    return _finish(instance, trial, name, params, (order, rule), **run, seed=seed)
 
 
 def random_policy(instance: Instance, params: RandParams | None = None) -> PolicyResult:

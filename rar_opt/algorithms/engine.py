@@ -128,15 +128,19 @@ def run_list(
     rule: PlacementRule,
     theta: float,
     weight: np.ndarray,
+    within_horizon: bool = True,
 ) -> Trial | Failed:
-    """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails."""
+    """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails.
+
+    With ``within_horizon`` (the algorithms' trials) a trial that ends after T fails; without
+    it the trial runs to its end (:func:`beyond_horizon`)."""
     state = ClusterState(instance, theta, weight)
     clock = state.clock
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
     starts = np.zeros(n_jobs, dtype=np.int64)
     placements = np.zeros((n_jobs, n_servers), dtype=np.int64)
     gpus_of: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * n_jobs
-    last_slot = instance.horizon - 1
+    last_slot = instance.horizon - 1 if within_horizon else NEVER
     for j in order:
         while (chosen := rule(state, j)) is None:
             wake = clock.next_completion()
@@ -154,7 +158,7 @@ def run_list(
         gpus_of[j] = np.sort(chosen)
     clock.run_until(NEVER)
     res = clock.result()
-    if not res.all_complete or res.makespan is None or res.makespan > instance.horizon:
+    if not res.all_complete or res.makespan is None or (within_horizon and res.makespan > instance.horizon):
         return Failed(state.theta_low, state.theta_high)
     ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
     return Trial(
@@ -175,6 +179,19 @@ class Failed:
 
     valid_from: float
     valid_below: float
+
+
+def beyond_horizon(
+    instance: Instance, order: Sequence[int] | np.ndarray, rules: Sequence[PlacementRule], weight: np.ndarray
+) -> Trial:
+    """The best trial of ``rules`` with no load limit and no horizon: the schedule a policy
+    returns, marked as ending after T, when none of its trials fits in the horizon. It
+    always exists on a valid instance (every job fits the cluster and never stalls)."""
+    trials = [as_trial(run_list(instance, order, rule, np.inf, weight, within_horizon=False)) for rule in rules]
+    done = [t for t in trials if t is not None]
+    if not done:  # only an invalid instance gets here
+        raise RuntimeError("a list schedule without horizon did not complete")
+    return min(done, key=lambda t: t.makespan)
 
 
 def as_trial(result: Trial | Failed) -> Trial | None:

@@ -27,7 +27,7 @@ class PolicyResult:
     policy: str
     schedule: Schedule
     params: Any  # the policy's frozen params
-    theta: int  # the load limit of the returned trial
+    theta: int | None  # the load limit of the returned trial (None: beyond the horizon)
     max_load: float  # the largest estimated load U_g over the GPUs (<= theta)
     trials: int  # list-scheduling trials actually run
     trials_requested: int  # (theta, kappa) pairs asked for (reused trials included)
@@ -37,6 +37,7 @@ class PolicyResult:
     upper: float
     kappa: int | None = None  # SJF-BCO: the kappa of the returned trial
     seed: int | None = None  # seeded policies only
+    exceeds_horizon: bool = False  # no trial fitted in T: the schedule ends after it
 
     def record(self) -> dict[str, Any]:
         """The run as JSON-ready values (what the schedule's meta and result files hold)."""
@@ -51,6 +52,7 @@ class PolicyResult:
             "thetas_tried": self.thetas_tried,
             "estimator": {"name": self.estimator, "l": self.lower, "u": self.upper},
             "seed": self.seed,
+            "exceeds_horizon": self.exceeds_horizon,
         }
 
 
@@ -61,12 +63,13 @@ def policy_result(
     params: Any,
     est: Estimate,
     *,
-    theta: int,
+    theta: int | None,
     trials: int,
     trials_requested: int,
     thetas_tried: int,
     kappa: int | None = None,
     seed: int | None = None,
+    exceeds_horizon: bool = False,
 ) -> PolicyResult:
     """Build the result of a run whose chosen trial is ``trial`` (the schedule records it)."""
     result = PolicyResult(
@@ -83,6 +86,7 @@ def policy_result(
         upper=est.upper,
         kappa=kappa,
         seed=seed,
+        exceeds_horizon=exceeds_horizon,
     )
     meta = {**result.record(), "rar_opt": __version__}
     return dataclasses.replace(result, schedule=dataclasses.replace(result.schedule, meta=meta))

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import NoScheduleError
 from ..instance import Instance
 from .engine import (
     ClusterState,
@@ -32,6 +31,7 @@ from .engine import (
     PlacementRule,
     ThetaCache,
     Trial,
+    beyond_horizon,
     bisect_theta,
     least_loaded,
     run_list,
@@ -119,7 +119,8 @@ def kappa_values(instance: Instance, params: SjfBcoParams) -> list[int]:
 def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyResult:
     """Run SJF-BCO; the result (and the schedule's meta) records theta, kappa, trials and loads.
 
-    Raises :class:`~rar_opt.errors.NoScheduleError` if no (theta, kappa) trial is feasible within the horizon.
+    If no (theta, kappa) trial ends within the horizon, the best kappa's schedule without
+    load limit or horizon is returned, marked ``exceeds_horizon``.
     """
     params = params or SjfBcoParams()
     est = estimate(instance, params.estimator)
@@ -153,9 +154,22 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
         return best
 
     best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection)
-    if best is None or theta is None:
-        raise NoScheduleError(
-            f"SJF-BCO found no schedule that completes within T = {instance.horizon}", where="horizon"
+    if best is None or theta is None:  # nothing fits in T: the best kappa without limits, marked
+        rules = [rule_for(k) for k in kappas]
+        trials = [beyond_horizon(instance, order, [r], weight) for r in rules]
+        i = min(range(len(kappas)), key=lambda i: trials[i].makespan)
+        return policy_result(
+            instance,
+            "sjf-bco",
+            trials[i],
+            params,
+            est,
+            theta=None,
+            kappa=kappas[i],
+            trials=sum(c.runs for c in caches.values()) + len(kappas),
+            trials_requested=tried * len(kappas),
+            thetas_tried=tried,
+            exceeds_horizon=True,
         )
     return policy_result(
         instance,

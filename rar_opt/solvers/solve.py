@@ -72,7 +72,13 @@ def solve(
     settings = _settings(time_limit, threads, seed)
     opts = form.make_options(options)
     warm_start = warm_start or form.default_warm_start
-    start = run_policy(instance, warm_start).schedule if warm_start else None
+    start = None
+    if warm_start:
+        run = run_policy(instance, warm_start)
+        if run.exceeds_horizon:  # its schedule ends after T: no start, no horizon from it
+            log.warning("warm start from %s skipped: its schedule ends after the horizon", warm_start)
+        else:
+            start = run.schedule
     if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") == "makespan":
         span = check(instance, start).result.makespan
         if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):
