@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import statistics
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
+from .processes import worker_pool
 
 log = logging.getLogger(__name__)
 
@@ -104,11 +103,6 @@ def execute(run: Run) -> dict[str, Any]:
     return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
 
 
-def _pin_threads() -> None:
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
-
-
 def run_experiment(
     name: str, seeds: list[int], jobs: int = 160, workers: int = 1, budget: float = 0.15
 ) -> list[dict[str, Any]]:
@@ -132,10 +126,7 @@ def run_experiment(
         for r in runs:
             progress(execute(r))
         return rows
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pin_threads) as pool:
+    with worker_pool(workers) as pool:
         for row in pool.map(execute, runs):  # results come back in submission order
             progress(row)
     return rows

@@ -12,10 +12,8 @@ own solution check).
 
 from __future__ import annotations
 
-import multiprocessing
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.version import version as PYOMO_VERSION
 
+from ..processes import worker_pool
 from .backend import Capabilities, RawOutcome, SolveOptions
 from .status import SCIP_TABLE, Status, map_status
 
@@ -65,8 +64,7 @@ class Scip:
             model.write(str(path), io_options={"symbolic_solver_labels": True, "linear_presolve": False})
             handoff = time.perf_counter() - began
             try:
-                ctx = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+                with worker_pool(1) as pool:
                     out = pool.submit(_solve_nl, str(path), options.time_limit, options.seed).result()
             except BrokenProcessPool:
                 return RawOutcome(Status.ERROR, message="SCIP crashed (its process died); no result", solver=solver)

@@ -1,0 +1,46 @@
+"""Worker processes that die with their client.
+
+A sweep's worker processes (and SCIP's child process) must not outlive the command that
+started them, however it ends: Ctrl-C, SIGTERM or SIGKILL. On Linux each worker asks the
+kernel for SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``); elsewhere this is a
+no-op and the pool's own shutdown is all there is.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent ``parent`` dies (Linux); exit at once
+    if it is already gone (it may die while this process is still starting)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def worker_init(parent: int) -> None:
+    """Initializer of every worker process (``initargs=(os.getpid(),)``): one BLAS thread,
+    and die with the client process ``parent``."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+    die_with_parent(parent)
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` spawned processes that die with this one."""
+    ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
