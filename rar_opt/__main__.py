@@ -1,5 +1,5 @@
-import sys
+"""``python -m rar_opt``: the command line."""
 
-from .cli import main
+from .cli import run
 
-sys.exit(main())
+run()

@@ -40,6 +40,19 @@ def worker_init(parent: int) -> None:
     die_with_parent(parent)
 
 
+def seconds_since_start() -> float:
+    """Wall seconds since this process started (Linux: from /proc; elsewhere 0). The command
+    line counts its time limits from the start of the process, imports included."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` spawned processes that die with this one."""
     ctx = multiprocessing.get_context("spawn")

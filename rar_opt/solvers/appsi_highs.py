@@ -22,6 +22,18 @@ from pyomo.version import version as PYOMO_VERSION
 from .backend import Capabilities, RawOutcome, SolveOptions
 from .status import HIGHS_TABLE, Status, map_status
 
+_UPDATE_FLAGS = (
+    "check_for_new_or_removed_constraints",
+    "check_for_new_or_removed_vars",
+    "check_for_new_or_removed_params",
+    "check_for_new_objective",
+    "update_constraints",
+    "update_vars",
+    "update_params",
+    "update_named_expressions",
+    "update_objective",
+)
+
 
 @functools.cache
 def highs_version() -> str:
@@ -55,8 +67,6 @@ class AppsiHighs:
         opt = Highs()
         opt.config.load_solution = False
         opt.config.warmstart = options.warm_start
-        if options.time_limit is not None:
-            opt.config.time_limit = float(options.time_limit)
         opt.highs_options = {
             "threads": int(options.threads),
             "random_seed": int(options.seed),
@@ -64,6 +74,24 @@ class AppsiHighs:
         }
         began = time.perf_counter()
         try:
+            # the hand-off first, on its own clock, so that HiGHS gets exactly what is left
+            opt.set_instance(model)
+            for flag in _UPDATE_FLAGS:  # nothing changes between the hand-off and the solve
+                setattr(opt.update_config, flag, False)
+            limit = options.time_limit
+            if options.deadline is not None:
+                left = options.deadline - time.perf_counter()
+                if left <= 0:  # the hand-off used up the time
+                    return RawOutcome(
+                        Status.NO_SOLUTION,
+                        handoff_s=time.perf_counter() - began,
+                        termination="time limit during the hand-off",
+                        message="the time limit ran out while the model was handed to HiGHS",
+                        solver=solver,
+                    )
+                limit = left if limit is None else min(limit, left)
+            if limit is not None:
+                opt.config.time_limit = max(float(limit), 0.01)
             res = opt.solve(model)
         except Exception as exc:
             return RawOutcome(

@@ -38,6 +38,7 @@ class SolveOptions:
     seed: int = 0
     warm_start: bool = False  # the model's current values are a start
     abs_gap: float = 0.0  # absolute optimality gap (0.99 proves integral objectives exactly)
+    deadline: float | None = None  # time.perf_counter() by which the backend must have returned
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as recorded in a result."""
