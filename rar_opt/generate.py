@@ -161,10 +161,12 @@ def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = N
         "calibration": f"best tau in [0.01, 0.05], F*tau in [50, 300], contention {half:.1%} + overhead {half:.1%}",
         "known_optimum": None,
     }
-    suffix = "" if budget == 0.15 else f"-b{budget:g}"
+    # the name carries every parameter that differs from the paper's setting
+    horizon = 1200 if horizon is None else horizon
+    suffix = ("" if budget == 0.15 else f"-b{budget:g}") + ("" if horizon == 1200 else f"-T{horizon}")
     return Instance(
         name=f"paper-{jobs}x{servers}-s{seed}{suffix}",
-        horizon=1200 if horizon is None else horizon,
+        horizon=horizon,
         cluster=cluster,
         jobs=tuple(job_list),
         meta=meta,
@@ -195,8 +197,11 @@ def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Inst
         "params": {"jobs": n_jobs, "servers": n_servers},
         "known_optimum": None,
     }
+    # the name carries the parameters: tiny(3) and tiny(3, jobs=4, servers=2) differ even when
+    # the first happens to draw 4 jobs and 2 servers (the draws that follow are not the same)
+    name = f"tiny-s{seed}" if jobs is None and servers is None else f"tiny-{n_jobs}x{n_servers}-s{seed}"
     return Instance(
-        name=f"tiny-s{seed}",
+        name=name,
         horizon=int(probe.bounds.rho_max.sum()),
         cluster=cluster,
         jobs=tuple(job_list),
