@@ -32,6 +32,7 @@ from .formulations import FORMULATIONS
 from .formulations.base import OBJECTIVES
 from .generate import GENERATORS, generate
 from .instance import Instance
+from .library import instance_path, model_path
 from .models import EXPORT_FORMATS
 from .processes import seconds_since_start
 from .provenance import versions
@@ -173,7 +174,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 @command("simulate")
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``rar-opt simulate``: check and simulate a schedule file."""
-    instance = Instance.read(args.instance)
+    instance = Instance.read(instance_path(args.instance))
     schedule = Schedule.read(args.schedule)
     try:
         schedule.require_matches(instance)
@@ -187,7 +188,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     """``rar-opt schedule``: run a policy and report its schedule."""
     from .algorithms import run_policy
 
-    instance = Instance.read(args.instance)
+    instance = Instance.read(instance_path(args.instance))
     options = {
         k: v
         for k, v in (
@@ -215,13 +216,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     """``rar-opt solve``: solve exactly with a formulation, its options and a backend."""
     from .solvers import Status, solve
 
-    instance = Instance.read(args.instance)
+    instance = Instance.read(instance_path(args.instance))
     formulation = args.formulation or "compact"
     options: dict[str, Any] = {}
     if args.model:
         from .models import ModelSpec
 
-        spec = ModelSpec.read(args.model)
+        spec = ModelSpec.read(model_path(args.model))
         if args.formulation and args.formulation != spec.formulation:
             raise InputError(
                 f"--formulation {args.formulation} contradicts the spec's {spec.formulation!r}", where="formulation"
@@ -293,8 +294,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     """``rar-opt export``: write a model spec's model as LP, MPS or NL."""
     from .models import ModelSpec, export_model
 
-    instance = Instance.read(args.instance)
-    spec = ModelSpec.read(args.model)
+    instance = Instance.read(instance_path(args.instance))
+    spec = ModelSpec.read(model_path(args.model))
     size = export_model(spec, instance, args.output, args.format)
     summary = {"instance": instance.name, "model": spec.name, "format": args.format, "file": args.output, **size}
     emit_json(summary) if args.json else emit_table(list(summary.items()))
@@ -309,7 +310,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.policies and len(set(args.policies)) < len(args.policies):
         repeated = sorted({p for p in args.policies if args.policies.count(p) > 1})
         raise InputError(f"names {', '.join(repeated)} more than once", where="--policies")
-    instance = Instance.read(args.instance)
+    instance = Instance.read(instance_path(args.instance))
     result = compare(instance, args.policies, exact=args.exact, time_limit=args.time_limit, seed=args.seed)
     if args.json:
         emit_json(result.to_dict())
@@ -381,7 +382,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     except ImportError:
         print("error: plotting needs matplotlib: pip install 'rar-opt[plot]'", file=sys.stderr)
         return EXIT_INTERNAL
-    instance = Instance.read(args.instance)
+    instance = Instance.read(instance_path(args.instance))
     schedule = Schedule.read(args.schedule)
     try:
         plot_schedule(instance, schedule, args.output)

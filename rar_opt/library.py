@@ -1,0 +1,61 @@
+"""The bundled instance library and model catalogue, addressable by name.
+
+``rar-opt schedule paper-160x20-s0`` and ``--model compact-total`` work from any
+directory: a name that is not an existing file is looked up in the instance library
+(``instances/``, ``instances/counterexamples/``) or the model catalogue (``models/``). Both
+ship with the package (installed under ``<prefix>/share/rar-opt/``); in a source checkout
+the repository's own folders are used.
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+from pathlib import Path
+
+from .errors import InputError
+
+_REPO = Path(__file__).resolve().parent.parent
+
+INSTANCE_FOLDERS = ("instances", "instances/counterexamples")
+MODEL_FOLDERS = ("models",)
+
+
+def _roots() -> list[Path]:
+    """Where the library may be: the source checkout, then the installed data."""
+    roots = [_REPO]
+    for scheme_path in {sysconfig.get_path("data"), sys.prefix}:
+        roots.append(Path(scheme_path) / "share" / "rar-opt")
+    return [r for r in roots if r.is_dir()]
+
+
+def _find(name: str, folders: tuple[str, ...], what: str) -> Path:
+    path = Path(name)
+    if path.exists() or path.suffix == ".json" or len(path.parts) > 1:
+        return path  # a path: used as given (a missing file is reported when it is read)
+    for root in _roots():
+        for folder in folders:
+            candidate = root / folder / f"{name}.json"
+            if candidate.is_file():
+                return candidate
+    known = ", ".join(names(folders)) or "none found"
+    raise InputError(f"is neither a file nor a bundled {what} (bundled: {known})", file=name)
+
+
+def names(folders: tuple[str, ...]) -> list[str]:
+    """The names available in ``folders`` (sorted, without ``.json``)."""
+    out: set[str] = set()
+    for root in _roots():
+        for folder in folders:
+            out |= {p.stem for p in (root / folder).glob("*.json")}
+    return sorted(out)
+
+
+def instance_path(name: str) -> Path:
+    """The file of an instance given as a path or as a library name (``tiny-4x2-s13``)."""
+    return _find(name, INSTANCE_FOLDERS, "instance")
+
+
+def model_path(name: str) -> Path:
+    """The file of a model spec given as a path or as a catalogue name (``compact-total``)."""
+    return _find(name, MODEL_FOLDERS, "model spec")
