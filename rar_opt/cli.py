@@ -385,7 +385,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     instance = Instance.read(instance_path(args.instance))
     schedule = Schedule.read(args.schedule)
     try:
-        plot_schedule(instance, schedule, args.output)
+        plot_schedule(instance, schedule, args.output, allow_infeasible=args.allow_infeasible)
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.schedule)) from None
     print(f"written: {args.output}")
@@ -492,10 +492,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server (PNG)")
+    p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server")
+    p.add_argument("instance")
     p.add_argument("schedule")
-    p.add_argument("--instance", required=True)
-    p.add_argument("-o", "--output", required=True, help="PNG file to write")
+    p.add_argument("-o", "--output", required=True, help="picture to write: .png, .pdf or .svg")
+    p.add_argument(
+        "--allow-infeasible", action="store_true", help="draw an infeasible schedule with its violations marked"
+    )
 
     p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
     p.add_argument("instance")

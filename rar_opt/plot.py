@@ -1,59 +1,155 @@
 """Pictures of a schedule: a Gantt chart per GPU and the contention per server over time.
 
 Needs matplotlib (``pip install 'rar-opt[plot]'``). Everything drawn comes from the
-simulator's trace; GPU ids are assigned (lowest free ids) when the schedule has none.
+checker and the simulator. The format follows the file name: ``.png``, ``.pdf`` or ``.svg``.
+
+An infeasible schedule is refused with its violations listed, unless asked to draw it
+anyway (``allow_infeasible``): then the violations are written on the figure, GPUs beyond
+a server's capacity are drawn in a red band, and GPU ids that do not exist are replaced
+by the lowest free lanes.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from .check import check
+from .errors import InputError
 from .gpus import assign_gpu_ids
 from .instance import Instance
 from .jsonio import atomic_target
 from .schedule import Schedule
-from .simulate import simulate
+
+FORMATS = ("png", "pdf", "svg")
+GOLDEN = 0.618033988749895  # spreads job colours so that neighbours differ
 
 
-def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path) -> None:
-    """Write a PNG: top, one row per GPU with the jobs it runs; bottom, c_s[t] per server."""
+def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allow_infeasible: bool = False) -> None:
+    """Draw ``schedule``: top, one row per GPU with the jobs it runs; bottom, c_s[t] per server."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fmt = Path(path).suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise InputError(f"the file name must end in {', '.join('.' + f for f in FORMATS)}", file=str(path))
     schedule.require_matches(instance)
-    if schedule.gpu_ids is None:
-        schedule = assign_gpu_ids(instance, schedule)
-    res = simulate(instance, schedule)
-    trace = res.trace()
-    cap = instance.cluster.servers
-    offset = np.concatenate([[0], np.cumsum(cap)[:-1]])
-    colours = plt.get_cmap("tab20")
+    report = check(instance, schedule)
+    if not report.feasible and not allow_infeasible:
+        listed = "; ".join(str(v) for v in report.violations[:5])
+        more = f" (and {len(report.violations) - 5} more)" if len(report.violations) > 5 else ""
+        raise InputError(
+            f"the schedule is infeasible: {listed}{more}; use --allow-infeasible to draw it with the violations marked",
+            where="schedule",
+        )
+    res = report.result
+    lanes = _lanes(instance, schedule, report.feasible)
+    cap = np.array(instance.cluster.servers)
+    height = np.maximum(cap, [max([lane + 1 for s2, lane in _all(lanes) if s2 == s] or [0]) for s in range(len(cap))])
+    offset = np.concatenate([[0], np.cumsum(height)[:-1]])
+    end_of = res.completion if res.all_complete else np.where(res.stalled, instance.horizon, res.completion)
+    span = float(max(int(np.max(end_of)), 1))
     fig, (gantt, cont) = plt.subplots(
-        2, 1, figsize=(10, 3 + min(0.15 * sum(cap), 9)), sharex=True, gridspec_kw={"height_ratios": [3, 1]}
+        2,
+        1,
+        figsize=(11, 3 + min(0.14 * float(height.sum()), 10)),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 1]},
     )
-    for j, ids in enumerate(schedule.gpu_ids or ()):
-        start, end = int(schedule.starts[j]), int(res.completion[j])
-        for s, g in ids or ():
-            gantt.broken_barh([(start, end - start)], (offset[s] + g, 0.9), color=colours(j % 20))
-        if ids:
-            s, g = ids[0]
-            gantt.text(start + 0.1, offset[s] + g + 0.45, str(j), va="center", fontsize=6)
-    for edge in offset[1:]:
-        gantt.axhline(edge - 0.05, color="grey", linewidth=0.5)
-    gantt.set_ylabel("GPU (servers stacked)")
-    gantt.set_title(f"{instance.name}: makespan {res.makespan}, average JCT {res.avg_jct:.1f}")
-    slots = np.arange(trace.origin, trace.origin + len(trace.contention))
+    cmap = plt.get_cmap("turbo")
+    # a label needs about 7 points of height: on a crowded chart only jobs holding enough
+    # adjacent GPUs (and long enough bars) get one
+    points_per_lane = 0.75 * 72 * fig.get_size_inches()[1] * 0.75 / float(height.sum())
+    lanes_for_label = int(np.ceil(7.0 / max(points_per_lane, 1e-9)))
+    for j, ids in enumerate(lanes):
+        start, end = int(schedule.starts[j]), int(end_of[j])
+        colour = cmap(0.08 + 0.84 * ((j * GOLDEN) % 1.0))
+        for s, lane in ids:
+            gantt.broken_barh([(start, end - start)], (offset[s] + lane + 0.05, 0.9), color=colour, linewidth=0)
+        if ids and (end - start) >= 0.03 * span:
+            s = ids[0][0]
+            own = sorted(lane for s2, lane in ids if s2 == s)
+            if len(own) >= lanes_for_label:
+                middle = offset[s] + (own[0] + own[-1] + 1) / 2
+                gantt.text(start + 0.02 * (end - start), middle, str(j), va="center", fontsize=6)
     for s in range(len(cap)):
-        cont.step(slots, trace.contention[:, s], where="post", label=f"server {s}", linewidth=0.8)
-    cont.set_ylabel("split jobs c_s")
+        if height[s] > cap[s]:  # GPUs that do not exist: an infeasible schedule drawn anyway
+            gantt.axhspan(offset[s] + cap[s], offset[s] + height[s], color="red", alpha=0.15, linewidth=0)
+        gantt.axhline(offset[s], color="grey", linewidth=0.5)
+    gantt.set_yticks(offset + height / 2)
+    gantt.set_yticklabels([f"server {s} ({cap[s]} GPUs)" for s in range(len(cap))], fontsize=6)
+    gantt.set_ylim(0, float(height.sum()))
+    title = f"{instance.name}: makespan {res.makespan}, average JCT {_fmt(res.avg_jct)}"
+    if not report.feasible:  # the kinds of violation, counted; the details go to the first lines
+        kinds = sorted(report.names())
+        counts = ", ".join(f"{k} x{sum(v.name == k for v in report.violations)}" for k in kinds)
+        title += f"\nINFEASIBLE: {counts}\n" + "\n".join(textwrap.shorten(str(v), 110) for v in report.violations[:3])
+    gantt.set_title(title, fontsize=9, color="black" if report.feasible else "red")
+    _contention(cont, res, len(cap))
     cont.set_xlabel("slot")
-    if len(cap) <= 10:
-        cont.legend(fontsize=6, ncol=min(len(cap), 5))
+    cont.set_xlim(min(0, int(np.min(schedule.start_array))), span)
     fig.tight_layout()
-    with atomic_target(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
+    with atomic_target(path, suffix=f".{fmt}") as tmp:
+        fig.savefig(tmp, dpi=130, format=fmt)
     plt.close(fig)
+
+
+def _contention(ax: Any, res: Any, n_servers: int) -> None:
+    """c_s[t] per server through the last slot: lines for a few servers, a heat map for many."""
+    if not res.segments:
+        return
+    trace = res.trace()
+    values = trace.contention  # (slots, servers)
+    slots = np.arange(trace.origin, trace.origin + len(values) + 1)  # edges: the last slot is drawn whole
+    if n_servers <= 6:
+        top = max(int(values.max()), 1)
+        for s in range(n_servers):
+            shift = 0.06 * (s - (n_servers - 1) / 2)  # lines that coincide stay visible side by side
+            y = np.append(values[:, s], values[-1, s]) + shift
+            ax.step(slots, y, where="post", label=f"server {s}", linewidth=1.0)
+        ax.set_yticks(range(top + 1))
+        ax.legend(fontsize=6, ncol=min(n_servers, 6), loc="upper right")
+    else:
+        image = ax.pcolormesh(slots, np.arange(n_servers + 1), values.T, cmap="Greys", shading="flat")
+        bar = ax.inset_axes((1.005, 0.0, 0.012, 1.0))  # outside the axes: the x axes stay aligned
+        ax.figure.colorbar(image, cax=bar, label="c_s")
+        step = max(1, n_servers // 10)
+        ax.set_yticks(np.arange(0, n_servers, step) + 0.5)
+        ax.set_yticklabels([str(s) for s in range(0, n_servers, step)], fontsize=6)
+    ax.set_ylabel("split jobs c_s" if n_servers <= 6 else "server (shade: c_s)")
+
+
+def _lanes(instance: Instance, schedule: Schedule, feasible: bool) -> list[list[tuple[int, int]]]:
+    """(server, lane) per GPU of every job: the schedule's own GPU ids when they are valid,
+    else the lowest free lanes (which may go past a server's capacity when it is overloaded)."""
+    if feasible:
+        ids = (schedule if schedule.gpu_ids is not None else assign_gpu_ids(instance, schedule)).gpu_ids
+        return [list(g or ()) for g in ids or ()]
+    starts = schedule.start_array
+    ends = starts + np.maximum(check(instance, schedule).result.completion - starts, 1)
+    busy: dict[int, list[int]] = {}  # lane -> end slot, per server
+    out: list[list[tuple[int, int]]] = [[] for _ in range(instance.num_jobs)]
+    for j in np.argsort(starts, kind="stable"):
+        for s, count in enumerate(schedule.placements[j]):
+            lanes = busy.setdefault(s, [])
+            for _ in range(max(int(count), 0)):
+                free = next((i for i, e in enumerate(lanes) if e <= starts[j]), None)
+                if free is None:
+                    lanes.append(0)
+                    free = len(lanes) - 1
+                lanes[free] = int(ends[j])
+                out[j].append((s, free))
+    return out
+
+
+def _all(lanes: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    return [x for ids in lanes for x in ids]
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
