@@ -87,7 +87,7 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
     title = f"{instance.name}: makespan {res.makespan}, average JCT {_fmt(res.avg_jct)}"
     if not report.feasible:  # the kinds of violation, counted; the details go to the first lines
         kinds = sorted(report.names())
-        counts = ", ".join(f"{k} x{sum(v.name == k for v in report.violations)}" for k in kinds)
+        counts = ", ".join(f"{k} x{sum(v.constraint == k for v in report.violations)}" for k in kinds)
         title += f"\nINFEASIBLE: {counts}\n" + "\n".join(textwrap.shorten(str(v), 110) for v in report.violations[:3])
     gantt.set_title(title, fontsize=9, color="black" if report.feasible else "red")
     _contention(cont, res, len(cap))
