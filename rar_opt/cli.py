@@ -238,16 +238,17 @@ def cmd_solve(args: argparse.Namespace) -> int:
         # the limit is the wall clock of the whole command: what the start-up used is gone
         time_limit = max(time_limit - seconds_since_start(), 0.05)
     try:
-        res = solve(
-            instance,
-            formulation,
-            backend=args.backend,
-            time_limit=time_limit,
-            warm_start=args.warm_start,
-            threads=args.threads,
-            seed=args.seed,
-            **options,
-        )
+        with _clock_bar(args, time_limit):
+            res = solve(
+                instance,
+                formulation,
+                backend=args.backend,
+                time_limit=time_limit,
+                warm_start=args.warm_start,
+                threads=args.threads,
+                seed=args.seed,
+                **options,
+            )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     if args.output and res.schedule is not None:
@@ -343,11 +344,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 @command("experiment")
 def cmd_experiment(args: argparse.Namespace) -> int:
     """``rar-opt experiment``: one of the paper's sweeps."""
-    from .experiments import run_experiment, summarise
+    from .experiments import count_runs, run_experiment, summarise
     from .jsonio import dump_json
 
     began = time.perf_counter()
-    rows = run_experiment(args.name, args.seeds, jobs=args.jobs, workers=args.workers, budget=args.budget)
+    with _progress(args, count_runs(args.name, args.seeds, args.jobs), "runs") as bar:
+        rows = run_experiment(
+            args.name,
+            args.seeds,
+            jobs=args.jobs,
+            workers=args.workers,
+            budget=args.budget,
+            on_row=lambda _: bar.update(),
+        )
     summary = summarise(rows)
     record = {
         "experiment": args.name,
@@ -390,6 +399,48 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise (exc if exc.file else exc.in_file(args.schedule)) from None
     print(f"written: {args.output}")
     return EXIT_OK
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    """A progress bar goes to stderr when it is a terminal, unless --quiet."""
+    return sys.stderr.isatty() and not getattr(args, "quiet", False)
+
+
+def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
+    """A progress bar over ``total`` items (tqdm), or a silent stand-in."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, disable=not _show_progress(args), file=sys.stderr, leave=False)
+
+
+@contextlib.contextmanager
+def _clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
+    """A bar over a solve's time limit, ticking every half second while the block runs."""
+    if seconds is None or not _show_progress(args):
+        yield
+        return
+    import threading
+
+    from tqdm import tqdm
+
+    done = threading.Event()
+    with tqdm(
+        total=round(seconds, 1), unit="s", file=sys.stderr, leave=False, bar_format="{l_bar}{bar}| {n:.1f}/{total} s"
+    ) as bar:
+
+        def tick() -> None:
+            began = time.perf_counter()
+            while not done.wait(0.5):
+                bar.n = min(round(time.perf_counter() - began, 1), bar.total)
+                bar.refresh()
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
 
 
 def _check_output(path: str) -> None:

@@ -103,10 +103,21 @@ def execute(run: Run) -> dict[str, Any]:
     return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
 
 
+def count_runs(name: str, seeds: list[int], jobs: int = 160) -> int:
+    """How many runs experiment ``name`` has (for a progress bar)."""
+    return len(EXPERIMENTS[name](jobs, seeds)) if name in EXPERIMENTS else 0
+
+
 def run_experiment(
-    name: str, seeds: list[int], jobs: int = 160, workers: int = 1, budget: float = 0.15
+    name: str,
+    seeds: list[int],
+    jobs: int = 160,
+    workers: int = 1,
+    budget: float = 0.15,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every run of experiment ``name``, in a fixed order whatever the number of workers."""
+    """Every run of experiment ``name``, in a fixed order whatever the number of workers;
+    ``on_row`` is called with each row as it arrives (progress)."""
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
@@ -118,6 +129,8 @@ def run_experiment(
 
     def progress(row: dict[str, Any]) -> None:
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
         log.info(
             "%s: %d/%d %s seed %d: makespan %s", name, len(rows), len(runs), row["label"], row["seed"], row["makespan"]
         )
