@@ -133,6 +133,11 @@ def emit_simulation(
         for c in checks:
             verdict = {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds]
             print(f"claim {c.claim}: {verdict} (margin {c.margin:.4g}; {c.detail})")
+        if any(c.claim == "lemma2" and c.holds is False for c in checks) and run is not None:
+            print(
+                "note: lemma2 fails under the paper's bisection rule, which moves theta down only on an "
+                "improvement; --bisection tightest is the other reading (docs/algorithms.md section 2.1)"
+            )
     if run is not None and run.exceeds_horizon and report.names() == {"completion_in_horizon"}:
         print(
             f"note: no {run.policy} trial ends within T = {instance.horizon}; this schedule (no load limit) "
