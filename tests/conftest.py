@@ -1,14 +1,27 @@
-"""Shared fixtures: instances named after what they show."""
+"""Shared fixtures: the hypothesis profiles, and instances named after what they show.
+
+The instance library (instances/*.json with proven optima, their optimal schedules in
+instances/optimal/, the counterexamples in instances/counterexamples/) is read once per
+session: one fixture per instance a test names, ``library`` for all of them, and the
+parametrised ``known`` / ``counterexample`` fixtures that run a test once per file.
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from rar_opt import Cluster, Instance, Job
 from rar_opt.generate import paper
+
+from .helpers import (
+    COUNTEREXAMPLE_NAMES,
+    LIBRARY_NAMES,
+    Counterexample,
+    Known,
+    load_counterexample,
+    load_known,
+)
 
 settings.register_profile(
     "ci",
@@ -20,20 +33,102 @@ settings.register_profile(
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile("ci")
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
+# -- generated and hand-built instances -------------------------------------------------
 @pytest.fixture(scope="session")
 def paper_instance() -> Instance:
+    """The paper's setting, seed 0 (160 jobs, 20 servers, T = 1200)."""
     return paper(0)
 
 
 @pytest.fixture(scope="session")
 def two_server_contention() -> Instance:
-    """Two split jobs sharing two servers: each slows the other down."""
+    """Two split jobs sharing two servers: each slows the other down.
+
+    By hand (docs/model.md section 3.4), per iteration: on one server tau = 2(0.1)(1/2)/10
+    + 0.1(1/2)/50 + 0.01 + 8(0.01) + 0.1 = 0.201, so phi = 4 and 10 iterations take 3
+    slots; split and alone (p = 1, f = 1) tau = 0.1 + 0.001 + 0.02 + 0.18 = 0.301, phi = 3;
+    split together (p = 2, f(2) = 2 + 0.5 = 2.5) tau = 0.25 + 0.201 = 0.451, phi = 2, 5 slots.
+    """
     cluster = Cluster(servers=(2, 2), b_inter=1.0, b_intra=10.0, reduce_speed=50.0, alpha=0.5, xi1=1.0, xi2=0.01)
     jobs = (
         Job("a", gpus=2, iterations=10, grad_size=0.1, batch_size=8, fwd_time=0.01, bwd_time=0.1),
         Job("b", gpus=2, iterations=10, grad_size=0.1, batch_size=8, fwd_time=0.01, bwd_time=0.1),
     )
     return Instance(name="two-server-contention", horizon=20, cluster=cluster, jobs=jobs)
+
+
+# -- the instance library ---------------------------------------------------------------
+@pytest.fixture(scope="session")
+def library() -> list[Known]:
+    """Every library instance with its proven optimum and stored optimal schedule."""
+    return [load_known(name) for name in LIBRARY_NAMES]
+
+
+@pytest.fixture(scope="session", params=LIBRARY_NAMES)
+def known(request: pytest.FixtureRequest) -> Known:
+    """One library instance per test run (the test is repeated for every file)."""
+    return load_known(request.param)
+
+
+@pytest.fixture(scope="session")
+def wait_beats_start() -> Instance:
+    """Two 3-GPU jobs on three 2-GPU servers (docs/model.md section 3.6): alone each needs
+    3 slots, together they share a server and need 8; the optimum (6) runs them one after
+    the other, every heuristic starts both at once (8)."""
+    return load_known("wait-beats-start").instance
+
+
+@pytest.fixture(scope="session")
+def wait_beats_start_plus() -> Instance:
+    """wait-beats-start with two 1-GPU jobs that fill the gaps (optimum 6)."""
+    return load_known("wait-beats-start-plus").instance
+
+
+@pytest.fixture(scope="session")
+def tiny_3x2_s12() -> Instance:
+    """3 jobs on servers of 3 and 2 GPUs, horizon 5, optimum 2."""
+    return load_known("tiny-3x2-s12").instance
+
+
+@pytest.fixture(scope="session")
+def tiny_4x2_s13() -> Instance:
+    """4 jobs on two 4-GPU servers, horizon 17, optimum 5."""
+    return load_known("tiny-4x2-s13").instance
+
+
+@pytest.fixture(scope="session")
+def tiny_8x2_s20() -> Instance:
+    """8 jobs on servers of 4 and 2 GPUs, horizon 25, optimum 6 (SCIP once called it infeasible)."""
+    return load_known("tiny-8x2-s20").instance
+
+
+@pytest.fixture(scope="session")
+def tiny_8x4_s19() -> Instance:
+    """The library's largest: 8 jobs on 4 servers, horizon 43, optimum 6 (HiGHS needs about a second)."""
+    return load_known("tiny-8x4-s19").instance
+
+
+# -- counterexamples to the paper's claims ----------------------------------------------
+@pytest.fixture(scope="session", params=COUNTEREXAMPLE_NAMES)
+def counterexample(request: pytest.FixtureRequest) -> Counterexample:
+    """One kept counterexample per test run."""
+    return load_counterexample(request.param)
+
+
+@pytest.fixture(scope="session")
+def theorem5_list_order() -> Counterexample:
+    """Four 1-GPU jobs on 3 GPUs, no contention: Theorem 5's bound is 1, SJF-BCO 3, OPT 2."""
+    return load_counterexample("theorem5-list-order")
+
+
+@pytest.fixture(scope="session")
+def theorem5_p_cmax() -> Counterexample:
+    """Five 1-GPU jobs on one 2-GPU server (P2||Cmax): bound 1, SJF-BCO 5, OPT 4."""
+    return load_counterexample("theorem5-p-cmax")
+
+
+@pytest.fixture(scope="session")
+def lemma3_underestimate() -> Counterexample:
+    """Two 2-GPU jobs on servers of 1 and 3 GPUs: the split job runs 5 slots, charged 2."""
+    return load_counterexample("lemma3-underestimate")

@@ -1,8 +1,13 @@
 """Hypothesis strategies and deliberately naive reference code for the tests.
 
-The reference simulator here steps slot by slot and writes the time model out from
-model.md section 3 in plain Python, independently of :mod:`rar_opt.timemodel`, so that
-the two can be compared.
+The reference here (``reference_*``) steps slot by slot and writes the time model, the
+execution-time bounds and the constraints out from docs/model.md sections 2-3 in plain
+Python, independently of :mod:`rar_opt.timemodel`, :mod:`rar_opt.simulate` and
+:mod:`rar_opt.check`, so that the package can be compared with it.
+
+Strategies: ``tiny_instances`` (broad), ``micro_instances`` (brute-forceable),
+``communication_heavy_instances`` (estimates and truth drift apart),
+``contended_instances`` (heuristics and the optimum part ways), and schedules for them.
 """
 
 from __future__ import annotations
@@ -105,6 +110,22 @@ def feasible_schedules(draw: st.DrawFn, instance: Instance) -> Schedule:
     return Schedule.from_arrays(instance.name, starts, ys)
 
 
+@st.composite
+def arbitrary_schedules(draw: st.DrawFn, instance: Instance, max_start: int = 6) -> Schedule:
+    """Gang placements that fit each server on their own, at random starts in 0..max_start:
+    often over capacity, late or stalled when jobs overlap."""
+    starts = [draw(st.integers(0, max_start)) for _ in range(instance.num_jobs)]
+    ys = [draw(placements(instance, j)) for j in range(instance.num_jobs)]
+    return Schedule.from_arrays(instance.name, starts, ys)
+
+
+@st.composite
+def instance_and_schedule(draw: st.DrawFn, feasible: bool = True) -> tuple[Instance, Schedule]:
+    """A tiny instance with a feasible schedule, or with an arbitrary one."""
+    inst = draw(tiny_instances())
+    return inst, draw(feasible_schedules(inst) if feasible else arbitrary_schedules(inst))
+
+
 def _restrict(instance: Instance, jobs: list[int]) -> Instance:
     return Instance(
         name=instance.name,
@@ -193,6 +214,34 @@ def reference_simulate(instance: Instance, schedule: Schedule, max_slots: int = 
     return {"completion": completion, "trace": trace}
 
 
+def reference_violations(instance: Instance, schedule: Schedule) -> set[str]:
+    """The names of the constraints (model.md section 2) a schedule without GPU ids breaks,
+    judged slot by slot from :func:`reference_simulate`."""
+    a, y = schedule.starts, schedule.placements
+    horizon, caps = instance.horizon, instance.cluster.servers
+    completion = reference_simulate(instance, schedule)["completion"]
+    names = set()
+    for j, job in enumerate(instance.jobs):
+        if not 0 <= a[j] < horizon:
+            names.add("start_in_horizon")
+        if min(y[j]) < 0:
+            names.add("placement_nonnegative")
+        if sum(y[j]) != job.gpus:
+            names.add("gang_size")
+        if completion[j] < 0:
+            names.add("job_stalls")
+        elif completion[j] > horizon:
+            names.add("completion_in_horizon")
+    # a job holds its GPUs from a_j through C_j - 1 (forever if it stalls)
+    last = max(max(a), max(completion)) + 1
+    for t in range(min(a), last + 1):
+        running = [j for j in range(instance.num_jobs) if a[j] <= t and (completion[j] < 0 or t < completion[j])]
+        for s, cap in enumerate(caps):
+            if sum(max(y[j][s], 0) for j in running) > cap:
+                names.add("server_capacity")
+    return names
+
+
 @st.composite
 def _ranged_instances(
     draw: st.DrawFn,
@@ -209,7 +258,7 @@ def _ranged_instances(
     max_horizon: int | None = None,
 ) -> Instance:
     """Small instances with the given ranges (b_inter = 1, C = 50, xi1 = 1)."""
-    servers = tuple(draw(st.lists(st.integers(1, max_gpus), min_size=1, max_size=max_servers)))
+    servers = tuple(draw(st.lists(st.integers(1, max_gpus), min_size=2, max_size=max_servers)))
     cluster = Cluster(
         servers=servers,
         b_inter=1.0,
@@ -267,7 +316,12 @@ def communication_heavy_instances() -> st.SearchStrategy[Instance]:
 
 @st.composite
 def contended_instances(
-    draw: st.DrawFn, max_jobs: int = 5, max_servers: int = 3, max_horizon: int = 25
+    draw: st.DrawFn,
+    max_jobs: int = 5,
+    max_servers: int = 3,
+    max_horizon: int = 25,
+    max_gpus: int = 3,
+    max_cells: int = 240,
 ) -> Instance:
     """Instances on which the heuristics and the optimum part ways (for "OPT <= every
     heuristic" and Theorem 5; steer them with ``hypothesis.target``).
@@ -276,10 +330,15 @@ def contended_instances(
     contention, b_inter, b_intra, C, alpha, xi2. A multi-GPU job's gradient is a drawn
     share of the largest one that keeps its worst case (p = min(J, max O_s) contenders, any
     span) within one slot per iteration, so contention can cost it most of its speed.
-    Iterations are drawn in units of the job's worst-case iterations per slot, so execution
-    times span several slots while the serial horizon stays at most ``max_horizon``.
+    Two or three small servers and three to five jobs keep GPUs scarce, so starts, waits
+    and placements matter. Iterations are drawn in units of the job's best iterations per
+    slot. The horizon is the serial one (sum of worst execution times) capped at
+    ``max_horizon`` and at ``max_cells`` job-server-slot cells (so that a MILP solve takes
+    well under a second); it stays feasible because running the jobs one after another,
+    each alone at its best span, takes sum_j rho_min_j slots, which is kept within the cap.
+    Heuristics may end after such a horizon (they then say so, ``exceeds_horizon``).
     """
-    servers = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=max_servers)))
+    servers = tuple(draw(st.lists(st.integers(1, max_gpus), min_size=2, max_size=max_servers)))
     cluster = Cluster(
         servers=servers,
         b_inter=draw(st.sampled_from([1.0, 0.5, 2.0])),
@@ -290,9 +349,10 @@ def contended_instances(
         xi2=draw(st.sampled_from([0.0, 0.02, 0.05])),
         contention=draw(st.sampled_from(["linear", "power"])),
     )
-    n_jobs = draw(st.integers(2, max_jobs))
+    n_jobs = draw(st.integers(3, max_jobs))
     p_worst = min(n_jobs, max(servers))
-    per_job = max(1, max_horizon // n_jobs)
+    cap = min(max_horizon, max_cells // (n_jobs * len(servers)))  # keeps the MILP solve short
+    per_job = max(1, cap // n_jobs)
     jobs = []
     for j in range(n_jobs):
         job = Job(
@@ -303,7 +363,8 @@ def contended_instances(
             fwd_time=draw(st.sampled_from([0.0, 0.01])),
             bwd_time=draw(st.sampled_from([0.1, 0.05, 0.2, 0.25, 1 / 3])),
         )
-        worst = [(p_worst if n >= 2 else 0, n) for n in reference_spans(servers, job.gpus)]
+        spans = reference_spans(servers, job.gpus)
+        worst = [(p_worst if n >= 2 else 0, n) for n in spans]
         if job.gpus > 1:  # tau is affine in the gradient size: the largest that cannot stall
             unit = dataclasses.replace(job, grad_size=1.0)
             grad_max = min(
@@ -313,8 +374,15 @@ def contended_instances(
             )
             share = draw(st.sampled_from([0.95, 0.8, 0.6, 0.3, 0.0]))
             job = dataclasses.replace(job, grad_size=share * grad_max)
-        phi_worst = min(reference_phi(reference_job_tau(cluster, job, p, n)) for p, n in worst)
+        phi_best = max(reference_phi(reference_job_tau(cluster, job, 1 if n >= 2 else 0, n)) for n in spans)
         slots = draw(st.integers(1, per_job))
-        iterations = draw(st.integers((slots - 1) * phi_worst + 1, slots * phi_worst))
+        iterations = draw(st.integers((slots - 1) * phi_best + 1, slots * phi_best))
         jobs.append(dataclasses.replace(job, iterations=iterations))
-    return serial_horizon_instance("contended", cluster, jobs, max_horizon=max_horizon)
+    try:
+        probe = Instance(name="probe", horizon=10**6, cluster=cluster, jobs=tuple(jobs))
+    except InputError:  # a job that could stall (rounding at the edge): not a valid instance
+        reject()
+    if probe.bounds.rho_min.sum() > cap:
+        reject()
+    horizon = min(int(probe.bounds.rho_max.sum()), cap)
+    return Instance(name="contended", horizon=horizon, cluster=cluster, jobs=tuple(jobs))

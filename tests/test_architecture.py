@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import grimp
 
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import ROOT
+
 PACKAGE = ROOT / "rar_opt"
 
 

@@ -1,21 +1,22 @@
+"""The checker: every violated constraint by name, against the slot-by-slot reference and planted faults."""
+
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rar_opt import Instance, Schedule, check
 from rar_opt.gpus import assign_gpu_ids
 
-from .strategies import feasible_schedules, tiny_instances
+from .strategies import instance_and_schedule, reference_violations
 
 
-@st.composite
-def feasible_pair(draw: st.DrawFn) -> tuple[Instance, Schedule]:
-    inst = draw(tiny_instances())
-    return inst, draw(feasible_schedules(inst))
+def feasible_pair() -> st.SearchStrategy[tuple[Instance, Schedule]]:
+    return instance_and_schedule(feasible=True)
 
 
 def _with(inst: Instance, sched: Schedule, starts=None, ys=None, ids=None) -> Schedule:
@@ -25,6 +26,19 @@ def _with(inst: Instance, sched: Schedule, starts=None, ys=None, ids=None) -> Sc
         sched.placement_array if ys is None else ys,
         gpu_ids=ids,
     )
+
+
+@pytest.mark.parametrize("feasible", [True, False])
+@given(data=st.data())
+def test_checker_agrees_with_the_reference(feasible: bool, data: st.DataObject) -> None:
+    # feasible schedules are verified independently; arbitrary ones (overlaps beyond
+    # capacity, late completions, stalls) must be reported with exactly the same names
+    inst, sched = data.draw(instance_and_schedule(feasible=feasible))
+    report = check(inst, sched)
+    assert report.names() == reference_violations(inst, sched)
+    assert report.feasible == (not report.names())
+    if report.feasible:
+        assert report.result.makespan is not None and report.result.makespan <= inst.horizon
 
 
 @given(feasible_pair(), st.data())

@@ -1,3 +1,5 @@
+"""The data model: Cluster, Job, Instance (frozen, validated, JSON with errors that name the field)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -5,12 +7,11 @@ import json
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
-from rar_opt import Cluster, InputError, Instance, Job, Schedule
-from rar_opt.generate import paper
+from rar_opt import Cluster, InputError, Instance, Job
 
-from .strategies import feasible_schedules, tiny_instances
+from .helpers import instance_dict
+from .strategies import tiny_instances
 
 
 @given(inst=tiny_instances())
@@ -23,19 +24,9 @@ def test_instance_json_round_trip(tmp_path_factory, inst: Instance) -> None:
     assert back.to_dict() == inst.to_dict()
 
 
-@given(data=st.data())
-def test_schedule_json_round_trip(tmp_path_factory, data) -> None:
-    inst = data.draw(tiny_instances())
-    sched = data.draw(feasible_schedules(inst))
-    path = tmp_path_factory.mktemp("rt") / "s.json"
-    sched.write(path)
-    assert Schedule.read(path) == sched
-
-
-def test_paper_instance_round_trips_exactly(tmp_path) -> None:
-    inst = paper(0)
-    inst.write(tmp_path / "p.json")
-    assert Instance.read(tmp_path / "p.json").to_dict() == inst.to_dict()
+def test_paper_instance_round_trips_exactly(paper_instance: Instance, tmp_path) -> None:
+    paper_instance.write(tmp_path / "p.json")
+    assert Instance.read(tmp_path / "p.json").to_dict() == paper_instance.to_dict()
 
 
 def test_objects_are_frozen(paper_instance: Instance) -> None:
@@ -45,38 +36,8 @@ def test_objects_are_frozen(paper_instance: Instance) -> None:
         paper_instance.jobs[0].gpus = 5  # type: ignore[misc]
 
 
-def _base() -> dict:
-    return {
-        "format": "rar-opt/instance",
-        "version": 1,
-        "name": "x",
-        "horizon": 50,
-        "cluster": {
-            "servers": [2, 2],
-            "b_inter": 1.0,
-            "b_intra": 10.0,
-            "reduce_speed": 50.0,
-            "alpha": 0.5,
-            "xi1": 1.0,
-            "xi2": 0.01,
-            "contention": "linear",
-        },
-        "jobs": [
-            {
-                "name": "a",
-                "gpus": 2,
-                "iterations": 10,
-                "grad_size": 0.05,
-                "batch_size": 8,
-                "fwd_time": 0.001,
-                "bwd_time": 0.1,
-            }
-        ],
-    }
-
-
 def _mutate(path: str, value):
-    d = _base()
+    d = instance_dict()
     keys = path.split(".")
     target = d
     for k in keys[:-1]:
@@ -128,8 +89,8 @@ def test_bad_instances_name_the_field(path: str, value, named: str, tmp_path) ->
 
 def test_good_base_is_good(tmp_path) -> None:
     f = tmp_path / "good.json"
-    f.write_text(json.dumps(_base()))
-    assert Instance.read(f).num_jobs == 1
+    f.write_text(json.dumps(instance_dict()))
+    assert Instance.read(f).to_dict() == {**instance_dict(), "meta": {}}
 
 
 def test_errors_name_the_bound() -> None:
@@ -148,28 +109,3 @@ def test_malformed_json_names_the_line(tmp_path) -> None:
     f.write_text('{"format": "rar-opt/instance",\n "version": }')
     with pytest.raises(InputError, match=r"broken.json: malformed JSON at line 2"):
         Instance.read(f)
-
-
-def test_schedule_mismatch(two_server_contention: Instance) -> None:
-    other = Schedule.from_arrays("elsewhere", [0, 0], [[2, 0], [0, 2]])
-    with pytest.raises(InputError, match="schedule is for instance 'elsewhere'"):
-        other.require_matches(two_server_contention)
-    wide = Schedule.from_arrays(two_server_contention.name, [0, 0], [[2, 0, 0], [0, 2, 0]])
-    with pytest.raises(InputError, match="3 entries, the instance has 2 servers"):
-        wide.require_matches(two_server_contention)
-
-
-def test_schedule_structure_errors() -> None:
-    with pytest.raises(InputError, match=r"jobs\[1\].placement"):
-        Schedule(instance="x", starts=(0, 0), placements=((1, 1), (2,)))
-    with pytest.raises(InputError, match=r"jobs\[0\].start"):
-        Schedule(instance="x", starts=(0.5,), placements=((1, 1),))  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="appears twice"):
-        Schedule.from_dict(
-            {
-                "format": "rar-opt/schedule",
-                "version": 1,
-                "instance": "x",
-                "jobs": [{"job": 0, "start": 0, "placement": [1]}, {"job": 0, "start": 0, "placement": [1]}],
-            }
-        )

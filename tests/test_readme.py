@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from .helpers import README
 
 
 def test_readme_python_blocks_run(capsys) -> None:

@@ -1,3 +1,5 @@
+"""The time model (docs/model.md section 3) against the hand-written reference and hand-derived values."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +18,7 @@ from rar_opt.timemodel import (
     unregister_contention,
 )
 
-from .strategies import reference_tau, tiny_instances
+from .strategies import reference_phi, reference_rho_range, reference_spans, reference_tau, tiny_instances
 
 
 @given(st.integers(1, 500))
@@ -37,7 +39,7 @@ def test_tau_matches_handwritten_formula_everywhere(inst: Instance) -> None:
 
 
 @given(tiny_instances())
-def test_tau_grows_with_contention_and_bounds_hold(inst: Instance) -> None:
+def test_tau_grows_with_contention(inst: Instance) -> None:
     tm, b = inst.time_model, inst.bounds
     for j in range(inst.num_jobs):
         for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1):
@@ -45,38 +47,57 @@ def test_tau_grows_with_contention_and_bounds_hold(inst: Instance) -> None:
             tau = tm.tau(p_range, np.full(len(p_range), n), np.full(len(p_range), j))
             assert np.all(np.diff(tau) >= 0)
             assert np.all(tau >= b.tau_min[j] - 1e-15) and np.all(tau <= b.tau_max[j] + 1e-15)
-    assert np.all(b.rho_min <= b.rho_max)
-    assert np.all(b.rho_min * b.phi_max >= inst.arrays.iterations)
 
 
 @given(tiny_instances())
-def test_phi_table_agrees_with_phi(inst: Instance) -> None:
-    tm, b = inst.time_model, inst.bounds
-    table = tm.phi_table()
-    for j in range(inst.num_jobs):
-        for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1):
-            for p in range(1, b.p_worst + 1):
-                expect = tm.phi(np.array([p if n >= 2 else 0]), np.array([n]), np.array([j]))[0]
-                assert table[j, p, n] == expect
+def test_job_bounds_match_the_reference_extremes(inst: Instance) -> None:
+    # spans, worst contention and execution-time ranges of section 3.7, recomputed by hand
+    b = inst.bounds
+    assert b.p_worst == min(inst.num_jobs, max(inst.cluster.servers))
+    for j, job in enumerate(inst.jobs):
+        spans = reference_spans(inst.cluster.servers, job.gpus)
+        assert (b.n_min[j], b.n_max[j]) == (spans.start, spans.stop - 1)
+        assert (b.rho_min[j], b.rho_max[j]) == reference_rho_range(inst, j)
+        best = min(reference_tau(inst, j, 1 if n >= 2 else 0, n) for n in spans)
+        worst = max(reference_tau(inst, j, b.p_worst if n >= 2 else 0, n) for n in spans)
+        assert b.tau_min[j] == pytest.approx(best, rel=1e-12)
+        assert b.tau_max[j] == pytest.approx(worst, rel=1e-12)
+
+
+@given(tiny_instances())
+def test_phi_table_matches_the_reference(inst: Instance) -> None:
+    # the exact formulations' coefficients: phi[j, p, n] = floor(1 / tau) on feasible spans,
+    # p = 0 read as 1 for split spans, and 0 for n = 0 and spans the job cannot have
+    table = inst.time_model.phi_table()
+    p_max = min(inst.num_jobs, max(inst.cluster.servers))
+    assert table.shape == (inst.num_jobs, p_max + 1, inst.num_servers + 1)
+    for j, job in enumerate(inst.jobs):
+        spans = reference_spans(inst.cluster.servers, job.gpus)
+        for p in range(p_max + 1):
+            for n in range(inst.num_servers + 1):
+                expect = reference_phi(reference_tau(inst, j, max(p, 1) if n >= 2 else 0, n)) if n in spans else 0
+                assert table[j, p, n] == expect, (j, p, n)
 
 
 def test_single_server_jobs_feel_no_contention(two_server_contention: Instance) -> None:
+    # job a on server 0 alone (tau 0.201, phi 4), job b split over both servers: only b
+    # counts on each server, so p_b = 1 (tau 0.301, phi 3); see the fixture's docstring
     tm = two_server_contention.time_model
     spans = np.array([[True, False], [True, True]])
-    n = spans.sum(axis=1)
-    c, phi = tm.slot_rates(np.array([True, True]), spans, n)
-    assert list(c) == [1, 1]  # only the split job counts, on both of its servers
-    alone = tm.phi(np.array([0]), np.array([1]), np.array([0]))[0]
-    assert phi[0] == alone
+    c, phi = tm.slot_rates(np.array([True, True]), spans, spans.sum(axis=1))
+    assert list(c) == [1, 1]
+    assert list(phi) == [4, 3]
 
 
 def test_contention_slows_split_jobs(two_server_contention: Instance) -> None:
+    # both split over both servers: p = 2, f(2) = 2.5, tau 0.451, phi 2; one alone: phi 3
     tm = two_server_contention.time_model
     spans = np.ones((2, 2), dtype=bool)
     n = spans.sum(axis=1)
-    _, both = tm.slot_rates(np.array([True, True]), spans, n)
-    _, one = tm.slot_rates(np.array([True, False]), spans, n)
-    assert both[0] < one[0]
+    c_both, both = tm.slot_rates(np.array([True, True]), spans, n)
+    c_one, one = tm.slot_rates(np.array([True, False]), spans, n)
+    assert list(c_both) == [2, 2] and list(both) == [2, 2]
+    assert list(c_one) == [1, 1] and list(one) == [3, 0]
 
 
 def test_arrays_are_read_only(paper_instance: Instance) -> None:
@@ -134,6 +155,8 @@ def test_custom_contention_survives_a_spawned_worker() -> None:
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         remote = pool.submit(_phi_table_in_worker, inst).result()
     assert remote == inst.time_model.phi_table(p_max=4).tolist()
-    # and the table really depends on the custom f: the linear model gives another one
+    # by hand, the 4-GPU job on both servers at p = 2: f(2) = 4 gives tau = 0.3 + 0.00075
+    # + 0.1, 2 iterations per slot; the linear f(2) = 2.5 gives tau = 0.28825, 3 per slot
+    assert remote[0][2][2] == 2
     linear = Instance("q", 100, Cluster(servers=(2, 2), xi2=0.0), inst.jobs)
-    assert remote != linear.time_model.phi_table(p_max=4).tolist()
+    assert linear.time_model.phi_table(p_max=4)[0, 2, 2] == 3

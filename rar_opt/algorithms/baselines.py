@@ -99,14 +99,15 @@ def _finish(
     trial: Trial | None,
     name: str,
     params: BaselineParams,
-    fallback: tuple[np.ndarray, PlacementRule],
+    fallback: tuple[np.ndarray, Callable[[], PlacementRule]],
     **run: Any,
 ) -> PolicyResult:
     est = estimate(instance, params.estimator)
-    if trial is None:  # nothing fits in T: the same rule without limits, marked
-        order, rule = fallback
-        run = {**run, "theta": None, "exceeds_horizon": True}
-        return policy_result(instance, name, beyond_horizon(instance, order, [rule], est.weight), params, est, **run)
+    if trial is None:  # no trial fits in T: the same rule (fresh) without load limit or horizon
+        order, make_rule = fallback
+        unlimited = beyond_horizon(instance, order, [make_rule()], est.weight)
+        run = {**run, "theta": None, "exceeds_horizon": unlimited.makespan > instance.horizon}
+        return policy_result(instance, name, unlimited, params, est, **run)
     return policy_result(instance, name, trial, params, est, **run)
 
 
@@ -118,7 +119,7 @@ def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselinePar
         cache = ThetaCache(lambda th: run_list(instance, order, rule, th, weight))
         best, theta, tried = bisect_theta(instance.horizon, cache)
         run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
-        return _finish(instance, best, name, params, (order, rule), **run)
+        return _finish(instance, best, name, params, (order, lambda: rule), **run)
 
     policy.__doc__ = f"{name}: its own bisected load limit (see the module docstring)."
     return policy
@@ -133,27 +134,31 @@ def _unlimited(
     name: str,
     params: BaselineParams,
     order: np.ndarray,
-    rule: PlacementRule,
+    make_rule: Callable[[], PlacementRule],
     seed: int | None = None,
 ) -> PolicyResult:
-    """One trial at theta = T (the load limit never refuses a GPU)."""
+    """One trial at theta = T (the load limit never refuses a GPU). ``make_rule`` gives a
+    fresh rule, so that a seeded rule draws the same numbers in the fallback."""
     weight = estimate(instance, params.estimator).weight
-    trial = as_trial(run_list(instance, order, rule, instance.horizon, weight))
+    trial = as_trial(run_list(instance, order, make_rule(), instance.horizon, weight))
     run = {"theta": instance.horizon, "trials": 1, "trials_requested": 1, "thetas_tried": 1}
-    return _finish(instance, trial, name, params, (order, rule), **run, seed=seed)
+    return _finish(instance, trial, name, params, (order, make_rule), **run, seed=seed)
 
 
 def random_policy(instance: Instance, params: RandParams | None = None) -> PolicyResult:
     """rand: random idle GPUs, seeded, theta = T."""
     params = params or RandParams()
-    rule = eligible_rule(random_picker(params.seed))
-    return _unlimited(instance, "rand", params, sjf_order(instance), rule, seed=params.seed)
+
+    def make_rule() -> PlacementRule:
+        return eligible_rule(random_picker(params.seed))
+
+    return _unlimited(instance, "rand", params, sjf_order(instance), make_rule, seed=params.seed)
 
 
 def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
     """consolidate: fewest servers (best fit), theta = T."""
     params = params or BaselineParams()
-    return _unlimited(instance, "consolidate", params, sjf_order(instance), eligible_rule(consolidate))
+    return _unlimited(instance, "consolidate", params, sjf_order(instance), lambda: eligible_rule(consolidate))
 
 
 def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
@@ -161,4 +166,4 @@ def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = Non
     params = params or BaselineParams()
     duration = instance.arrays.iterations * instance.bounds.tau_min
     order = np.argsort(duration, kind="stable")
-    return _unlimited(instance, "sjf-oblivious", params, order, eligible_rule(first_fit))
+    return _unlimited(instance, "sjf-oblivious", params, order, lambda: eligible_rule(first_fit))

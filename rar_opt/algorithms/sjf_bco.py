@@ -169,7 +169,7 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
             trials=sum(c.runs for c in caches.values()) + len(kappas),
             trials_requested=tried * len(kappas),
             thetas_tried=tried,
-            exceeds_horizon=True,
+            exceeds_horizon=trials[i].makespan > instance.horizon,
         )
     return policy_result(
         instance,

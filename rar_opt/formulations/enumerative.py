@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,11 +75,11 @@ def enumerate_schedules(
     caps = instance.cluster.servers
     latest = [min(max_start, horizon - int(r) + 1) for r in instance.bounds.rho_min]
     counts = [count_placements(caps, job.gpus) for job in instance.jobs]
-    size = float(np.prod([float(c) * max(t, 0) for c, t in zip(counts, latest, strict=True)]))
+    size = math.prod(c * max(t, 0) for c, t in zip(counts, latest, strict=True))  # exact, no overflow
     if size > limit * 50:
         raise InputError(
-            f"enumerating {size:.3g} start/placement combinations is too much for the enumerative ILP "
-            f"(limit {limit} schedules); use the compact formulation",
+            f"enumerating about 10^{math.log10(size):.1f} start/placement combinations is too much for the "
+            f"enumerative ILP (limit {limit} schedules); use the compact formulation",
             where="formulation",
         )
     options = [_placements(instance, j) for j in range(instance.num_jobs)]

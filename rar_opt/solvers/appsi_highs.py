@@ -81,9 +81,12 @@ class AppsiHighs:
             limit = options.time_limit
             if options.deadline is not None:
                 left = options.deadline - time.perf_counter()
-                if left <= 0:  # the hand-off used up the time
+                if left <= 0:  # the hand-off used up the time; a warm start is still an incumbent
+                    start = pyo.value(model.obj) if options.warm_start else None
                     return RawOutcome(
-                        Status.NO_SOLUTION,
+                        Status.FEASIBLE if options.warm_start else Status.NO_SOLUTION,
+                        has_solution=options.warm_start,
+                        objective=None if start is None else float(start),
                         handoff_s=time.perf_counter() - began,
                         termination="time limit during the hand-off",
                         message="the time limit ran out while the model was handed to HiGHS",

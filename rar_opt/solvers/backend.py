@@ -46,7 +46,6 @@ class SolveOptions:
             "time_limit": self.time_limit,
             "threads": self.threads,
             "seed": self.seed,
-            "warm_start": self.warm_start,
             "abs_gap": self.abs_gap,
         }
 

@@ -113,12 +113,13 @@ def finish(
             },
         )
         report = check(instance, schedule)
-        if not report.feasible:  # never hand out a schedule the checker rejects
+        if report.feasible:
+            makespan, avg = report.result.makespan, report.result.avg_jct
+            completion = [int(c) for c in report.result.completion]
+        else:  # never hand out a schedule the checker rejects
             log.error("solver schedule violates %s", sorted(report.names()))
-            status = Status.ERROR
+            status, schedule = Status.ERROR, None
             message = "read-back schedule failed the checker: " + "; ".join(str(v) for v in report.violations[:3])
-        makespan, avg = report.result.makespan, report.result.avg_jct
-        completion = [int(c) for c in report.result.completion]
     return SolveResult(
         status=status,
         schedule=schedule,

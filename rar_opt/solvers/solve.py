@@ -119,7 +119,7 @@ def solve(
             f"time limit: {settings.time_limit:.2f} s left after the build, and handing the model to "
             f"{engine.name} takes about {HANDOFF_PER_BUILD * build_s:.2f} s; not started"
         )
-        raw = RawOutcome(Status.NO_SOLUTION, termination="time limit before the solver", message=message)
+        raw = _start_only(model, use_start, "time limit before the solver", message)
     else:
         raw = engine.solve(model, settings)
     record = {
@@ -139,6 +139,15 @@ def solve(
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), MIN_SOLVER_SECONDS)
         result = _verify(instance, result, dataclasses.replace(settings, time_limit=remaining, deadline=None))
     return dataclasses.replace(result, wall_s=time.perf_counter() - wall0)
+
+
+def _start_only(model: pyo.ConcreteModel, use_start: bool, termination: str, message: str) -> RawOutcome:
+    """The outcome of a solve that never ran: the warm start is the incumbent if there is one
+    (the model's variables hold it), else there is no schedule."""
+    if not use_start:
+        return RawOutcome(Status.NO_SOLUTION, termination=termination, message=message)
+    objective = float(pyo.value(model.obj))
+    return RawOutcome(Status.FEASIBLE, has_solution=True, objective=objective, termination=termination, message=message)
 
 
 def _verify(instance: Instance, claim: SolveResult, settings: SolveOptions) -> SolveResult:

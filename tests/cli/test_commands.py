@@ -1,0 +1,132 @@
+"""Each command, run as a real process, against values computed independently or by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rar_opt import Instance, Schedule
+from rar_opt.generate import tiny
+from rar_opt.gpus import assign_gpu_ids
+
+from ..helpers import INSTANCES, run
+from ..strategies import reference_simulate
+
+WAIT = INSTANCES / "wait-beats-start.json"
+
+
+def test_simulate_reports_the_reference_completion(cli_files: dict[str, Path]) -> None:
+    out = run("simulate", str(cli_files["inst"]), str(cli_files["good"]), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    ref = reference_simulate(Instance.read(cli_files["inst"]), Schedule.read(cli_files["good"]))["completion"]
+    assert data["feasible"] and data["violations"] == []
+    assert data["completion"] == ref and data["makespan"] == max(ref) and data["min_jct"] == min(ref)
+    assert data["avg_jct"] == pytest.approx(sum(ref) / len(ref))
+    table = run("simulate", str(cli_files["inst"]), str(cli_files["good"]))
+    assert table.returncode == 0 and "makespan" in table.stdout and str(max(ref)) in table.stdout
+
+
+def test_generate_writes_file(tmp_path) -> None:
+    out = run("generate", "tiny", "--seed", "3", "-o", str(tmp_path / "t.json"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert Instance.read(tmp_path / "t.json").to_dict() == tiny(3).to_dict()
+    assert json.loads(out.stdout)["name"] == "tiny-s3"
+
+
+def test_gpu_ids_round_trip_through_cli(cli_files: dict[str, Path], tmp_path) -> None:
+    inst = Instance.read(cli_files["inst"])
+    with_ids = assign_gpu_ids(inst, Schedule.read(cli_files["good"]))
+    with_ids.write(tmp_path / "ids.json")
+    assert run("simulate", str(cli_files["inst"]), str(tmp_path / "ids.json")).returncode == 0
+    broken = with_ids.to_dict()
+    broken["jobs"][0]["gpu_ids"][-1] = [0, 99]  # a GPU that does not exist
+    (tmp_path / "bad-ids.json").write_text(json.dumps(broken))
+    out = run("simulate", str(cli_files["inst"]), str(tmp_path / "bad-ids.json"))
+    assert out.returncode == 2 and "gpu_ids" in out.stderr
+
+
+def test_schedule_solve_compare_by_hand(tmp_path) -> None:
+    # wait-beats-start: every heuristic 8 (both jobs at once), the optimum 6 (one after the other)
+    out = run("schedule", str(WAIT), "--policy", "sjf-bco", "-o", str(tmp_path / "s.json"), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["makespan"] == 8 and data["completion"] == [8, 8] and data["kappa"] == 1
+    assert {c["claim"]: c["holds"] for c in data["claims"]}["theorem5"] is True  # 8 <= 64/3 x 3
+    assert run("simulate", str(WAIT), str(tmp_path / "s.json")).returncode == 0
+
+    out = run("solve", str(WAIT), "--json", "-o", str(tmp_path / "opt.json"))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "optimal" and data["objective"] == data["makespan"] == 6
+    assert data["solver"]["version"] and data["options"]["seed"] == 0 and data["options"]["threads"] == 1
+    opt = Schedule.read(tmp_path / "opt.json")
+    assert opt.meta["solver"]["name"] == "highs"
+    assert max(reference_simulate(Instance.read(WAIT), opt)["completion"]) == 6
+
+    out = run("compare", str(WAIT), "--exact", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["reference_kind"] == "optimum" and data["reference"] == 6
+    assert data["theorem5_bound"] == pytest.approx(64 / 3)
+    assert [(row["makespan"], row["ratio"]) for row in data["policies"]] == [(8, pytest.approx(8 / 6))] * 6
+
+
+def test_solve_infeasible_horizon_exits_2(tmp_path) -> None:
+    inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server
+    short = Instance(inst.name, int(inst.bounds.rho_min.max()), inst.cluster, inst.jobs)
+    short.write(tmp_path / "short.json")
+    out = run("solve", str(tmp_path / "short.json"))
+    assert out.returncode == 2 and "proven infeasible" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_solve_time_limit_is_not_an_error() -> None:
+    out = run("solve", str(INSTANCES / "tiny-8x4-s19.json"), "--time-limit", "0.001", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] in ("no_solution", "feasible", "optimal")
+
+
+def test_simulate_trace_matches_the_reference(tmp_path) -> None:
+    assert run("schedule", str(WAIT), "-o", str(tmp_path / "s.json")).returncode == 0
+    out = run("simulate", str(WAIT), str(tmp_path / "s.json"), "--trace", "--json")
+    data = json.loads(out.stdout)
+    ref = reference_simulate(Instance.read(WAIT), Schedule.read(tmp_path / "s.json"))["trace"]
+    assert [row["slot"] for row in data["trace"]] == sorted(ref)
+    for row in data["trace"]:
+        contention, iterations = ref[row["slot"]]
+        assert [iterations[j] for j in row["active"]] == [row["iterations"][j] for j in row["active"]]
+        assert row["contention"] == contention
+    # by hand: both jobs split and sharing a server, p = 2: one iteration per slot, 8 slots
+    assert [row["iterations"] for row in data["trace"]] == [[1, 1]] * 8
+
+
+def test_plot_writes_a_picture(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    assert run("schedule", str(WAIT), "-o", str(tmp_path / "s.json")).returncode == 0
+    out = run("plot", str(WAIT), str(tmp_path / "s.json"), "-o", str(tmp_path / "g.png"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    other = run("plot", str(INSTANCES / "tiny-3x2-s12.json"), str(tmp_path / "s.json"), "-o", str(tmp_path / "x.png"))
+    assert other.returncode == 2 and "schedule is for instance" in other.stderr and not (tmp_path / "x.png").exists()
+
+
+def test_experiment_writes_a_result_file_with_versions(tmp_path) -> None:
+    out = run("experiment", "lambda", "--seeds", "0", "--jobs", "16", "-o", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["versions"]["rar-opt"] and record["seeds"] == [0]
+    assert [r["label"] for r in record["runs"]] == ["lambda=1", "lambda=2", "lambda=4", "lambda=8"]
+    assert "lambda=8" in out.stdout
+
+
+def test_library_instances_and_specs_by_name_from_anywhere(tmp_path) -> None:
+    out = run("schedule", "wait-beats-start", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["makespan"] == 8
+    out = run("solve", "wait-beats-start", "--model", "compact-total", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["objective"] == 9  # 3 + 6: one job after the other
+    out = run("schedule", "no-such-instance", cwd=tmp_path)
+    assert out.returncode == 2 and "neither a file nor a bundled instance" in out.stderr

@@ -1,0 +1,75 @@
+"""Bad input on the command line: exit status 2, one line naming the file and the field, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..helpers import INSTANCES, run
+
+
+@pytest.mark.parametrize(
+    ("instance", "schedule", "expect"),
+    [
+        ("malformed", None, "malformed JSON"),
+        ("unknown_key", None, "unknown key 'colour'"),
+        ("wrong_type", None, "jobs[0].gpus: must be an integer"),
+        ("negative_gpus", None, "cluster.servers[1]"),
+        ("too_large", None, "exceeds the cluster's 4 GPUs"),
+        ("stalling", None, "could stall"),
+        ("short_horizon", None, "horizon"),
+        ("inst", "other_instance", "schedule is for instance 'some-other-instance'"),
+        ("inst", "ragged_placement", "one entry per server"),
+        ("inst", "placement_length", "the instance has 3 servers"),
+        ("inst", "all_at_zero", "server_capacity"),
+        ("inst", "missing", "cannot read file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(cli_files: dict[str, Path], instance, schedule, expect) -> None:
+    inst_path = cli_files.get(instance, cli_files["dir"] / f"{instance}.json")
+    sched_path = cli_files.get(schedule, cli_files["dir"] / f"{schedule}.json") if schedule else cli_files["good"]
+    out = run("simulate", str(inst_path), str(sched_path))
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert expect in out.stderr
+    assert (sched_path.name if schedule else inst_path.name) in out.stderr or schedule == "all_at_zero"
+
+
+def test_an_infeasible_schedule_lists_every_violation(cli_files: dict[str, Path]) -> None:
+    out = run("simulate", str(cli_files["inst"]), str(cli_files["all_at_zero"]), "--json")
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "server_capacity" in out.stderr
+
+
+def test_unwritable_output_leaves_nothing(tmp_path) -> None:
+    target = tmp_path / "no-such-dir" / "t.json"
+    out = run("generate", "tiny", "--seed", "1", "-o", str(target))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"error: {target}") and len(out.stderr.strip().splitlines()) == 1
+    assert not target.parent.exists()
+    out = run("generate", "tiny", "--seed", "1", "-o", str(tmp_path / "ok.json"))
+    assert out.returncode == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.json"]  # no temporary file left behind
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("generate", "tiny").returncode == 2  # --seed is required
+    assert run("frobnicate").returncode == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("generate", "tiny", "--seed", "-1"),
+        ("generate", "paper", "--seed", "1", "--servers", "0"),
+        ("generate", "paper", "--seed", "1", "--budget", "-1"),
+        ("schedule", str(INSTANCES / "wait-beats-start.json"), "--policy", "rand", "--seed", "-3"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--time-limit", "-5"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--threads", "-1"),
+        ("experiment", "kappa", "--seeds", "-1"),
+    ],
+)
+def test_bad_numbers_exit_2(args) -> None:
+    out = run(*args)
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr

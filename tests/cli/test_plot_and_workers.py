@@ -1,0 +1,98 @@
+"""Pictures of infeasible schedules, formats, the enumerative size guard, and sweep workers
+that die with their client."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..helpers import INSTANCES, PAPER_FILE, ROOT, run
+
+WAIT = INSTANCES / "wait-beats-start.json"
+OPTIMAL = INSTANCES / "optimal" / "wait-beats-start.schedule.json"
+
+
+def _broken_schedule(tmp_path: Path) -> Path:
+    """Both jobs at slot 0 (over capacity) and a GPU id that does not exist."""
+    data = json.loads(OPTIMAL.read_text())
+    data["jobs"][1]["start"] = 0
+    data["jobs"][0]["gpu_ids"] = [[0, 5], [1, 0], [1, 1]]
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_infeasible_schedule_is_refused_or_drawn_marked(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    broken = _broken_schedule(tmp_path)
+    out = run("plot", str(WAIT), str(broken), "-o", str(tmp_path / "g.png"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "the schedule is infeasible" in out.stderr and "does not exist" in out.stderr
+    assert "--allow-infeasible" in out.stderr
+    assert not (tmp_path / "g.png").exists()
+    out = run("plot", str(WAIT), str(broken), "-o", str(tmp_path / "g.png"), "--allow-infeasible")
+    assert out.returncode == 0 and (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("suffix", "magic"), [(".pdf", b"%PDF"), (".svg", b"<?xml")])
+def test_the_format_follows_the_file_name(tmp_path, suffix: str, magic: bytes) -> None:
+    pytest.importorskip("matplotlib")
+    out = run("plot", str(WAIT), str(OPTIMAL), "-o", str(tmp_path / f"g{suffix}"))
+    assert out.returncode == 0 and (tmp_path / f"g{suffix}").read_bytes().startswith(magic)
+    out = run("plot", str(WAIT), str(OPTIMAL), "-o", str(tmp_path / "g.gif"))
+    assert out.returncode == 2 and "must end in .png, .pdf, .svg" in out.stderr
+
+
+def test_enumeration_of_the_paper_instance_is_refused_before_listing() -> None:
+    """It used to list every placement over 20 servers first (11 minutes)."""
+    from rar_opt import Instance
+    from rar_opt.formulations.enumerative import count_placements, enumerate_schedules
+
+    assert count_placements((2, 2, 2), 3) == 7  # (1,1,1), and the six ways of 2 + 1
+    assert count_placements((4, 1), 4) == 2
+    paper = Instance.read(PAPER_FILE)
+    with pytest.raises(Exception, match="too much for the enumerative ILP"):
+        enumerate_schedules(paper, max_start=paper.horizon)
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out |= {int(c) for c in (task / "children").read_text().split()}
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; the guard is Linux-only")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_their_client(sig: int) -> None:
+    args = ["experiment", "policies", "--seeds", "0", "1", "2", "3", "--workers", "2"]
+    client = subprocess.Popen(
+        [sys.executable, "-m", "rar_opt", *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline, kids = time.time() + 60, set()
+    while time.time() < deadline and len(kids) < 3:  # two workers and the resource tracker
+        kids = _children(client.pid)
+        time.sleep(0.1)
+    assert len(kids) >= 3, "the sweep did not start its workers"
+    time.sleep(1.0)  # let the workers finish starting up
+    os.kill(client.pid, sig)
+    client.wait(timeout=30)
+    deadline = time.time() + 20
+    while time.time() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.2)
+    assert not [k for k in kids if _alive(k)]

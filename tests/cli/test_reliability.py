@@ -1,0 +1,118 @@
+"""Reliability on first contact: bad files, closed pipes, output paths, limits, bounded threads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..helpers import INSTANCES, run
+
+TINY = INSTANCES / "tiny-2x1-s11.json"
+WAIT = INSTANCES / "wait-beats-start.json"
+
+
+def _instance_with(tmp_path: Path, name: str, change) -> Path:
+    data = json.loads(TINY.read_text())
+    change(data)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _one_line_exit_2(out: subprocess.CompletedProcess, *expected: str) -> None:
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    for text in expected:
+        assert text in out.stderr, out.stderr
+
+
+def test_files_that_are_not_json_text(tmp_path) -> None:
+    (tmp_path / "bytes.json").write_bytes(bytes(range(256)))
+    _one_line_exit_2(run("schedule", str(tmp_path / "bytes.json")), "bytes.json", "not UTF-8")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    _one_line_exit_2(run("schedule", str(tmp_path / "deep.json")), "deep.json", "deeper than 64 levels")
+    text = TINY.read_text().replace('"horizon":', '"horizon": 3, "horizon":', 1)
+    (tmp_path / "dup.json").write_text(text)
+    _one_line_exit_2(run("schedule", str(tmp_path / "dup.json")), "dup.json", "duplicate key 'horizon'")
+
+
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("jobs[0].iterations", lambda d: d["jobs"][0].__setitem__("iterations", 10**25)),
+        ("jobs[0].batch_size", lambda d: d["jobs"][0].__setitem__("batch_size", 10**20)),
+        ("cluster.servers[0]", lambda d: d["cluster"]["servers"].__setitem__(0, 10**20)),
+        ("cluster.servers[0]", lambda d: d["cluster"]["servers"].__setitem__(0, 5000)),  # > 4,096 GPUs
+        ("horizon", lambda d: d.__setitem__("horizon", 10**30)),
+        ("jobs[1].name", lambda d: d["jobs"][1].__setitem__("name", d["jobs"][0]["name"])),
+        ("name", lambda d: d["jobs"][0].__setitem__("name", " ")),
+    ],
+)
+def test_out_of_range_fields_are_named(tmp_path, field: str, change) -> None:
+    _one_line_exit_2(run("schedule", str(_instance_with(tmp_path, "bad", change))), "bad.json", field)
+
+
+def test_huge_schedule_entries_are_named(tmp_path) -> None:
+    schedule = json.loads((INSTANCES / "optimal" / "tiny-2x1-s11.schedule.json").read_text())
+    schedule["jobs"][0]["start"] = 10**30
+    (tmp_path / "s.json").write_text(json.dumps(schedule))
+    _one_line_exit_2(run("simulate", str(TINY), str(tmp_path / "s.json")), "s.json", "jobs[0].start")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [("", "--output: is empty"), (".", "is a directory"), ("/no/such/dir/x.json", "does not exist")],
+)
+def test_output_paths_are_checked_before_any_work(output: str, expected: str) -> None:
+    for args in (("schedule", str(TINY)), ("experiment", "policies", "--seeds", "0", "1", "2", "3", "4")):
+        out = run(*args, "-o", output)
+        _one_line_exit_2(out, expected)
+
+
+def test_threads_are_bounded_by_the_machine() -> None:
+    too_many = (os.cpu_count() or 1) + 1
+    _one_line_exit_2(run("solve", str(TINY), "--threads", str(too_many)), f"exceeds the {os.cpu_count()} CPUs")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_time_limit_must_be_finite(value: str) -> None:
+    _one_line_exit_2(run("solve", str(TINY), "--time-limit", value), "time_limit: must be a finite number")
+
+
+def test_compare_refuses_a_repeated_policy() -> None:
+    _one_line_exit_2(run("compare", str(TINY), "--policies", "ff", "ff"), "--policies: names ff more than once")
+
+
+def test_a_closed_pipe_ends_the_command() -> None:
+    """``rar-opt -v solve ... | head -3`` used to wait forever on a lock."""
+    cmd = f"{sys.executable} -m rar_opt -v solve {WAIT} 2>&1 | head -3"
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 3
+
+
+def test_verbose_works_after_the_subcommand() -> None:
+    out = run("experiment", "lambda", "--seeds", "0", "--jobs", "8", "-v")
+    assert out.returncode == 0 and "lambda: 1/4" in out.stderr
+    quiet = run("experiment", "lambda", "--seeds", "0", "--jobs", "8")
+    assert quiet.returncode == 0 and quiet.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_names_carry_the_generator_parameters() -> None:
+    default = json.loads(run("generate", "tiny", "--seed", "3").stdout)["name"]
+    sized = json.loads(run("generate", "tiny", "--seed", "3", "--jobs", "12", "--servers", "4").stdout)["name"]
+    assert default == "tiny-s3" and sized == "tiny-12x4-s3"
+
+
+def test_the_time_limit_covers_build_and_hand_off() -> None:
+    """What the solver is given is what is left of the caller's limit after the build."""
+    from rar_opt import Instance
+    from rar_opt.solvers import solve
+
+    res = solve(Instance.read(INSTANCES / "tiny-8x4-s19.json"), time_limit=2.0)
+    assert res.options["time_limit"] == 2.0
+    assert res.options["solver_time_limit"] <= 2.0 - res.build_s

@@ -1,0 +1,46 @@
+"""Policies side by side (rar_opt.compare), against values derived by hand on wait-beats-start."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rar_opt import Instance
+from rar_opt.algorithms import POLICIES
+from rar_opt.compare import compare
+
+
+def test_against_the_optimum(wait_beats_start: Instance) -> None:
+    # OPT 6 (one job after the other), every heuristic 8 (both at once, sharing a server)
+    cmp = compare(wait_beats_start, exact=True)
+    assert (cmp.reference, cmp.reference_kind) == (6, "optimum")
+    assert [r.policy for r in cmp.rows] == list(POLICIES)
+    for row in cmp.rows:
+        assert (row.makespan, row.avg_jct, row.within_horizon) == (8, 8.0, True)
+        assert row.ratio == pytest.approx(8 / 6)
+    assert cmp.theorem5_bound == pytest.approx(64 / 3)  # n_g 3 x varphi 8/3 / l (3/8)
+    claims = {c.claim: c for c in cmp.claims}
+    assert claims["theorem5"].holds and claims["theorem5"].margin == pytest.approx(64 / 3 * 6 - 8)
+    assert cmp.solve is not None and cmp.solve["status"] == "optimal"
+
+
+def test_against_a_lower_bound(wait_beats_start: Instance) -> None:
+    # without a solve: the best lower bound, 3 (the longest job alone; also 18 GPU-slots / 6 GPUs)
+    cmp = compare(wait_beats_start, ["ff"])
+    assert (cmp.reference, cmp.reference_kind, cmp.solve) == (3, "lower bound", None)
+    assert [r.policy for r in cmp.rows] == ["sjf-bco", "ff"]  # SJF-BCO always, for its claims
+    assert [r.ratio for r in cmp.rows] == [pytest.approx(8 / 3)] * 2
+    claims = {c.claim: c for c in cmp.claims}
+    assert claims["theorem5"].holds is True  # 8 <= 64/3 x 3 proves it even without OPT
+
+
+def test_a_horizon_no_heuristic_fits_is_reported(wait_beats_start: Instance) -> None:
+    # T = 7 leaves room for the optimum (6) but not for starting both jobs at once (8)
+    short = dataclasses.replace(wait_beats_start, horizon=7)
+    cmp = compare(short, exact=True)
+    assert (cmp.reference, cmp.reference_kind) == (6, "optimum")
+    assert all(r.makespan == 8 and not r.within_horizon for r in cmp.rows)
+    assert [c.claim for c in cmp.claims] == ["within_horizon"] and cmp.claims[0].holds is False
+    data = cmp.to_dict()
+    assert data["reference"] == 6 and [p["within_horizon"] for p in data["policies"]] == [False] * len(POLICIES)

@@ -1,0 +1,45 @@
+"""Schedules: JSON round trips, structure errors on construction, matching an instance."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rar_opt import InputError, Instance, Schedule
+
+from .strategies import feasible_schedules, tiny_instances
+
+
+@given(data=st.data())
+def test_schedule_json_round_trip(tmp_path_factory, data) -> None:
+    inst = data.draw(tiny_instances())
+    sched = data.draw(feasible_schedules(inst))
+    path = tmp_path_factory.mktemp("rt") / "s.json"
+    sched.write(path)
+    assert Schedule.read(path) == sched
+
+
+def test_schedule_mismatch(two_server_contention: Instance) -> None:
+    other = Schedule.from_arrays("elsewhere", [0, 0], [[2, 0], [0, 2]])
+    with pytest.raises(InputError, match="schedule is for instance 'elsewhere'"):
+        other.require_matches(two_server_contention)
+    wide = Schedule.from_arrays(two_server_contention.name, [0, 0], [[2, 0, 0], [0, 2, 0]])
+    with pytest.raises(InputError, match="3 entries, the instance has 2 servers"):
+        wide.require_matches(two_server_contention)
+
+
+def test_schedule_structure_errors() -> None:
+    with pytest.raises(InputError, match=r"jobs\[1\].placement"):
+        Schedule(instance="x", starts=(0, 0), placements=((1, 1), (2,)))
+    with pytest.raises(InputError, match=r"jobs\[0\].start"):
+        Schedule(instance="x", starts=(0.5,), placements=((1, 1),))  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="appears twice"):
+        Schedule.from_dict(
+            {
+                "format": "rar-opt/schedule",
+                "version": 1,
+                "instance": "x",
+                "jobs": [{"job": 0, "start": 0, "placement": [1]}, {"job": 0, "start": 0, "placement": [1]}],
+            }
+        )
