@@ -130,9 +130,13 @@ class Clock:
     def __init__(self, instance: Instance, record: bool = True) -> None:
         n_jobs, n_servers = instance.num_jobs, instance.num_servers
         self.tm = instance.time_model
-        self.placements = np.zeros((n_jobs, n_servers), dtype=np.int64)
-        self.spans = np.zeros((n_jobs, n_servers), dtype=bool)
+        self.n_servers = n_servers
         self.n = np.zeros(n_jobs, dtype=np.int64)
+        # the (job, server) pairs of the split jobs started so far; those of jobs no longer
+        # active are dropped when the rates are next computed (contention needs only these)
+        self._pair_job = np.zeros(0, dtype=np.int64)
+        self._pair_server = np.zeros(0, dtype=np.int64)
+        self._new_pairs: list[tuple[int, np.ndarray]] = []
         self.remaining = instance.arrays.iterations.astype(np.int64).copy()
         self.start_slot = np.full(n_jobs, -1, dtype=np.int64)
         self.end = np.full(n_jobs, -1, dtype=np.int64)
@@ -146,9 +150,10 @@ class Clock:
     def start(self, job: int, placement: np.ndarray, slot: int) -> None:
         """Start ``job`` with ``placement`` at ``slot`` (>= the current slot)."""
         self.run_until(slot)
-        self.placements[job] = placement
-        self.spans[job] = self.placements[job] > 0
-        self.n[job] = self.spans[job].sum()
+        servers = np.flatnonzero(np.asarray(placement) > 0)
+        self.n[job] = len(servers)
+        if len(servers) >= 2:
+            self._new_pairs.append((job, servers))
         self.start_slot[job] = slot
         self.active[job] = True
         self._rates = None
@@ -199,7 +204,18 @@ class Clock:
 
     def _current_rates(self) -> tuple[np.ndarray, np.ndarray]:
         if self._rates is None:
-            self._rates = self.tm.slot_rates(self.active, self.spans, self.n)
+            if self._new_pairs:
+                self._pair_job = np.concatenate(
+                    [self._pair_job, *(np.full(len(s), j, dtype=np.int64) for j, s in self._new_pairs)]
+                )
+                self._pair_server = np.concatenate([self._pair_server, *(s for _, s in self._new_pairs)])
+                self._new_pairs = []
+            keep = self.active[self._pair_job]
+            if not keep.all():
+                self._pair_job, self._pair_server = self._pair_job[keep], self._pair_server[keep]
+            self._rates = self.tm.rates_from_pairs(
+                self.active, self.n, self._pair_job, self._pair_server, self.n_servers
+            )
         return self._rates
 
     def result(self) -> SimResult:

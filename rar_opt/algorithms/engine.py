@@ -106,10 +106,10 @@ def first_fit(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | N
 
 @dataclass(frozen=True)
 class Trial:
-    """One complete list schedule: starts, placements, GPU ids, makespan, peak load."""
+    """One complete list schedule: starts, GPU ids (the placements follow from them),
+    makespan, peak load. No dense J x S array is kept: bisection keeps many trials."""
 
     starts: np.ndarray
-    placements: np.ndarray
     gpu_ids: tuple[tuple[tuple[int, int], ...], ...]
     completion: np.ndarray
     makespan: int
@@ -117,9 +117,18 @@ class Trial:
     valid_from: float = 0.0  # the same trial results for every theta in [valid_from, valid_below)
     valid_below: float = np.inf
 
+    def placements(self, n_servers: int) -> np.ndarray:
+        """y_js: GPUs of job j on server s, counted from the GPU ids."""
+        jobs = np.repeat(np.arange(len(self.gpu_ids)), [len(ids) for ids in self.gpu_ids])
+        servers = np.fromiter((s for ids in self.gpu_ids for s, _ in ids), dtype=np.int64, count=len(jobs))
+        y = np.zeros((len(self.gpu_ids), n_servers), dtype=np.int64)
+        np.add.at(y, (jobs, servers), 1)
+        return y
+
     def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
         """The trial as a schedule (with GPU ids) carrying ``meta``."""
-        return Schedule.from_arrays(instance.name, self.starts, self.placements, gpu_ids=self.gpu_ids, meta=meta)
+        y = self.placements(instance.num_servers)
+        return Schedule.from_arrays(instance.name, self.starts, y, gpu_ids=self.gpu_ids, meta=meta)
 
 
 def run_list(
@@ -138,7 +147,6 @@ def run_list(
     clock = state.clock
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
     starts = np.zeros(n_jobs, dtype=np.int64)
-    placements = np.zeros((n_jobs, n_servers), dtype=np.int64)
     gpus_of: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * n_jobs
     last_slot = instance.horizon - 1 if within_horizon else NEVER
     for j in order:
@@ -154,7 +162,6 @@ def run_list(
         state.owner[chosen] = j
         state.load[chosen] += weight[j]
         starts[j] = state.now
-        placements[j] = y
         gpus_of[j] = np.sort(chosen)
     clock.run_until(NEVER)
     res = clock.result()
@@ -163,7 +170,6 @@ def run_list(
     ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
     return Trial(
         starts,
-        placements,
         ids,
         res.completion,
         res.makespan,

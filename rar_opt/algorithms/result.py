@@ -89,4 +89,4 @@ def policy_result(
         exceeds_horizon=exceeds_horizon,
     )
     meta = {**result.record(), "rar_opt": __version__}
-    return dataclasses.replace(result, schedule=dataclasses.replace(result.schedule, meta=meta))
+    return dataclasses.replace(result, schedule=result.schedule.with_meta(meta))

@@ -186,7 +186,7 @@ def _relabel(claim: SolveResult, status: Status, message: str, check_run: SolveR
     meta_status = {"status": str(status)}
     schedule = claim.schedule
     if schedule is not None:
-        schedule = dataclasses.replace(schedule, meta={**schedule.meta, **meta_status, "options": options})
+        schedule = schedule.with_meta({**schedule.meta, **meta_status, "options": options})
     return dataclasses.replace(
         claim,
         status=status,

@@ -22,7 +22,7 @@ def test_bisection_rules_on_any_feasibility_pattern(pattern: list[bool], rule: s
         if not pattern[theta - 1]:
             return None
         z = np.zeros(1, dtype=np.int64)
-        return Trial(z, z.reshape(1, 1), ((),), z, makespan=span(theta), max_load=0.0)
+        return Trial(z, ((),), z, makespan=span(theta), max_load=0.0)
 
     trial, theta, tried = bisect_theta(len(pattern), attempt, rule)
     assert tried == len(asked) <= len(pattern).bit_length()  # at most floor(log2 T) + 1 thetas
