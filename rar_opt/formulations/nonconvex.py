@@ -30,7 +30,7 @@ import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..schedule import Schedule
-from ..timemodel import FLOOR_RTOL
+from ..timemodel import FLOOR_RTOL, Contention
 from .base import ModelData, check_count, model_data, resolve_horizon
 from .values import slot_values
 
@@ -45,28 +45,88 @@ class Options:
         check_count(self.horizon, "horizon", optional=True)
 
 
+@dataclass(frozen=True)
+class NonconvexData:
+    """The constants the row families read, taken once from the instance and its time model."""
+
+    horizon: int
+    n_jobs: int
+    n_servers: int
+    gpus: list[int]
+    cap: list[int]
+    iters: list[int]
+    ring: list[float]  # 2 m_j (G_j - 1) / G_j
+    fixed: list[float]  # reduction + forward + backward time
+    phi_top: list[int]  # iterations per slot at best
+    xi1: float
+    xi2: float
+    alpha: float
+    b_inter: float
+    b_intra: float
+    b_low: float  # the least bandwidth a split job can get (p = J)
+    f: Contention
+
+    @classmethod
+    def of(cls, instance: Instance, horizon: int) -> NonconvexData:
+        """The constants of ``instance`` over ``horizon`` slots."""
+        c, arr, tm = instance.cluster, instance.arrays, instance.time_model
+        return cls(
+            horizon=horizon,
+            n_jobs=instance.num_jobs,
+            n_servers=instance.num_servers,
+            gpus=[int(g) for g in arr.gpus],
+            cap=[int(o) for o in c.servers],
+            iters=[int(f) for f in arr.iterations],
+            ring=[float(v) for v in tm.ring_volume],
+            fixed=[float(v) for v in tm.fixed_time],
+            phi_top=[int(v) for v in instance.bounds.phi_max],
+            xi1=c.xi1,
+            xi2=c.xi2,
+            alpha=c.alpha,
+            b_inter=c.b_inter,
+            b_intra=c.b_intra,
+            b_low=float(tm.bandwidth(np.array(instance.num_jobs), np.array(2))),
+            f=c.contention,
+        )
+
+
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The MINLP of ``instance`` over ``options.horizon`` slots (default: the instance's T)."""
     options = options or Options()
-    c = instance.cluster
-    arr = instance.arrays
-    tm = instance.time_model
-    horizon = resolve_horizon(options.horizon, instance)
-    n_jobs, n_servers = instance.num_jobs, instance.num_servers
-    gpus = [int(g) for g in arr.gpus]
-    cap = [int(o) for o in c.servers]
-    iters = [int(f) for f in arr.iterations]
-    ring = [float(v) for v in tm.ring_volume]
-    fixed = [float(v) for v in tm.fixed_time]
-    f = c.contention
-    b = instance.bounds
-    phi_top = [int(v) for v in b.phi_max]
-
+    d = NonconvexData.of(instance, resolve_horizon(options.horizon, instance))
     m = pyo.ConcreteModel(name=f"rar-ddls[{instance.name}]")
-    m.J = pyo.RangeSet(0, n_jobs - 1, doc="jobs j")
-    m.S = pyo.RangeSet(0, n_servers - 1, doc="servers s")
-    m.T = pyo.RangeSet(0, horizon - 1, doc="slots t")
+    m.J = pyo.RangeSet(0, d.n_jobs - 1, doc="jobs j")
+    m.S = pyo.RangeSet(0, d.n_servers - 1, doc="servers s")
+    m.T = pyo.RangeSet(0, d.horizon - 1, doc="slots t")
+    _variables(m, d)
+    _placement_rows(m, d)
+    _activity_rows(m, d)
+    _contention_rows(m, d)
+    _rate_rows(m, d)
 
+    @m.Constraint(m.J, doc="makespan >= C_j = (first slot with D = 1) + 1")
+    def makespan_def(m, j):
+        return m.makespan >= d.horizon + 1 - sum(m.D[j, t] for t in m.T)
+
+    m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
+    m.rar = ModelData("nonconvex", instance.name, d.horizon, options)
+    return m
+
+
+def _n_of(m: pyo.ConcreteModel, j: int) -> pyo.Expression:
+    return sum(m.z[j, s] for s in m.S)
+
+
+def _started(m: pyo.ConcreteModel, j: int, t: int) -> pyo.Expression:
+    return sum(m.x[j, tt] for tt in range(t + 1))
+
+
+def _done_iterations(m: pyo.ConcreteModel, j: int, t: int) -> pyo.Expression:
+    return sum(m.phi[j, tt] * m.u[j, tt] for tt in range(t + 1))
+
+
+def _variables(m: pyo.ConcreteModel, d: NonconvexData) -> None:
+    gpus, cap, phi_top, n_jobs, horizon = d.gpus, d.cap, d.phi_top, d.n_jobs, d.horizon
     m.Y = pyo.Var(
         m.J,
         m.S,
@@ -91,11 +151,11 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     m.sel = pyo.Var(m.J, m.S, m.T, domain=pyo.Binary, doc="(6) the server whose c_s[t] is the max for job j")
     m.p = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals, bounds=(0, n_jobs), doc="(6) p_j[t]")
     m.kmax = pyo.Var(m.J, m.T, domain=pyo.Binary, doc="(7) 1 when xi1 p_j[t] >= 1 (the max is xi1 p)")
-    m.k = pyo.Var(m.J, m.T, bounds=(1.0, max(1.0, c.xi1 * n_jobs)), doc="(7) k_j[t] = max(1, xi1 p_j[t])")
+    m.k = pyo.Var(m.J, m.T, bounds=(1.0, max(1.0, d.xi1 * n_jobs)), doc="(7) k_j[t] = max(1, xi1 p_j[t])")
     m.B = pyo.Var(
         m.J,
         m.T,
-        bounds=(float(tm.bandwidth(np.array(n_jobs), np.array(2))), max(c.b_inter, c.b_intra)),  # p <= J
+        bounds=(d.b_low, max(d.b_inter, d.b_intra)),  # p <= J
         doc="bottleneck bandwidth B_j[t]",
     )
     m.tau = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals, doc="(8) per-iteration time tau_j[t]")
@@ -108,50 +168,25 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     )
     m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, horizon + 1), doc="max_j C_j")
 
-    def n_of(j: int) -> pyo.Expression:
-        return sum(m.z[j, s] for s in m.S)
 
-    def started(j: int, t: int) -> pyo.Expression:
-        return sum(m.x[j, tt] for tt in range(t + 1))
-
-    def done_iterations(j: int, t: int) -> pyo.Expression:
-        return sum(m.phi[j, tt] * m.u[j, tt] for tt in range(t + 1))
+def _placement_rows(m: pyo.ConcreteModel, d: NonconvexData) -> None:
+    """(1), (2), (5), no migration, and the indicators z (server used) and split."""
 
     @m.Constraint(m.J, m.T, doc="(1) gang size: sum_s y_js[t] = G_j while j runs")
     def gang(m, j, t):
-        return sum(m.y[j, s, t] for s in m.S) == gpus[j] * m.u[j, t]
+        return sum(m.y[j, s, t] for s in m.S) == d.gpus[j] * m.u[j, t]
 
     @m.Constraint(m.S, m.T, doc="(2) capacity: sum_j y_js[t] <= O_s")
     def capacity(m, s, t):
-        return sum(m.y[j, s, t] for j in m.J) <= cap[s]
+        return sum(m.y[j, s, t] for j in m.J) <= d.cap[s]
 
     @m.Constraint(m.J, m.S, m.T, doc="(3)-(4) no migration: y_js[t] = Y[j,s] u[j,t]")
     def no_migration(m, j, s, t):
         return m.y[j, s, t] == m.Y[j, s] * m.u[j, t]
 
-    @m.Constraint(m.J, doc="(3)-(4) one start, no preemption")
-    def one_start(m, j):
-        return sum(m.x[j, t] for t in m.T) == 1
-
-    @m.Constraint(m.J, m.T, doc="first passage: active iff started and not completed before t")
-    def running(m, j, t):
-        return m.u[j, t] == started(j, t) - (m.D[j, t - 1] if t > 0 else 0)
-
-    @m.Constraint(m.J, m.T, doc="first passage: D[j,t] = 1 only if Q[j,t] >= F_j")
-    def done_if_enough(m, j, t):
-        return iters[j] * m.D[j, t] <= done_iterations(j, t)
-
-    @m.Constraint(m.J, m.T, doc="first passage: D[j,t] = 0 only if Q[j,t] <= F_j - 1")
-    def not_done_if_short(m, j, t):
-        return done_iterations(j, t) <= iters[j] - 1 + (phi_top[j] * (t + 1)) * m.D[j, t]
-
-    @m.Constraint(m.J, doc="every job completes within the horizon")
-    def completes(m, j):
-        return m.D[j, horizon - 1] == 1
-
     @m.Constraint(m.J, m.S, doc="indicator: Y[j,s] > 0 iff z[j,s] = 1")
     def z_upper(m, j, s):
-        return m.Y[j, s] <= min(gpus[j], cap[s]) * m.z[j, s]
+        return m.Y[j, s] <= min(d.gpus[j], d.cap[s]) * m.z[j, s]
 
     @m.Constraint(m.J, m.S, doc="indicator: z[j,s] = 1 implies Y[j,s] >= 1")
     def z_lower(m, j, s):
@@ -159,11 +194,39 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
 
     @m.Constraint(m.J, doc="indicator: split = 1{n_j >= 2}, upper side")
     def split_upper(m, j):
-        return n_of(j) - 1 <= (n_servers - 1) * m.split[j]
+        return _n_of(m, j) - 1 <= (d.n_servers - 1) * m.split[j]
 
     @m.Constraint(m.J, doc="indicator: split = 1{n_j >= 2}, lower side")
     def split_lower(m, j):
-        return n_of(j) >= 1 + m.split[j]
+        return _n_of(m, j) >= 1 + m.split[j]
+
+
+def _activity_rows(m: pyo.ConcreteModel, d: NonconvexData) -> None:
+    """(3), (4): one start, no preemption, first-passage completion."""
+
+    @m.Constraint(m.J, doc="(3)-(4) one start, no preemption")
+    def one_start(m, j):
+        return sum(m.x[j, t] for t in m.T) == 1
+
+    @m.Constraint(m.J, m.T, doc="first passage: active iff started and not completed before t")
+    def running(m, j, t):
+        return m.u[j, t] == _started(m, j, t) - (m.D[j, t - 1] if t > 0 else 0)
+
+    @m.Constraint(m.J, m.T, doc="first passage: D[j,t] = 1 only if Q[j,t] >= F_j")
+    def done_if_enough(m, j, t):
+        return d.iters[j] * m.D[j, t] <= _done_iterations(m, j, t)
+
+    @m.Constraint(m.J, m.T, doc="first passage: D[j,t] = 0 only if Q[j,t] <= F_j - 1")
+    def not_done_if_short(m, j, t):
+        return _done_iterations(m, j, t) <= d.iters[j] - 1 + (d.phi_top[j] * (t + 1)) * m.D[j, t]
+
+    @m.Constraint(m.J, doc="every job completes within the horizon")
+    def completes(m, j):
+        return m.D[j, d.horizon - 1] == 1
+
+
+def _contention_rows(m: pyo.ConcreteModel, d: NonconvexData) -> None:
+    """(6): c_s[t] as a product of indicators, p_j[t] as the max over the job's servers."""
 
     @m.Constraint(m.S, m.T, doc="(6) c_s[t] = sum_i u[i,t] z[i,s] split[i]")
     def contention_count(m, s, t):
@@ -185,25 +248,29 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     def selected_is_used(m, j, s, t):
         return m.sel[j, s, t] <= m.z[j, s]
 
+
+def _rate_rows(m: pyo.ConcreteModel, d: NonconvexData) -> None:
+    """(7)-(9): effective contenders, bandwidth, per-iteration time, floor."""
+
     @m.Constraint(m.J, m.T, doc="(7) k = max(1, xi1 p): k = 1 when kmax = 0")
     def k_one(m, j, t):
-        return m.k[j, t] == (1 - m.kmax[j, t]) * 1.0 + m.kmax[j, t] * c.xi1 * m.p[j, t]
+        return m.k[j, t] == (1 - m.kmax[j, t]) * 1.0 + m.kmax[j, t] * d.xi1 * m.p[j, t]
 
     @m.Constraint(m.J, m.T, doc="(7) k = max(1, xi1 p): it is the larger of the two")
     def k_is_max(m, j, t):
-        return m.k[j, t] >= c.xi1 * m.p[j, t]
+        return m.k[j, t] >= d.xi1 * m.p[j, t]
 
     @m.Constraint(m.J, m.T, doc="bandwidth of a split job: B f(k) = b_inter")
     def bandwidth_split(m, j, t):
-        return m.split[j] * (m.B[j, t] * f(m.k[j, t], c.alpha) - c.b_inter) == 0
+        return m.split[j] * (m.B[j, t] * d.f(m.k[j, t], d.alpha) - d.b_inter) == 0
 
     @m.Constraint(m.J, m.T, doc="bandwidth of a single-server job: B = b_intra")
     def bandwidth_local(m, j, t):
-        return (1 - m.split[j]) * (m.B[j, t] - c.b_intra) == 0
+        return (1 - m.split[j]) * (m.B[j, t] - d.b_intra) == 0
 
     @m.Constraint(m.J, m.T, doc="(8) tau = 2m(G-1)/(G B) + m(G-1)/(G C) + xi2 n + dF M + dB, times B")
     def iteration_time(m, j, t):
-        return (m.tau[j, t] - fixed[j] - c.xi2 * n_of(j)) * m.B[j, t] == ring[j]
+        return (m.tau[j, t] - d.fixed[j] - d.xi2 * _n_of(m, j)) * m.B[j, t] == d.ring[j]
 
     @m.Constraint(m.J, m.T, doc="(9) floor, lower side: phi tau <= 1")
     def floor_low(m, j, t):
@@ -212,14 +279,6 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     @m.Constraint(m.J, m.T, doc="(9) floor, upper side: (phi + 1) tau > 1")
     def floor_high(m, j, t):
         return (m.phi[j, t] + 1) * m.tau[j, t] >= 1 + FLOOR_RTOL
-
-    @m.Constraint(m.J, doc="makespan >= C_j = (first slot with D = 1) + 1")
-    def makespan_def(m, j):
-        return m.makespan >= horizon + 1 - sum(m.D[j, t] for t in m.T)
-
-    m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
-    m.rar = ModelData("nonconvex", instance.name, horizon, options)
-    return m
 
 
 def fix_to(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:
