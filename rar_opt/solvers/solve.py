@@ -82,6 +82,8 @@ def solve(
             where="backend",
         )
     settings = _settings(time_limit, threads, seed)
+    if threads != 1 and not engine.capabilities.threads:
+        raise InputError(f"= {threads}: the {engine.name} backend runs on one thread only", where="threads")
     opts = form.make_options(options)
     warm_start = warm_start or form.default_warm_start
     start = None

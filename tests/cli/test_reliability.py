@@ -116,3 +116,9 @@ def test_the_time_limit_covers_build_and_hand_off() -> None:
     res = solve(Instance.read(INSTANCES / "tiny-8x4-s19.json"), time_limit=2.0)
     assert res.options["time_limit"] == 2.0
     assert res.options["solver_time_limit"] <= 2.0 - res.build_s
+
+
+def test_a_backend_without_threads_refuses_a_thread_count() -> None:
+    _one_line_exit_2(
+        run("solve", str(WAIT), "--formulation", "nonconvex", "--threads", "2"), "scip backend runs on one thread"
+    )
