@@ -25,6 +25,7 @@ import numpy as np
 from ._version import __version__
 from .algorithms import POLICIES, PolicyResult
 from .algorithms.estimators import ESTIMATORS
+from .calibration import PRESETS
 from .check import check
 from .errors import InputError
 from .experiments import EXPERIMENTS
@@ -159,7 +160,17 @@ def emit_simulation(
 @command("generate")
 def cmd_generate(args: argparse.Namespace) -> int:
     """``rar-opt generate``: a seeded instance, printed or written."""
-    inst = generate(args.kind, args.seed, jobs=args.jobs, servers=args.servers, budget=args.budget)
+    inst = generate(
+        args.kind,
+        args.seed,
+        jobs=args.jobs,
+        servers=args.servers,
+        budget=args.budget,
+        preset=args.preset,
+        reference=_reference(args.reference),
+        contention_share=args.contention_share,
+        overhead_share=args.overhead_share,
+    )
     if args.output is None:
         emit_json(inst.to_dict())
         return EXIT_OK
@@ -448,6 +459,17 @@ def _clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
             ticker.join()
 
 
+def _reference(text: str | None) -> str | tuple[int, int] | None:
+    """``--reference``: ``worst`` or ``N,P``."""
+    if text is None or text == "worst":
+        return text
+    try:
+        n, p = (int(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"must be 'worst' or N,P (two integers), got {text!r}", where="--reference") from None
+    return (n, p)
+
+
 def _check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done."""
     if not path.strip():
@@ -479,6 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--jobs", type=int)
     p.add_argument("--servers", type=int)
+    p.add_argument("--preset", choices=list(PRESETS), help="paper: a reading of the 15%% (default paper-literal)")
+    p.add_argument("--reference", help="paper knob: 'worst' or N,P (a split over N servers with P contenders)")
+    p.add_argument("--contention-share", type=float, help="paper knob: contention's share at the reference, (0, 1]")
+    p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
     p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")

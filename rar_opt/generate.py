@@ -37,9 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from .calibration import PRESET_SUFFIX, PRESETS, Calibration
+from .calibration import preset as preset_calibration
 from .errors import InputError
 from .instance import Cluster, Instance, Job
 from .timemodel import LINEAR, linear_contention
@@ -80,18 +83,24 @@ def _calibrate(
     comm_share: np.ndarray,
     overhead_share: float,
     physics: _Physics,
+    reference: str | tuple[int, int] = "worst",
 ) -> tuple[Cluster, list[Job]]:
-    """Choose xi2 and per-job (m, M, dF, dB) so that each job's best tau is tau_nominal and
-    its worst adds comm_share * tau (contention) plus at most overhead_share * tau."""
+    """Choose xi2 and per-job (m, M, dF, dB) so that each job's best tau is tau_nominal and,
+    at the ``reference`` point ("worst": its most servers and min(J, max O_s) contenders;
+    (n, p): n servers and p contenders), contention adds comm_share * tau and the overhead
+    at most overhead_share * tau."""
     n_servers = len(servers)
     cum = np.cumsum(sorted(servers, reverse=True))
     g = np.array(sizes)
     n_min = np.searchsorted(cum, g, side="left") + 1
     n_max = np.minimum(g, n_servers)
-    spread = n_max - n_min
+    if isinstance(reference, tuple):  # a split over n servers (or the job's fewest, if more), p contenders
+        n_ref, p_ref = np.clip(np.maximum(reference[0], n_min), None, n_max), reference[1]
+    else:  # the worst case: the most servers, the most contenders
+        n_ref, p_ref = n_max, min(len(sizes), max(servers))
+    spread = n_ref - n_min
     xi2 = overhead_share * float(np.min(tau_nominal[spread > 0] / spread[spread > 0])) if (spread > 0).any() else 0.0
-    p_worst = min(len(sizes), max(servers))
-    f_worst = float(linear_contention(max(1.0, physics.xi1 * p_worst), physics.alpha))
+    f_worst = float(linear_contention(max(1.0, physics.xi1 * p_ref), physics.alpha))
     cluster = Cluster(
         servers=tuple(servers),
         b_inter=physics.b_inter,
@@ -131,18 +140,32 @@ def _calibrate(
     return cluster, jobs
 
 
-def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = None, budget: float = 0.15) -> Instance:
+def paper(
+    seed: int,
+    jobs: int = 160,
+    servers: int = 20,
+    horizon: int | None = None,
+    budget: float | None = None,
+    preset: str = "paper-literal",
+    calibration: Calibration | None = None,
+) -> Instance:
     """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers.
 
-    ``budget`` is the share of a job's best per-iteration time that contention and
-    overhead may add at worst (the paper: 15%), split evenly between the two. Larger
-    budgets are for sensitivity studies; the contention part is capped so that the
-    uncontended ring time stays below half of tau (so "at most" the budget).
+    ``preset`` names a reading of the paper's "within 15%" (:mod:`rar_opt.calibration`;
+    every preset uses the same draws for a seed); ``calibration`` gives one directly.
+    ``budget`` is the knob of the default reading: the share contention and overhead may
+    add at worst (the paper: 15%), split evenly between the two. The contention part is
+    capped so that the uncontended ring time stays below half of tau.
     """
     if jobs < 1 or servers < 1:
         raise InputError("needs at least one job and one server", where="generator")
-    if not 0.0 < budget <= 10.0:
-        raise InputError(f"budget = {budget!r} must be in (0, 10]", where="budget")
+    cal = calibration if calibration is not None else preset_calibration(preset)
+    if budget is not None:  # the knob of the literal reading: halves of a total share
+        if not 0.0 < budget <= 2.0:
+            raise InputError(
+                f"= {budget!r} must be in (0, 2] (half of it is contention, half overhead)", where="budget"
+            )
+        cal = Calibration(cal.reference, budget / 2.0, budget / 2.0)
     rng = np.random.default_rng(seed)
     capacity = [int(o) for o in rng.choice(PAPER_SERVER_SIZES, size=servers)]
     n_gpus = sum(capacity)
@@ -152,18 +175,37 @@ def paper(seed: int, jobs: int = 160, servers: int = 20, horizon: int | None = N
     lo = np.maximum(0.01, 50.0 / iterations)
     hi = np.minimum(0.05, 300.0 / iterations)
     tau = rng.uniform(lo, hi)
-    half = budget / 2.0
-    cluster, job_list = _calibrate(rng, "", capacity, sizes, iterations, tau, np.full(jobs, half), half, _Physics())
+    shares = np.full(jobs, cal.contention)
+    cluster, job_list = _calibrate(
+        rng, "", capacity, sizes, iterations, tau, shares, cal.overhead, _Physics(), cal.reference
+    )
+    named = next((n for n, c in PRESETS.items() if c == cal), None)
+    literal = cal.reference == "worst" and cal.contention == cal.overhead
+    params: dict[str, Any]
+    if literal:  # the literal reading, described as it always was (its output is unchanged)
+        described = f"contention {cal.contention:.1%} + overhead {cal.overhead:.1%}"
+        params = {"jobs": jobs, "servers": servers, "budget": cal.contention + cal.overhead}
+    else:
+        described = cal.label
+        params = {"jobs": jobs, "servers": servers, "calibration": cal.to_dict()}
     meta = {
         "generator": "paper",
         "seed": seed,
-        "params": {"jobs": jobs, "servers": servers, "budget": budget},
-        "calibration": f"best tau in [0.01, 0.05], F*tau in [50, 300], contention {half:.1%} + overhead {half:.1%}",
+        "params": params,
+        "calibration": f"best tau in [0.01, 0.05], F*tau in [50, 300], {described}",
         "known_optimum": None,
     }
+    if named is not None and named != "paper-literal":
+        meta["preset"] = named
     # the name carries every parameter that differs from the paper's setting
     horizon = 1200 if horizon is None else horizon
-    suffix = ("" if budget == 0.15 else f"-b{budget:g}") + ("" if horizon == 1200 else f"-T{horizon}")
+    if named is not None:
+        variant = PRESET_SUFFIX[named]
+    elif literal:
+        variant = f"-b{cal.contention + cal.overhead:g}"
+    else:
+        variant = "-custom"
+    suffix = variant + ("" if horizon == 1200 else f"-T{horizon}")
     return Instance(
         name=f"paper-{jobs}x{servers}-s{seed}{suffix}",
         horizon=horizon,
@@ -213,14 +255,42 @@ GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
 
 
 def generate(
-    kind: str, seed: int, *, jobs: int | None = None, servers: int | None = None, budget: float | None = None
+    kind: str,
+    seed: int,
+    *,
+    jobs: int | None = None,
+    servers: int | None = None,
+    budget: float | None = None,
+    preset: str | None = None,
+    reference: str | tuple[int, int] | None = None,
+    contention_share: float | None = None,
+    overhead_share: float | None = None,
 ) -> Instance:
-    """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``."""
+    """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``.
+
+    The paper generator's calibration: a ``preset`` (default ``paper-literal``), or its
+    knobs (``reference``, ``contention_share``, ``overhead_share``) changed from it, or the
+    ``budget`` of the literal reading. The tiny generator takes none of them."""
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
-    if budget is not None and kind != "paper":
-        raise InputError("only the paper generator takes a budget", where="budget")
-    kwargs = {k: v for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget)) if v is not None}
+    knobs = {"budget": budget, "preset": preset, "reference": reference}
+    knobs |= {"contention_share": contention_share, "overhead_share": overhead_share}
+    given = [k for k, v in knobs.items() if v is not None]
+    if kind != "paper" and given:
+        raise InputError(f"only the paper generator takes {given[0]}", where=given[0])
+    kwargs: dict[str, Any] = {
+        k: v for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget)) if v is not None
+    }
+    if kind == "paper":
+        base = preset_calibration(preset or "paper-literal")
+        if reference is not None or contention_share is not None or overhead_share is not None:
+            kwargs["calibration"] = Calibration(
+                base.reference if reference is None else reference,
+                base.contention if contention_share is None else contention_share,
+                base.overhead if overhead_share is None else overhead_share,
+            )
+        elif preset is not None:
+            kwargs["preset"] = preset
     return GENERATORS[kind](seed, **kwargs)
