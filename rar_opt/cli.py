@@ -213,6 +213,9 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("small_rule", args.small_rule),
             ("estimator", args.estimator),
             ("bisection", args.bisection),
+            ("order", args.order),
+            ("tie_break", args.tie_break),
+            ("mode", args.mode),
         )
         if v is not None
     }
@@ -223,7 +226,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     if args.output:
         schedule.write(args.output)
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
+    from .analysis import realized_shares
+
+    shares = realized_shares(instance, schedule)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
+    extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
+    extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
     return emit_simulation(instance, schedule, args.json, extra, run=result)
 
 
@@ -341,10 +349,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     emit_table(
         [
-            (r.policy, r.makespan, r.avg_jct, r.ratio, "yes" if r.within_horizon else "NO", r.wall_s)
+            (
+                r.policy,
+                r.makespan,
+                r.avg_jct,
+                r.ratio,
+                "yes" if r.within_horizon else "NO",
+                r.contention_share,
+                r.wall_s,
+            )
             for r in result.rows
         ],
-        ("policy", "makespan", "avg_jct", "ratio", "within T", "wall_s"),
+        ("policy", "makespan", "avg_jct", "ratio", "within T", "contention", "wall_s"),
     )
     print()
     emit_table(
@@ -523,7 +539,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
     p.add_argument("--estimator", choices=list(ESTIMATORS), help="rho_hat estimator (default best)")
-    p.add_argument("--bisection", choices=["paper", "tightest"], help="SJF-BCO: theta bisection rule")
+    p.add_argument("--bisection", choices=["paper", "tightest"], help="sjf-bco, ff, ls: theta bisection rule")
+    p.add_argument("--order", choices=["smallest-first", "input"], help="ff, ls, rand, consolidate: job order")
+    p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
+    p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
     p.add_argument("-o", "--output", help="schedule file to write")
     p.add_argument("--json", action="store_true")
 

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .algorithms import POLICIES, run_policy
+from .analysis import realized_shares
 from .bounds import ClaimCheck, check_sjf_bco_claims, lower_bounds, theorem5_bound
 from .check import check
 from .instance import Instance
@@ -29,6 +30,9 @@ class PolicyRow:
     ratio: float
     wall_s: float
     within_horizon: bool = True  # False: no trial fitted in T; the schedule ends after it
+    contention_share: float = 0.0  # realized extra time (rar_opt.analysis)
+    overhead_share: float = 0.0
+    theta_binding: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ def compare(
         elif res.bound is not None:
             reference = max(reference, math.ceil(res.bound - 1e-6))  # a proven bound, rounded up
     spans = {name: _complete(results[name].makespan) for name in names}
+    shares = {name: realized_shares(instance, runs[name].schedule) for name in names}
     rows = tuple(
         PolicyRow(
             name,
@@ -94,6 +99,9 @@ def compare(
             spans[name] / reference,
             walls[name],
             not runs[name].exceeds_horizon,
+            shares[name].contention,
+            shares[name].overhead,
+            runs[name].theta_binding,
         )
         for name in names
     )

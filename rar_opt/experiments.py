@@ -81,6 +81,7 @@ EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
 def execute(run: Run) -> dict[str, Any]:
     """Run one configuration; a schedule that ends after T is a row too (marked)."""
     from .algorithms import run_policy
+    from .analysis import realized_shares
     from .check import check
     from .generate import paper
 
@@ -94,11 +95,15 @@ def execute(run: Run) -> dict[str, Any]:
     }
     result = run_policy(inst, run.policy, seed=run.seed, **run.options)
     res = check(inst, result.schedule).result
+    shares = realized_shares(inst, result.schedule)
     chosen = {
         "theta": result.theta,
         "kappa": result.kappa,
         "trials": result.trials,
         "exceeds_horizon": result.exceeds_horizon,
+        "theta_binding": result.theta_binding,
+        "max_load": result.max_load,
+        **{f"{k}_share": v for k, v in shares.to_dict().items()},
     }
     return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
 

@@ -20,6 +20,9 @@ from ..errors import InputError
 from ..instance import Instance
 from .baselines import (
     BaselineParams,
+    BisectedParams,
+    LsParams,
+    OrderedParams,
     RandParams,
     consolidate_policy,
     first_fit_policy,
@@ -54,10 +57,10 @@ POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
         Policy("sjf-bco", sjf_bco, SjfBcoParams, "the paper's SJF-BCO (Alg. 1-3)"),
-        Policy("ff", first_fit_policy, BaselineParams, "First-Fit with its own bisected theta"),
-        Policy("ls", list_scheduling_policy, BaselineParams, "List-Scheduling (least load), bisected theta"),
+        Policy("ff", first_fit_policy, BisectedParams, "First-Fit with its own bisected theta"),
+        Policy("ls", list_scheduling_policy, LsParams, "List-Scheduling (least load), bisected theta"),
         Policy("rand", random_policy, RandParams, "random idle GPUs, seeded, theta = T"),
-        Policy("consolidate", consolidate_policy, BaselineParams, "fewest servers (Tiresias-style)"),
+        Policy("consolidate", consolidate_policy, OrderedParams, "fewest servers (Tiresias-style)"),
         Policy("sjf-oblivious", oblivious_sjf_policy, BaselineParams, "shortest estimated job first, first fit"),
     )
 }
@@ -92,6 +95,9 @@ def run_policy(instance: Instance, name: str, *, seed: int = 0, **options: Any) 
 __all__ = [
     "POLICIES",
     "BaselineParams",
+    "BisectedParams",
+    "LsParams",
+    "OrderedParams",
     "Policy",
     "PolicyResult",
     "RandParams",

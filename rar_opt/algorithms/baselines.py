@@ -54,15 +54,72 @@ class BaselineParams:
 
 
 @dataclass(frozen=True)
-class RandParams(BaselineParams):
-    """Knobs of ``rand``: the seed of its draws, and the estimator."""
+class OrderedParams(BaselineParams):
+    """Baselines that take the jobs in a list order: ``smallest-first`` (SJF-BCO's order,
+    G_j non-decreasing, the default) or ``input`` (the instance's order)."""
 
+    order: str = "smallest-first"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order not in JOB_ORDERS:
+            raise ValueError(f"order must be one of {', '.join(JOB_ORDERS)}, got {self.order!r}")
+
+
+@dataclass(frozen=True)
+class BisectedParams(OrderedParams):
+    """FF: its own bisected load limit, by the paper's rule (default) or the tightest."""
+
+    bisection: str = "paper"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.bisection not in ("paper", "tightest"):
+            raise ValueError(f"bisection must be 'paper' or 'tightest', got {self.bisection!r}")
+
+
+def _check_seed(seed: object) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+
+@dataclass(frozen=True)
+class LsParams(BisectedParams):
+    """LS: ties between equally loaded GPUs go to the lower ``index`` (default) or are
+    broken at ``random`` (seeded): on an empty cluster the first makes LS first fit, the
+    second spreads jobs over servers as the paper describes LS doing."""
+
+    tie_break: str = "index"
     seed: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.tie_break not in ("index", "random"):
+            raise ValueError(f"tie_break must be 'index' or 'random', got {self.tie_break!r}")
+        _check_seed(self.seed)
+
+
+@dataclass(frozen=True)
+class RandParams(OrderedParams):
+    """rand: G_j idle GPUs drawn cluster-wide (``gpus``, default) or random servers first,
+    then their idle GPUs (``servers``); seeded."""
+
+    seed: int = 0
+    mode: str = "gpus"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_seed(self.seed)
+        if self.mode not in ("gpus", "servers"):
+            raise ValueError(f"mode must be 'gpus' or 'servers', got {self.mode!r}")
+
+
+JOB_ORDERS = ("smallest-first", "input")
+
+
+def job_order(instance: Instance, order: str) -> np.ndarray:
+    """The list order of the jobs: G_j non-decreasing (ties by index) or the input order."""
+    return sjf_order(instance) if order == "smallest-first" else np.arange(instance.num_jobs)
 
 
 def consolidate(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
@@ -82,14 +139,36 @@ def consolidate(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray |
     return np.array(out, dtype=np.int64)
 
 
-def random_picker(seed: int) -> GpuPicker:
-    """G_j GPUs of the mask drawn uniformly at random (one generator per run)."""
+def random_picker(seed: int, mode: str = "gpus") -> GpuPicker:
+    """G_j GPUs of the mask drawn uniformly at random (``gpus``), or random servers first and
+    their GPUs in index order (``servers``); one generator per run."""
     rng = np.random.default_rng(seed)
 
     def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
         idx = np.flatnonzero(mask)
         need = int(state.instance.arrays.gpus[job])
-        return None if len(idx) < need else rng.choice(idx, size=need, replace=False)
+        if len(idx) < need:
+            return None
+        if mode == "gpus":
+            return rng.choice(idx, size=need, replace=False)
+        servers = rng.permutation(np.unique(state.server[idx]))
+        rank = np.empty(len(state.capacity), dtype=np.int64)
+        rank[servers] = np.arange(len(servers))
+        return idx[np.lexsort((idx, rank[state.server[idx]]))][:need]
+
+    return pick
+
+
+def least_loaded_random(seed: int) -> GpuPicker:
+    """The G_j GPUs of least load, ties broken at random (one generator per run)."""
+    rng = np.random.default_rng(seed)
+
+    def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+        idx = np.flatnonzero(mask)
+        need = int(state.instance.arrays.gpus[job])
+        if len(idx) < need:
+            return None
+        return idx[np.lexsort((rng.random(len(idx)), state.load[idx]))][:need]
 
     return pick
 
@@ -111,22 +190,30 @@ def _finish(
     return policy_result(instance, name, trial, params, est, **run)
 
 
-def _bisected(name: str, rule: PlacementRule) -> Callable[[Instance, BaselineParams | None], PolicyResult]:
-    def policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
-        params = params or BaselineParams()
-        weight = estimate(instance, params.estimator).weight
-        order = sjf_order(instance)
-        cache = ThetaCache(lambda th: run_list(instance, order, rule, th, weight))
-        best, theta, tried = bisect_theta(instance.horizon, cache)
-        run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
-        return _finish(instance, best, name, params, (order, lambda: rule), **run)
+def _bisected(
+    instance: Instance, name: str, params: BisectedParams, make_rule: Callable[[], PlacementRule]
+) -> PolicyResult:
+    """Bisect a load limit for the rule ``make_rule`` gives (a fresh rule per trial, so a
+    seeded rule draws the same numbers in every trial)."""
+    weight = estimate(instance, params.estimator).weight
+    order = job_order(instance, params.order)
+    cache = ThetaCache(lambda th: run_list(instance, order, make_rule(), th, weight))
+    best, theta, tried = bisect_theta(instance.horizon, cache, params.bisection)
+    run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
+    return _finish(instance, best, name, params, (order, make_rule), **run)
 
-    policy.__doc__ = f"{name}: its own bisected load limit (see the module docstring)."
-    return policy
+
+def first_fit_policy(instance: Instance, params: BisectedParams | None = None) -> PolicyResult:
+    """ff: the first eligible GPUs in index order, its own bisected load limit."""
+    return _bisected(instance, "ff", params or BisectedParams(), lambda: eligible_rule(first_fit))
 
 
-first_fit_policy = _bisected("ff", eligible_rule(first_fit))
-list_scheduling_policy = _bisected("ls", eligible_rule(least_loaded))
+def list_scheduling_policy(instance: Instance, params: LsParams | None = None) -> PolicyResult:
+    """ls: the least loaded eligible GPUs (ties by index or at random), its own bisected limit."""
+    p = params or LsParams()
+    if p.tie_break == "random":
+        return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded_random(p.seed)))
+    return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded))
 
 
 def _unlimited(
@@ -150,15 +237,16 @@ def random_policy(instance: Instance, params: RandParams | None = None) -> Polic
     params = params or RandParams()
 
     def make_rule() -> PlacementRule:
-        return eligible_rule(random_picker(params.seed))
+        return eligible_rule(random_picker(params.seed, params.mode))
 
-    return _unlimited(instance, "rand", params, sjf_order(instance), make_rule, seed=params.seed)
+    return _unlimited(instance, "rand", params, job_order(instance, params.order), make_rule, seed=params.seed)
 
 
-def consolidate_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
+def consolidate_policy(instance: Instance, params: OrderedParams | None = None) -> PolicyResult:
     """consolidate: fewest servers (best fit), theta = T."""
-    params = params or BaselineParams()
-    return _unlimited(instance, "consolidate", params, sjf_order(instance), lambda: eligible_rule(consolidate))
+    params = params or OrderedParams()
+    order = job_order(instance, params.order)
+    return _unlimited(instance, "consolidate", params, order, lambda: eligible_rule(consolidate))
 
 
 def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:

@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .._version import __version__
 from ..instance import Instance
 from ..schedule import Schedule
@@ -38,6 +40,7 @@ class PolicyResult:
     kappa: int | None = None  # SJF-BCO: the kappa of the returned trial
     seed: int | None = None  # seeded policies only
     exceeds_horizon: bool = False  # no trial fitted in T: the schedule ends after it
+    theta_binding: bool = False  # the load limit refused at least one idle GPU in the returned trial
 
     def record(self) -> dict[str, Any]:
         """The run as JSON-ready values (what the schedule's meta and result files hold)."""
@@ -53,6 +56,7 @@ class PolicyResult:
             "estimator": {"name": self.estimator, "l": self.lower, "u": self.upper},
             "seed": self.seed,
             "exceeds_horizon": self.exceeds_horizon,
+            "theta_binding": self.theta_binding,
         }
 
 
@@ -87,6 +91,7 @@ def policy_result(
         kappa=kappa,
         seed=seed,
         exceeds_horizon=exceeds_horizon,
+        theta_binding=theta is not None and bool(np.isfinite(trial.valid_below)),
     )
     meta = {**result.record(), "rar_opt": __version__}
     return dataclasses.replace(result, schedule=result.schedule.with_meta(meta))

@@ -1,0 +1,75 @@
+"""Where a schedule's time goes: the realized shares of contention, overhead and splitting.
+
+For every job and every slot it runs, the simulator knows its span n_j and contention
+count p_j, hence (through the time model, eq. (6)-(8)) its per-iteration time tau(p, n).
+Against the job's best per-iteration time tau_min (fewest servers, no other contender):
+
+* **contention** = tau(p, n) - tau(p_free, n), what other split jobs cost it, where
+  p_free is what the job alone would see (1 if split, 0 on one server);
+* **overhead** = xi2 (n - n_min), the per-server overhead of spanning more servers than
+  it must;
+* **split** = the rest of tau(p_free, n) - tau_min: its ring crossing the slower
+  inter-server link instead of staying inside a server.
+
+Each part is summed over all iterations the schedule runs (every iteration of job j in
+that slot costs that much) and divided by the same sum of tau_min: the share of extra time
+over an ideal, uncontended, least-spread run. This is what docs/experiments.md reports per
+policy and preset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .instance import Instance
+from .schedule import Schedule
+from .simulate import simulate
+
+
+@dataclass(frozen=True)
+class TimeShares:
+    """Extra time over the best per-iteration time, as shares of it (summed over iterations)."""
+
+    contention: float
+    overhead: float
+    split: float
+
+    def to_dict(self) -> dict[str, float]:
+        """JSON-ready values."""
+        return {"contention": self.contention, "overhead": self.overhead, "split": self.split}
+
+
+def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
+    """The shares of contention, overhead and splitting in ``schedule`` (see the module docstring)."""
+    tm, b = instance.time_model, instance.bounds
+    on = schedule.placement_array > 0
+    n = on.sum(axis=1)
+    p_free = np.where(n >= 2, 1, 0)
+    jobs = np.arange(instance.num_jobs)
+    tau_free = tm.tau(p_free, n, jobs)
+    tau_min = b.tau_min
+    overhead_each = instance.cluster.xi2 * (n - b.n_min)
+    split_each = tau_free - tau_min - overhead_each
+    iterations = np.zeros(instance.num_jobs)
+    contention = 0.0
+    for seg in simulate(instance, schedule).segments:
+        length = seg.last - seg.first + 1
+        run = seg.active & (seg.iterations > 0)
+        idx = np.flatnonzero(run)
+        if not len(idx):
+            continue
+        p = np.where(n[idx] >= 2, np.where(on[idx], seg.contention[None, :], 0).max(axis=1), 0)
+        tau = tm.tau(p, n[idx], idx)
+        count = seg.iterations[idx] * length
+        iterations[idx] += count
+        contention += float(np.sum(count * (tau - tau_free[idx])))
+    base = float(np.sum(iterations * tau_min))
+    if base <= 0:
+        return TimeShares(0.0, 0.0, 0.0)
+    return TimeShares(
+        contention=contention / base,
+        overhead=float(np.sum(iterations * overhead_each)) / base,
+        split=float(np.sum(iterations * split_each)) / base,
+    )
