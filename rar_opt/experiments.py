@@ -8,11 +8,14 @@ file says exactly how it was made.
 * ``policies``: every policy on the paper setting (160 jobs, 20 servers, T = 1200).
 * ``kappa``: SJF-BCO with kappa fixed to 1, 2, 4, 8, 10, 16, 32 (the paper: U-shaped).
 * ``servers``: every policy on 10, 15 and 20 servers, T = 1500 (the paper: SJF-BCO's
-  lead grows when GPUs are scarcer).
+  lead grows when GPUs are scarcer). The jobs are the same for every server count: one
+  draw on 20 servers, and the 10- and 15-server clusters are its first servers (nested).
 * ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
 
-``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``budget``
-is the paper generator's contention + overhead share (0.15 as in the paper).
+``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``preset``
+is the generator's reading of the paper's "within 15%" (:mod:`rar_opt.calibration`) and
+``budget`` the total share of the literal reading. kappa = 8 and kappa = 10 split the
+Philly sizes (1, 2, 4, 8, 16, 32) into the same two groups, so they give identical runs.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ class Run:
     horizon: int
     policy: str
     options: dict[str, Any] = field(default_factory=dict, hash=False)
-    budget: float = 0.15
+    budget: float | None = None
+    preset: str = "paper-literal"
+    nested_from: int | None = None  # draw on this many servers, keep the first ``servers``
 
 
 def _policies(jobs: int, seeds: list[int]) -> list[Run]:
@@ -61,7 +66,10 @@ def _kappa(jobs: int, seeds: list[int]) -> list[Run]:
 def _servers(jobs: int, seeds: list[int]) -> list[Run]:
     from .algorithms import POLICIES
 
-    return [Run(f"{n} servers {p}", s, jobs, n, 1500, p) for s in seeds for n in SERVERS for p in POLICIES]
+    top = max(SERVERS)
+    return [
+        Run(f"{n} servers {p}", s, jobs, n, 1500, p, nested_from=top) for s in seeds for n in SERVERS for p in POLICIES
+    ]
 
 
 def _lambda(jobs: int, seeds: list[int]) -> list[Run]:
@@ -83,14 +91,23 @@ def execute(run: Run) -> dict[str, Any]:
     from .algorithms import run_policy
     from .analysis import realized_shares
     from .check import check
-    from .generate import paper
+    from .generate import nested_cluster, paper
 
-    inst = paper(run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon, budget=run.budget)
+    if run.nested_from is None:
+        inst = paper(
+            run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon, budget=run.budget, preset=run.preset
+        )
+    else:
+        drawn = paper(
+            run.seed, jobs=run.jobs, servers=run.nested_from, horizon=run.horizon, budget=run.budget, preset=run.preset
+        )
+        inst = nested_cluster(drawn, run.servers)
     row: dict[str, Any] = {
         "label": run.label,
         "seed": run.seed,
         "instance": inst.name,
         "policy": run.policy,
+        "preset": run.preset,
         "options": run.options,
     }
     result = run_policy(inst, run.policy, seed=run.seed, **run.options)
@@ -118,7 +135,8 @@ def run_experiment(
     seeds: list[int],
     jobs: int = 160,
     workers: int = 1,
-    budget: float = 0.15,
+    budget: float | None = None,
+    preset: str = "paper-literal",
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Every run of experiment ``name``, in a fixed order whatever the number of workers;
@@ -129,7 +147,10 @@ def run_experiment(
         raise InputError("needs one or more non-negative seeds", where="seeds")
     if workers < 1 or jobs < 1:
         raise InputError("workers and jobs must be at least 1", where="experiment")
-    runs = [dataclasses.replace(r, budget=budget) for r in EXPERIMENTS[name](jobs, seeds)]
+    from .calibration import preset as check_preset
+
+    check_preset(preset)
+    runs = [dataclasses.replace(r, budget=budget, preset=preset) for r in EXPERIMENTS[name](jobs, seeds)]
     rows: list[dict[str, Any]] = []
 
     def progress(row: dict[str, Any]) -> None:

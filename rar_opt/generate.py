@@ -35,6 +35,7 @@ worst execution times, so running the jobs one after another always fits.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -249,6 +250,18 @@ def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Inst
         jobs=tuple(job_list),
         meta=meta,
     )
+
+
+def nested_cluster(instance: Instance, servers: int) -> Instance:
+    """The same jobs on the first ``servers`` servers of ``instance``'s cluster (the same
+    physics): a servers sweep then compares server counts on one job draw."""
+    cluster = instance.cluster
+    if not 1 <= servers <= cluster.num_servers:
+        raise InputError(f"= {servers} must be in 1..{cluster.num_servers}", where="servers")
+    smaller = dataclasses.replace(cluster, servers=cluster.servers[:servers])
+    meta = {**instance.meta, "nested": {"from_servers": cluster.num_servers, "servers": servers}}
+    name = instance.name.replace(f"x{cluster.num_servers}-", f"x{servers}of{cluster.num_servers}-", 1)
+    return Instance(name, instance.horizon, smaller, instance.jobs, meta)
 
 
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}

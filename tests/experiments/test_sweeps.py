@@ -9,7 +9,7 @@ from rar_opt import InputError
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import lower_bounds
 from rar_opt.experiments import EXPERIMENTS, KAPPAS, LAMBDAS, SERVERS, run_experiment, summarise
-from rar_opt.generate import paper
+from rar_opt.generate import nested_cluster, paper
 
 from ..strategies import reference_simulate
 
@@ -35,8 +35,12 @@ def test_every_experiment_runs_and_is_deterministic(name: str) -> None:
         (s, label, policy, options) for s in (0, 1) for label, policy, options in expect
     ]
     for row in rows[: len(expect)]:  # seed 0: every row judged independently
-        servers = int(row["label"].split()[0]) if name == "servers" else 20
-        inst = paper(0, jobs=JOBS, servers=servers, horizon=1500 if name == "servers" else 1200)
+        if name == "servers":  # one draw on 20 servers; fewer servers are its first ones
+            drawn = paper(0, jobs=JOBS, servers=20, horizon=1500)
+            inst = nested_cluster(drawn, int(row["label"].split()[0]))
+            assert inst.jobs == drawn.jobs and inst.cluster.servers == drawn.cluster.servers[: inst.num_servers]
+        else:
+            inst = paper(0, jobs=JOBS, servers=20, horizon=1200)
         assert row["instance"] == inst.name
         result = run_policy(inst, row["policy"], seed=0, **row["options"])
         completion = reference_simulate(inst, result.schedule)["completion"]
@@ -72,3 +76,15 @@ def test_bad_experiment_input() -> None:
         run_experiment("kappa", [-1])
     with pytest.raises(InputError, match="at least 1"):
         run_experiment("kappa", [0], workers=0)
+
+
+def test_kappa_8_and_10_are_the_same_run() -> None:
+    """The Philly sizes are 1, 2, 4, 8, 16, 32: kappa = 8 and 10 split them alike."""
+    rows = {r["label"]: r for r in run_experiment("kappa", [0], jobs=JOBS)}
+    assert rows["kappa=8"]["makespan"] == rows["kappa=10"]["makespan"]
+    assert rows["kappa=8"]["avg_jct"] == rows["kappa=10"]["avg_jct"]
+
+
+def test_a_preset_reaches_every_run() -> None:
+    rows = run_experiment("lambda", [0], jobs=JOBS, preset="contention-heavy")
+    assert {r["preset"] for r in rows} == {"contention-heavy"} and all(r["instance"].endswith("-heavy") for r in rows)
