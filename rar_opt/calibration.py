@@ -12,6 +12,9 @@ the reading explicit:
   mildest split is (2, 2)), so worse placements exceed it.
 * ``contention``: the share of the job's best per-iteration time that contention adds at
   the reference; ``overhead``: the share the per-server overhead xi2 n adds there.
+* ``size_link``: ``none`` (sizes and durations drawn independently, as the paper's
+  ranges suggest) or ``sorted`` (the same drawn (F_j, tau_j) pairs handed to the jobs in
+  size order, so the largest jobs run longest): a sensitivity knob, not a reading.
 
 Presets (the same random draws for a seed under every preset: the same cluster, job
 sizes, iterations and best per-iteration times):
@@ -39,6 +42,7 @@ class Calibration:
     reference: str | tuple[int, int] = "worst"
     contention: float = 0.075
     overhead: float = 0.075
+    size_link: str = "none"  # "sorted": the drawn durations go to the jobs in size order (a sensitivity knob)
 
     def __post_init__(self) -> None:
         ref = self.reference
@@ -52,6 +56,8 @@ class Calibration:
             and ref[1] >= 1
         ):
             raise InputError(f"must be 'worst' or (servers >= 2, contenders >= 1), got {ref!r}", where="reference")
+        if self.size_link not in ("none", "sorted"):
+            raise InputError(f"must be 'none' or 'sorted', got {self.size_link!r}", where="size_link")
         for name in ("contention", "overhead"):
             share = getattr(self, name)
             if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 < share <= 1.0:
@@ -64,12 +70,13 @@ class Calibration:
             ref = "worst case"
         else:
             ref = "a {}-server split with {} contenders".format(*self.reference)
-        return f"contention {self.contention:.1%} + overhead {self.overhead:.1%} at {ref}"
+        link = "" if self.size_link == "none" else ", durations sorted by job size"
+        return f"contention {self.contention:.1%} + overhead {self.overhead:.1%} at {ref}{link}"
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready values (recorded in the instance's meta)."""
         ref = self.reference if self.reference == "worst" else list(self.reference)
-        return {"reference": ref, "contention": self.contention, "overhead": self.overhead}
+        return {"reference": ref, "contention": self.contention, "overhead": self.overhead, "size_link": self.size_link}
 
 
 PRESETS: dict[str, Calibration] = {

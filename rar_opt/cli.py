@@ -170,6 +170,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         reference=_reference(args.reference),
         contention_share=args.contention_share,
         overhead_share=args.overhead_share,
+        size_link=args.size_link,
     )
     if args.output is None:
         emit_json(inst.to_dict())
@@ -223,12 +224,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     result = run_policy(instance, args.policy, seed=args.seed, **options)
     schedule = result.schedule
     wall = time.perf_counter() - began
-    if args.output:
-        schedule.write(args.output)
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
     from .analysis import realized_shares
 
     shares = realized_shares(instance, schedule)
+    if args.output:  # the schedule's record carries the realized shares too
+        schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}).write(args.output)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
     extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
     extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
@@ -523,6 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", help="paper knob: 'worst' or N,P (a split over N servers with P contenders)")
     p.add_argument("--contention-share", type=float, help="paper knob: contention's share at the reference, (0, 1]")
     p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
+    p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
     p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")

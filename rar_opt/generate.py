@@ -176,12 +176,17 @@ def paper(
     lo = np.maximum(0.01, 50.0 / iterations)
     hi = np.minimum(0.05, 300.0 / iterations)
     tau = rng.uniform(lo, hi)
+    if cal.size_link == "sorted":  # the same draws, the longest runs to the largest jobs
+        by_duration = np.argsort(iterations * tau, kind="stable")
+        by_size = np.argsort(np.array(sizes), kind="stable")
+        iterations, tau = iterations.copy(), tau.copy()
+        iterations[by_size], tau[by_size] = iterations[by_duration], tau[by_duration]
     shares = np.full(jobs, cal.contention)
     cluster, job_list = _calibrate(
         rng, "", capacity, sizes, iterations, tau, shares, cal.overhead, _Physics(), cal.reference
     )
     named = next((n for n, c in PRESETS.items() if c == cal), None)
-    literal = cal.reference == "worst" and cal.contention == cal.overhead
+    literal = cal.reference == "worst" and cal.contention == cal.overhead and cal.size_link == "none"
     params: dict[str, Any]
     if literal:  # the literal reading, described as it always was (its output is unchanged)
         described = f"contention {cal.contention:.1%} + overhead {cal.overhead:.1%}"
@@ -278,6 +283,7 @@ def generate(
     reference: str | tuple[int, int] | None = None,
     contention_share: float | None = None,
     overhead_share: float | None = None,
+    size_link: str | None = None,
 ) -> Instance:
     """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``.
 
@@ -289,7 +295,7 @@ def generate(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
     knobs = {"budget": budget, "preset": preset, "reference": reference}
-    knobs |= {"contention_share": contention_share, "overhead_share": overhead_share}
+    knobs |= {"contention_share": contention_share, "overhead_share": overhead_share, "size_link": size_link}
     given = [k for k, v in knobs.items() if v is not None]
     if kind != "paper" and given:
         raise InputError(f"only the paper generator takes {given[0]}", where=given[0])
@@ -298,11 +304,12 @@ def generate(
     }
     if kind == "paper":
         base = preset_calibration(preset or "paper-literal")
-        if reference is not None or contention_share is not None or overhead_share is not None:
+        if any(v is not None for v in (reference, contention_share, overhead_share, size_link)):
             kwargs["calibration"] = Calibration(
                 base.reference if reference is None else reference,
                 base.contention if contention_share is None else contention_share,
                 base.overhead if overhead_share is None else overhead_share,
+                base.size_link if size_link is None else size_link,
             )
         elif preset is not None:
             kwargs["preset"] = preset

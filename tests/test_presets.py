@@ -70,3 +70,14 @@ def test_knobs_and_bad_input() -> None:
     assert out.returncode == 2 and "only the paper generator takes reference" in out.stderr
     out = run("generate", "paper", "--seed", "0", "--preset", "bogus")
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_size_link_permutes_the_same_draws() -> None:
+    base = paper(4, jobs=60, servers=8)
+    linked = generate("paper", 4, jobs=60, servers=8, size_link="sorted")
+    assert linked.name.endswith("-custom")
+    duration = lambda inst: inst.arrays.iterations * inst.bounds.tau_min  # noqa: E731
+    assert sorted(base.arrays.iterations.tolist()) == sorted(linked.arrays.iterations.tolist())
+    assert np.allclose(np.sort(duration(base)), np.sort(duration(linked)))
+    order = np.argsort(linked.arrays.gpus, kind="stable")
+    assert np.all(np.diff(duration(linked)[order]) >= -1e-9)  # larger jobs never run shorter
