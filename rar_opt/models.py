@@ -79,6 +79,11 @@ def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str
     """Write the model as ``fmt`` ("lp", "mps" or "nl") atomically; returns its size."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown format {fmt!r} ({', '.join(EXPORT_FORMATS)})", where="format")
+    if formulation(spec.formulation).problem == "cp":
+        raise InputError(
+            f"the {spec.formulation} model is a CP-SAT model, not a Pyomo one: it cannot be written as {fmt}",
+            where="format",
+        )
     if formulation(spec.formulation).problem == "minlp" and fmt != "nl":
         raise InputError(
             f"the {spec.formulation} model has products and cannot be written as LP or MPS; use nl", where="format"

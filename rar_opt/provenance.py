@@ -11,7 +11,7 @@ from ._version import __version__
 def versions() -> dict[str, str]:
     """Python, machine, and the versions of rar-opt and the libraries results depend on."""
     out = {"python": platform.python_version(), "machine": platform.machine(), "rar-opt": __version__}
-    for dist in ("numpy", "pyomo", "highspy", "pyscipopt"):
+    for dist in ("numpy", "pyomo", "highspy", "ortools", "pyscipopt"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -88,10 +88,12 @@ OPTION_EFFECTS = [
     ("enumerative", "objective", "total", _total_objective),
     ("enumerative", "horizon", -1, lambda m: int(m.rar.extra["enumerated"].completion.max()) <= m.rar.horizon),
     ("nonconvex", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
+    ("cpsat", "horizon", -1, lambda m: max(m.makespan.proto.domain) == m.rar.horizon),
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),
     ("enumerative", "limit", 1, "limit 1 schedules"),
+    ("cpsat", "max_cells", 1, "split-job x server x slot cells"),
 ]
 
 

@@ -12,7 +12,7 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from . import compact, enumerative, nonconvex
+from . import compact, cpsat, enumerative, nonconvex
 from .base import Formulation, ModelData, model_data
 
 FORMULATIONS: dict[str, Formulation] = {
@@ -43,6 +43,15 @@ FORMULATIONS: dict[str, Formulation] = {
             None,
             problem="minlp",
             default_warm_start="sjf-bco",  # the horizon T makes the MINLP far larger than needed
+        ),
+        Formulation(
+            "cpsat",
+            "an exact constraint-programming model for OR-Tools CP-SAT (experimental)",
+            cpsat.Options,
+            cpsat.build,
+            cpsat.read_schedule,
+            cpsat.set_start,
+            problem="cp",
         ),
     )
 }

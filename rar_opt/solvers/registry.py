@@ -5,11 +5,12 @@ from __future__ import annotations
 from ..errors import InputError
 from .appsi_highs import AppsiHighs
 from .backend import Backend
+from .cpsat import Cpsat
 from .scip import Scip
 
-BACKENDS: dict[str, Backend] = {b.name: b for b in (AppsiHighs(), Scip())}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (AppsiHighs(), Scip(), Cpsat())}
 
-DEFAULT_BACKEND: dict[str, str] = {"milp": "highs", "minlp": "scip"}
+DEFAULT_BACKEND: dict[str, str] = {"milp": "highs", "minlp": "scip", "cp": "cpsat"}
 """The backend used for a formulation's problem kind when none is named."""
 
 

@@ -76,6 +76,8 @@ def solve(
     wall0 = time.perf_counter()
     form = get_formulation(formulation)
     engine = get_backend(backend or DEFAULT_BACKEND[form.problem])
+    if (form.problem == "cp") != (engine.name == "cpsat"):
+        raise InputError(f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend")
     if form.problem == "minlp" and not engine.capabilities.nonconvex:
         raise InputError(
             f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
@@ -115,11 +117,12 @@ def solve(
         deadline = wall0 + time_limit * (1 - FINISH_RESERVE)
         left = max(deadline - time.perf_counter(), MIN_SOLVER_SECONDS)
         settings = dataclasses.replace(settings, time_limit=left, deadline=time.perf_counter() + left)
-    if settings.time_limit is not None and HANDOFF_PER_BUILD * build_s > settings.time_limit:
+    handoff = HANDOFF_PER_BUILD if engine.name == "highs" else 0.0  # Pyomo's translation for HiGHS
+    if settings.time_limit is not None and handoff * build_s > settings.time_limit:
         # the hand-off alone would overrun the limit, and it cannot be interrupted
         message = (
             f"time limit: {settings.time_limit:.2f} s left after the build, and handing the model to "
-            f"{engine.name} takes about {HANDOFF_PER_BUILD * build_s:.2f} s; not started"
+            f"{engine.name} takes about {handoff * build_s:.2f} s; not started"
         )
         raw = _start_only(model, use_start, "time limit before the solver", message)
     else:

@@ -82,7 +82,16 @@ SCIP_TABLE: dict[str, tuple[Status, Status]] = {
     "unknown": (Status.FEASIBLE, Status.ERROR),
 }
 
-STATUS_TABLES: dict[str, StatusTable] = {"highs": HIGHS_TABLE, "scip": SCIP_TABLE}
+CPSAT_TABLE: dict[str, tuple[Status, Status]] = {
+    # CpSolver.status_name(): CP-SAT's statuses
+    "OPTIMAL": (Status.OPTIMAL, Status.ERROR),
+    "FEASIBLE": (Status.FEASIBLE, Status.NO_SOLUTION),
+    "INFEASIBLE": (Status.ERROR, Status.INFEASIBLE),
+    "UNKNOWN": (Status.FEASIBLE, Status.NO_SOLUTION),  # a limit stopped it
+    "MODEL_INVALID": (Status.ERROR, Status.ERROR),
+}
+
+STATUS_TABLES: dict[str, StatusTable] = {"highs": HIGHS_TABLE, "scip": SCIP_TABLE, "cpsat": CPSAT_TABLE}
 """Every backend's table, by backend name."""
 
 

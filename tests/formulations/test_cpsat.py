@@ -1,0 +1,64 @@
+"""The CP-SAT model: equal to brute force, to the compact MILP, and to every proven optimum."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from rar_opt import Instance
+from rar_opt.solvers import SolveResult, Status, solve
+
+from ..bruteforce import brute_force
+from ..helpers import policy_makespans
+from ..strategies import communication_heavy_instances, contended_instances, micro_instances, reference_simulate
+
+
+def assert_optimal(inst: Instance, res: SolveResult) -> int:
+    """The optimum, after checking what any exact solve must satisfy."""
+    assert res.status == Status.OPTIMAL, (res.status, res.message)
+    completion = reference_simulate(inst, res.schedule)["completion"]
+    assert res.makespan == max(completion) == round(res.objective)  # the model's C_j are the true ones
+    return res.makespan
+
+
+@settings(max_examples=25)
+@given(micro_instances())
+def test_cpsat_equals_brute_force(inst: Instance) -> None:
+    upper = min(policy_makespans(inst).values())
+    bf = brute_force(inst, upper)
+    assert bf is not None
+    assert assert_optimal(inst, solve(inst, "cpsat")) == bf[0]
+
+
+@settings(max_examples=20)
+@given(communication_heavy_instances())
+def test_cpsat_equals_the_compact_milp_where_contention_decides(inst: Instance) -> None:
+    assert assert_optimal(inst, solve(inst, "cpsat")) == assert_optimal(inst, solve(inst))
+
+
+@settings(max_examples=20)
+@given(contended_instances())
+def test_cpsat_optimum_is_at_most_every_heuristic(inst: Instance) -> None:
+    opt = assert_optimal(inst, solve(inst, "cpsat", warm_start="sjf-bco"))
+    assert opt <= min(policy_makespans(inst).values())
+
+
+def test_every_library_optimum(library) -> None:
+    for known in library:
+        res = solve(known.instance, "cpsat", time_limit=60)
+        assert assert_optimal(known.instance, res) == known.optimum, known.instance.name
+
+
+def test_counterexamples_keep_their_optima(counterexample) -> None:
+    res = solve(counterexample.instance, "cpsat")
+    assert assert_optimal(counterexample.instance, res) == counterexample.optimum
+
+
+def test_statuses_time_limit_and_infeasible_horizon(tiny_8x4_s19: Instance, wait_beats_start: Instance) -> None:
+    limited = solve(tiny_8x4_s19, "cpsat", time_limit=0.001)
+    assert limited.status in (Status.NO_SOLUTION, Status.FEASIBLE, Status.OPTIMAL)
+    opt = wait_beats_start.meta["known_optimum"]
+    short = solve(wait_beats_start, "cpsat", horizon=opt - 1)
+    assert short.status == Status.INFEASIBLE and short.schedule is None
+    with pytest.raises(Exception, match="cannot be solved by the highs backend"):
+        solve(wait_beats_start, "cpsat", backend="highs")
