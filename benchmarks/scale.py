@@ -42,7 +42,9 @@ def main() -> None:
     rows = []
     for policy in POLICIES:
         for k in SCALES:
-            out = subprocess.run([sys.executable, "-c", CHILD, str(k), policy], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, str(k), policy], capture_output=True, text=True, check=True
+            )
             rows.append({"policy": policy, "scale": k, "jobs": 160 * k, "servers": 20 * k, **json.loads(out.stdout)})
             print(table(rows[-1:]), flush=True)
     growth = []

@@ -8,9 +8,8 @@ both recorded. A time limit is honoured by CP-SAT's own clock.
 from __future__ import annotations
 
 import time
-from typing import Any
-
 from importlib import metadata
+from typing import Any
 
 from ortools.sat.python import cp_model
 
