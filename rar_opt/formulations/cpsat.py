@@ -29,6 +29,7 @@ from ortools.sat.python import cp_model
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
+from ..simulate import simulate
 from .base import ModelData, check_count, model_data, resolve_horizon
 
 
@@ -162,12 +163,15 @@ def read_schedule(model: CpsatModel, instance: Instance) -> Schedule:
 
 
 def set_start(model: CpsatModel, instance: Instance, schedule: Schedule) -> None:
-    """Hint CP-SAT with ``schedule``'s starts and placements (a partial start: CP-SAT
-    completes it), provided the schedule ends within the modelled horizon."""
+    """Hint CP-SAT with ``schedule``'s starts, placements and completions (from the
+    simulator); CP-SAT completes the rest. The schedule must end within the horizon."""
     horizon = model_data(model).horizon
+    completion = simulate(instance, schedule).completion
+    if completion.max() > horizon:
+        raise ValueError("the schedule does not complete within the modelled horizon")
     for j, a in enumerate(schedule.starts):
-        if a > horizon - 1:
-            raise ValueError("the schedule starts a job after the modelled horizon")
         model.model.add_hint(model.start[j], int(a))
+        model.model.add_hint(model.end[j], int(completion[j]))
         for s, count in enumerate(schedule.placements[j]):
             model.model.add_hint(model.y[j][s], int(count))
+    model.model.add_hint(model.makespan, int(completion.max()))
