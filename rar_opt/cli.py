@@ -554,8 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("instance")
     p.add_argument(
         "--formulation",
-        choices=list(FORMULATIONS),
-        help="; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values()),
+        choices=[*FORMULATIONS, "decompose"],
+        help="; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values())
+        + "; decompose: the contention-free relaxation and restriction, then cpsat if they do not meet",
     )
     p.add_argument("--backend", choices=list(BACKENDS), help="solver (default: highs for MILPs, scip for nonconvex)")
     p.add_argument("--model", help="a model spec from models/: its formulation and every option")

@@ -63,7 +63,9 @@ def solve(
 
     ``options`` are the formulation's own (``objective``, ``symmetry``, ``horizon``, ...: see
     its ``Options``); one it does not take is an :class:`~rar_opt.errors.InputError`.
-    ``backend`` defaults to HiGHS for MILPs and SCIP for the non-convex model.
+    ``backend`` defaults to HiGHS for MILPs, SCIP for the non-convex model and CP-SAT for the
+    ``cpsat`` model. ``formulation="decompose"`` runs the contention-free decomposition
+    (:mod:`.decompose`) instead of one formulation.
     ``time_limit`` (seconds) bounds the whole call: the heuristic, the build, the hand-off
     to the solver, the solve and the checks; the solver gets what is left.
     ``warm_start`` names a policy (``sjf-bco``, ``ls``, ...) whose schedule is handed over
@@ -74,6 +76,13 @@ def solve(
     from ..algorithms import run_policy
 
     wall0 = time.perf_counter()
+    if formulation == "decompose":  # a method over several models, not one formulation
+        from .decompose import decompose
+
+        if options or warm_start or backend not in (None, "cpsat"):
+            raise InputError("the decompose method takes only a time limit, threads and a seed", where="formulation")
+        _settings(time_limit, threads, seed)
+        return decompose(instance, time_limit=time_limit, seed=seed, threads=threads)
     form = get_formulation(formulation)
     engine = get_backend(backend or DEFAULT_BACKEND[form.problem])
     if (form.problem == "cp") != (engine.name == "cpsat"):

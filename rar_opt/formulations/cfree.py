@@ -1,0 +1,105 @@
+"""Contention-free models for CP-SAT: a relaxation and a restriction of RAR-DDLS.
+
+Without contention a job's speed depends only on its span n: on one server it runs at
+phi_j(0, 1), split over n servers at phi_j(1, n) (it counts itself in c_s, so p >= 1).
+Its execution time is then rho_j(n) = ceil(F_j / phi_j(., n)) and the problem is interval
+scheduling with a placement choice: no time index at all.
+
+* **Relaxation** (``restrict=False``): every job runs at its uncontended rate. Rates never
+  rise with contention (phi is non-increasing in p), so every true schedule takes at least
+  as long per job; the relaxed optimum (and CP-SAT's bound on it) is a lower bound on OPT.
+* **Restriction** (``restrict=True``): the same, plus "split jobs that share a server never
+  overlap in time" (a cumulative of capacity 1 per server over the split jobs). Then every
+  server carries at most one active split job, every split job sees p = 1, and its true
+  execution time is exactly rho_j(n): the model's makespan is the schedule's true makespan
+  (checked by the simulator), an upper bound on OPT.
+
+If the two meet, the optimum is proven (:mod:`rar_opt.solvers.decompose`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from ..instance import Instance
+from .base import ModelData, check_count, check_flag, resolve_horizon
+from .cpsat import CpsatModel, read_schedule
+
+__all__ = ["Options", "build", "execution_times", "read_schedule"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options of the contention-free models."""
+
+    restrict: bool = False  # False: the relaxation (a bound); True: the restriction (a schedule)
+    horizon: int | None = None  # slots available (at most T); default T
+
+    def __post_init__(self) -> None:
+        check_flag(self.restrict, "restrict")
+        check_count(self.horizon, "horizon", optional=True)
+
+
+def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
+    """rho_j(n) for every job j and feasible span n, uncontended (p = 1 when split)."""
+    tm, b = instance.time_model, instance.bounds
+    phi = tm.phi_table(1)
+    out = {}
+    for j in range(instance.num_jobs):
+        for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1):
+            rate = int(phi[j, 0 if n == 1 else 1, n])
+            out[j, n] = -(-int(instance.jobs[j].iterations) // rate)
+    return out
+
+
+def build(instance: Instance, options: Options | None = None) -> CpsatModel:
+    """The relaxation or the restriction (see the module docstring) as a CP-SAT model."""
+    options = options or Options()
+    horizon = resolve_horizon(options.horizon, instance)
+    rho = execution_times(instance)
+    b = instance.bounds
+    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    cap = [int(o) for o in instance.cluster.servers]
+    gpus = [int(g) for g in instance.arrays.gpus]
+    m = cp_model.CpModel()
+    start, end, y, intervals, split = [], [], [], [], []
+    for j in range(n_jobs):
+        spans = {n: m.new_bool_var(f"v{j}_{n}") for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1)}
+        m.add_exactly_one(spans.values())
+        shortest = min(rho[j, n] for n in spans)
+        a = m.new_int_var(0, max(horizon - shortest, 0), f"a{j}")
+        e = m.new_int_var(shortest, horizon, f"e{j}")
+        d = m.new_int_var(shortest, max(rho[j, n] for n in spans), f"d{j}")
+        m.add(d == sum(rho[j, n] * v for n, v in spans.items()))
+        intervals.append(m.new_interval_var(a, d, e, f"job{j}"))
+        row = [m.new_int_var(0, min(gpus[j], cap[s]), f"y{j}_{s}") for s in range(n_servers)]
+        used = [m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)]
+        m.add(sum(row) == gpus[j])
+        for s in range(n_servers):
+            m.add(row[s] >= 1).only_enforce_if(used[s])
+            m.add(row[s] == 0).only_enforce_if(~used[s])
+        m.add(sum(used) == sum(n * v for n, v in spans.items()))
+        is_split = m.new_bool_var(f"split{j}")
+        m.add(is_split == sum(v for n, v in spans.items() if n >= 2))
+        if options.restrict:  # "split job j is on server s": the occupancy of the restriction
+            on = []
+            for s in range(n_servers):
+                flag = m.new_bool_var(f"w{j}_{s}")
+                m.add_bool_and([used[s], is_split]).only_enforce_if(flag)
+                m.add_bool_or([~used[s], ~is_split, flag])
+                on.append(flag)
+            split.append(on)
+        start.append(a)
+        end.append(e)
+        y.append(row)
+    for s in range(n_servers):
+        m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])  # (2) capacity
+        if options.restrict:  # at most one split job on s at any time: contention is always 1
+            m.add_cumulative(intervals, [split[j][s] for j in range(n_jobs)], 1)
+    makespan = m.new_int_var(0, horizon, "makespan")
+    m.add_max_equality(makespan, end)
+    m.minimize(makespan)
+    name = "cfree-restriction" if options.restrict else "cfree-relaxation"
+    return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, options))
