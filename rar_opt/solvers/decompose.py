@@ -66,17 +66,22 @@ def decompose(instance: Instance, *, time_limit: float | None = None, seed: int 
         "phases": phases,
         "horizon": instance.horizon,
     }
-    if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits in T
-        record["proved_by"] = "relaxation"
+
+    def done(model: Any, outcome: RawOutcome) -> SolveResult:
+        """The shared finish: the schedule read back, checked and re-simulated, with the phases."""
         return finish(
             instance,
             get_formulation("cpsat"),
-            None,
-            relaxed,
+            model,
+            outcome,
             options=record,
             build_s=0.0,
             wall_s=time.perf_counter() - wall0,
         )
+
+    if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits in T
+        record["proved_by"] = "relaxation"
+        return done(None, relaxed)
     restriction = cfree.build(instance, cfree.Options(restrict=True))
     restricted = run(restriction, "restriction", 0.5)
     schedule = cpsat.read_schedule(restriction, instance) if restricted.has_solution else None
@@ -95,15 +100,7 @@ def decompose(instance: Instance, *, time_limit: float | None = None, seed: int 
             termination="the restriction met the relaxation's bound",
             solver=restricted.solver,
         )
-        return finish(
-            instance,
-            get_formulation("cpsat"),
-            restriction,
-            outcome,
-            options=record,
-            build_s=0.0,
-            wall_s=time.perf_counter() - wall0,
-        )
+        return done(restriction, outcome)
     horizon = span if span is not None else instance.horizon
     full = cpsat.build(instance, cpsat.Options(horizon=horizon))
     if schedule is not None:
@@ -128,13 +125,6 @@ def decompose(instance: Instance, *, time_limit: float | None = None, seed: int 
     )
     if raw.status == Status.OPTIMAL:
         record["proved_by"] = "full cp-sat"
-    result = finish(
-        instance,
-        get_formulation("cpsat"),
-        model,
-        raw,
-        options={**record, "horizon": horizon},
-        build_s=0.0,
-        wall_s=time.perf_counter() - wall0,
-    )
+    record["horizon"] = horizon
+    result = done(model, raw)
     return dataclasses.replace(result, bound=best_bound, gap=gap(result.objective, best_bound))
