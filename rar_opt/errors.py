@@ -43,7 +43,3 @@ class InputError(ValueError):
 
 class ScheduleMismatchError(InputError):
     """A schedule that does not fit the instance it is used with (other instance, shape)."""
-
-
-class NoScheduleError(InputError):
-    """A heuristic found no schedule that completes within the instance's horizon."""

@@ -101,7 +101,7 @@ def _calibrate(
         n_ref, p_ref = n_max, min(len(sizes), max(servers))
     spread = n_ref - n_min
     xi2 = overhead_share * float(np.min(tau_nominal[spread > 0] / spread[spread > 0])) if (spread > 0).any() else 0.0
-    f_worst = float(linear_contention(max(1.0, physics.xi1 * p_ref), physics.alpha))
+    f_ref = float(linear_contention(max(1.0, physics.xi1 * p_ref), physics.alpha))
     cluster = Cluster(
         servers=tuple(servers),
         b_inter=physics.b_inter,
@@ -117,7 +117,7 @@ def _calibrate(
         frac = (size - 1) / size
         tau = float(tau_nominal[j])
         best_bw = physics.b_intra if n_min[j] == 1 else physics.b_inter
-        growth = f_worst / physics.b_inter - 1.0 / best_bw  # ring-time growth per unit of 2 m frac
+        growth = f_ref / physics.b_inter - 1.0 / best_bw  # ring-time growth per unit of 2 m frac
         if size >= 2 and n_max[j] >= 2 and growth > 1e-12:
             # worst minus best ring time = comm_share * tau ...
             m = comm_share[j] * tau / (2.0 * frac * growth)

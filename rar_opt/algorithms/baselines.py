@@ -32,6 +32,7 @@ from .engine import (
     as_trial,
     beyond_horizon,
     bisect_theta,
+    candidates,
     eligible_rule,
     first_fit,
     least_loaded,
@@ -145,10 +146,9 @@ def random_picker(seed: int, mode: str = "gpus") -> GpuPicker:
     rng = np.random.default_rng(seed)
 
     def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
-        idx = np.flatnonzero(mask)
-        need = int(state.instance.arrays.gpus[job])
-        if len(idx) < need:
+        if (found := candidates(state, job, mask)) is None:
             return None
+        idx, need = found
         if mode == "gpus":
             return rng.choice(idx, size=need, replace=False)
         servers = rng.permutation(np.unique(state.server[idx]))
@@ -164,10 +164,9 @@ def least_loaded_random(seed: int) -> GpuPicker:
     rng = np.random.default_rng(seed)
 
     def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
-        idx = np.flatnonzero(mask)
-        need = int(state.instance.arrays.gpus[job])
-        if len(idx) < need:
+        if (found := candidates(state, job, mask)) is None:
             return None
+        idx, need = found
         return idx[np.lexsort((rng.random(len(idx)), state.load[idx]))][:need]
 
     return pick

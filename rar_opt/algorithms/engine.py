@@ -88,20 +88,28 @@ def sjf_order(instance: Instance) -> np.ndarray:
     return np.argsort(instance.arrays.gpus, kind="stable")
 
 
-def least_loaded(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
-    """The G_j GPUs of ``mask`` with the least load (ties: lower GPU index), or None."""
+def candidates(state: ClusterState, job: int, mask: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The GPU indices of ``mask`` and G_j, or None when fewer than G_j are available:
+    what every picker starts from."""
     idx = np.flatnonzero(mask)
     need = int(state.instance.arrays.gpus[job])
-    if len(idx) < need:
+    return (idx, need) if len(idx) >= need else None
+
+
+def least_loaded(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
+    """The G_j GPUs of ``mask`` with the least load (ties: lower GPU index), or None."""
+    if (found := candidates(state, job, mask)) is None:
         return None
+    idx, need = found
     return idx[np.argsort(state.load[idx], kind="stable")[:need]]
 
 
 def first_fit(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
     """The first G_j GPUs of ``mask`` in index order (server by server), or None."""
-    idx = np.flatnonzero(mask)
-    need = int(state.instance.arrays.gpus[job])
-    return idx[:need] if len(idx) >= need else None
+    if (found := candidates(state, job, mask)) is None:
+        return None
+    idx, need = found
+    return idx[:need]
 
 
 @dataclass(frozen=True)

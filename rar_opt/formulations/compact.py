@@ -87,9 +87,6 @@ class Options:
         check_choice(self.started, "started", STARTED)
 
 
-CompactOptions = Options  # the name used before the formulation registry
-
-
 @dataclass(frozen=True)
 class CompactData:
     """The constants the row families read, taken once from the instance and its time model."""
