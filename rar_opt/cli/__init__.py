@@ -1,0 +1,87 @@
+"""The ``rar-opt`` command line; the only package that prints.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the file and field, never a
+traceback), 1 internal failure. Set ``RAR_OPT_DEBUG=1`` to see tracebacks of internal
+failures. Each module of this package registers its own subcommands (``register``); the
+parser lists them in the order of :data:`COMMAND_MODULES`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from .._version import __version__
+from ..errors import InputError
+from . import exact, instances, sweeps
+from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output
+
+COMMAND_MODULES = (instances, exact, sweeps)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; choices come from the registries."""
+    parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
+    parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
+    # -v/--quiet work before and after the subcommand (the subcommand's copy never resets them)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress")
+    common.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress output")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in COMMAND_MODULES:
+        module.register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
+    # even when a solver is writing from its own thread
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    # -v is about rar-opt's own progress; solvers' logs stay at warnings
+    logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
+    try:
+        if getattr(args, "output", None) is not None:
+            check_output(args.output)
+        return args.func(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:  # an internal failure: say so in one line
+        if os.environ.get("RAR_OPT_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def run() -> None:
+    """The ``rar-opt`` console entry point: :func:`main`, then a fast exit.
+
+    Tearing down the interpreter after a large solve takes a noticeable part of a second
+    (Pyomo's and HiGHS' objects), which would push the command past its time limit; every
+    file is already closed and every pool shut down when ``main`` returns, so the process
+    flushes its output and ends at once."""
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+

@@ -1,0 +1,209 @@
+"""Exact commands: ``solve``, ``export`` and ``compare``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..algorithms import POLICIES
+from ..errors import InputError
+from ..formulations import FORMULATIONS
+from ..formulations.base import OBJECTIVES
+from ..instance import Instance
+from ..library import instance_path, model_path
+from ..models import EXPORT_FORMATS
+from ..processes import seconds_since_start
+from ..solvers.registry import BACKENDS
+from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to ``sub``."""
+    p = sub.add_parser("solve", parents=[common], help="solve an instance exactly (default: compact MILP, HiGHS)")
+    p.add_argument("instance")
+    p.add_argument(
+        "--formulation",
+        choices=[*FORMULATIONS, "decompose"],
+        help="; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values())
+        + "; decompose: the contention-free relaxation and restriction, then cpsat if they do not meet",
+    )
+    p.add_argument("--backend", choices=list(BACKENDS), help="solver (default: highs for MILPs, scip for nonconvex)")
+    p.add_argument("--model", help="a model spec from models/: its formulation and every option")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a formulation option (repeatable), e.g. horizon=40, cuts=true; overrides the spec",
+    )
+    p.add_argument("--time-limit", type=float, help="seconds; the best schedule found so far is kept")
+    p.add_argument(
+        "--warm-start",
+        metavar="POLICY",
+        choices=list(POLICIES),
+        help="MIP start (and horizon) from a heuristic: " + ", ".join(POLICIES),
+    )
+    p.add_argument("--objective", choices=list(OBJECTIVES), help="shortcut for --option objective=...")
+    p.add_argument(
+        "--symmetry", action=argparse.BooleanOptionalAction, help="symmetry-breaking rows (compact; default on)"
+    )
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS or NL")
+    p.add_argument("instance")
+    p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
+    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
+    p.add_argument("instance")
+    p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: all registered policies")
+    p.add_argument("--exact", action="store_true", help="solve for OPT (compact MILP, warm-started)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact (default 60)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """``rar-opt solve``: solve exactly with a formulation, its options and a backend."""
+    from ..solvers import Status, solve
+
+    instance = Instance.read(instance_path(args.instance))
+    formulation = args.formulation or "compact"
+    options: dict[str, Any] = {}
+    if args.model:
+        from ..models import ModelSpec
+
+        spec = ModelSpec.read(model_path(args.model))
+        if args.formulation and args.formulation != spec.formulation:
+            raise InputError(
+                f"--formulation {args.formulation} contradicts the spec's {spec.formulation!r}", where="formulation"
+            )
+        formulation, options = spec.formulation, dict(spec.options)
+    options.update(_parse_options(args.option))
+    if args.objective is not None:
+        options["objective"] = args.objective
+    if args.symmetry is not None:
+        options["symmetry"] = args.symmetry
+    time_limit = args.time_limit
+    if time_limit is not None and math.isfinite(time_limit) and time_limit > 0:
+        # the limit is the wall clock of the whole command: what the start-up used is gone
+        time_limit = max(time_limit - seconds_since_start(), 0.05)
+    try:
+        with clock_bar(args, time_limit):
+            res = solve(
+                instance,
+                formulation,
+                backend=args.backend,
+                time_limit=time_limit,
+                warm_start=args.warm_start,
+                threads=args.threads,
+                seed=args.seed,
+                **options,
+            )
+    except InputError as exc:
+        raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
+    if args.output and res.schedule is not None:
+        res.schedule.write(args.output)
+    out = {"instance": instance.name, **res.summary()}
+    if args.json:
+        emit_json(out)
+    else:
+        keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
+        emit_table([(k, out[k]) for k in keys] + [("horizon", res.options["horizon"]), ("model", res.model_size)])
+        if res.message:
+            print(f"message  {res.message}")
+    if res.status == Status.INFEASIBLE:
+        print(
+            f"error: {args.instance}: no schedule completes within the horizon {res.options['horizon']} "
+            "(proven infeasible)",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    if res.status == Status.ERROR:
+        print(f"error: the solve failed: {res.message or res.termination}", file=sys.stderr)
+        return EXIT_INTERNAL
+    if res.status == Status.UNVERIFIED:
+        print(f"note: {res.message} (the answer is unverified, not proven)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs of formulation options; VALUE is JSON (true, 40, "total") or a word."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", where="--option")
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key] = text
+    return out
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``rar-opt export``: write a model spec's model as LP, MPS or NL."""
+    from ..models import ModelSpec, export_model
+
+    instance = Instance.read(instance_path(args.instance))
+    spec = ModelSpec.read(model_path(args.model))
+    size = export_model(spec, instance, args.output, args.format)
+    summary = {"instance": instance.name, "model": spec.name, "format": args.format, "file": args.output, **size}
+    emit_json(summary) if args.json else emit_table(list(summary.items()))
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``rar-opt compare``: policies side by side against OPT or a lower bound."""
+    from ..compare import compare
+
+    if args.policies and len(set(args.policies)) < len(args.policies):
+        repeated = sorted({p for p in args.policies if args.policies.count(p) > 1})
+        raise InputError(f"names {', '.join(repeated)} more than once", where="--policies")
+    instance = Instance.read(instance_path(args.instance))
+    result = compare(instance, args.policies, exact=args.exact, time_limit=args.time_limit, seed=args.seed)
+    if args.json:
+        emit_json(result.to_dict())
+        return EXIT_OK
+    solved = ""
+    if result.solve is not None:  # what the exact solve ended with, also when it did not prove OPT
+        solved = f" (exact solve: {result.solve['status']}, bound {result.solve['bound']})"
+    print(
+        f"{instance.name}: ratios to the {result.reference_kind} {result.reference}{solved}; "
+        f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
+    )
+    emit_table(
+        [
+            (
+                r.policy,
+                r.makespan,
+                r.avg_jct,
+                r.ratio,
+                "yes" if r.within_horizon else "NO",
+                r.contention_share,
+                r.wall_s,
+            )
+            for r in result.rows
+        ],
+        ("policy", "makespan", "avg_jct", "ratio", "within T", "contention", "wall_s"),
+    )
+    print()
+    emit_table(
+        [
+            (c.claim, {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds], c.margin, c.detail)
+            for c in result.claims
+        ],
+        ("sjf-bco claim", "verdict", "margin", "detail"),
+    )
+    return EXIT_OK

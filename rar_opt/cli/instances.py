@@ -1,0 +1,174 @@
+"""Commands on instances and schedules: ``generate``, ``simulate``, ``schedule``, ``plot``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..algorithms import POLICIES
+from ..algorithms.estimators import ESTIMATORS
+from ..calibration import PRESETS
+from ..errors import InputError
+from ..generate import GENERATORS, generate
+from ..instance import Instance
+from ..library import instance_path
+from ..schedule import Schedule
+from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to ``sub``."""
+    p = sub.add_parser("generate", parents=[common], help="generate a seeded instance")
+    p.add_argument("kind", choices=sorted(GENERATORS))
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--jobs", type=int)
+    p.add_argument("--servers", type=int)
+    p.add_argument("--preset", choices=list(PRESETS), help="paper: a reading of the 15%% (default paper-literal)")
+    p.add_argument("--reference", help="paper knob: 'worst' or N,P (a split over N servers with P contenders)")
+    p.add_argument("--contention-share", type=float, help="paper knob: contention's share at the reference, (0, 1]")
+    p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
+    p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
+    p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
+    p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("simulate", parents=[common], help="check and simulate a schedule")
+    p.add_argument("instance")
+    p.add_argument("schedule")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--trace", action="store_true", help="per slot: active jobs, c_s per server, phi per job")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("schedule", parents=[common], help="schedule an instance with a heuristic policy")
+    p.add_argument("instance")
+    p.add_argument("--policy", default="sjf-bco", choices=list(POLICIES), help="default sjf-bco")
+    p.add_argument("--seed", type=int, default=0, help="seed of randomised policies (default 0)")
+    p.add_argument("--kappa", type=int, help="SJF-BCO: fixed kappa instead of the loop")
+    p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
+    p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
+    p.add_argument("--estimator", choices=list(ESTIMATORS), help="rho_hat estimator (default best)")
+    p.add_argument("--bisection", choices=["paper", "tightest"], help="sjf-bco, ff, ls: theta bisection rule")
+    p.add_argument("--order", choices=["smallest-first", "input"], help="ff, ls, rand, consolidate: job order")
+    p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
+    p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
+    p.add_argument("-o", "--output", help="schedule file to write")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server")
+    p.add_argument("instance")
+    p.add_argument("schedule")
+    p.add_argument("-o", "--output", required=True, help="picture to write: .png, .pdf or .svg")
+    p.add_argument(
+        "--allow-infeasible", action="store_true", help="draw an infeasible schedule with its violations marked"
+    )
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """``rar-opt generate``: a seeded instance, printed or written."""
+    inst = generate(
+        args.kind,
+        args.seed,
+        jobs=args.jobs,
+        servers=args.servers,
+        budget=args.budget,
+        preset=args.preset,
+        reference=_reference(args.reference),
+        contention_share=args.contention_share,
+        overhead_share=args.overhead_share,
+        size_link=args.size_link,
+    )
+    if args.output is None:
+        emit_json(inst.to_dict())
+        return EXIT_OK
+    inst.write(args.output)
+    summary = {
+        "name": inst.name,
+        "jobs": inst.num_jobs,
+        "servers": inst.num_servers,
+        "gpus": inst.cluster.num_gpus,
+        "horizon": inst.horizon,
+        "file": str(args.output),
+    }
+    emit_json(summary) if args.json else emit_table(list(summary.items()))
+    return EXIT_OK
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """``rar-opt simulate``: check and simulate a schedule file."""
+    instance = Instance.read(instance_path(args.instance))
+    schedule = Schedule.read(args.schedule)
+    try:
+        schedule.require_matches(instance)
+    except InputError as exc:
+        raise exc.in_file(args.schedule) from None
+    return emit_simulation(instance, schedule, args.json, trace=args.trace)
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    """``rar-opt schedule``: run a policy and report its schedule."""
+    from ..algorithms import run_policy
+
+    instance = Instance.read(instance_path(args.instance))
+    options = {
+        k: v
+        for k, v in (
+            ("kappa", args.kappa),
+            ("lam", args.lam),
+            ("small_rule", args.small_rule),
+            ("estimator", args.estimator),
+            ("bisection", args.bisection),
+            ("order", args.order),
+            ("tie_break", args.tie_break),
+            ("mode", args.mode),
+        )
+        if v is not None
+    }
+    began = time.perf_counter()
+    result = run_policy(instance, args.policy, seed=args.seed, **options)
+    schedule = result.schedule
+    wall = time.perf_counter() - began
+    extra = {"policy": args.policy, "wall_s": round(wall, 4)}
+    from ..analysis import realized_shares
+
+    shares = realized_shares(instance, schedule)
+    if args.output:  # the schedule's record carries the realized shares too
+        schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}).write(args.output)
+    extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
+    extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
+    extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
+    return emit_simulation(instance, schedule, args.json, extra, run=result)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``rar-opt plot``: a Gantt chart of a schedule."""
+    try:
+        import matplotlib  # noqa: F401
+
+        from ..plot import plot_schedule
+    except ImportError:
+        print("error: plotting needs matplotlib: pip install 'rar-opt[plot]'", file=sys.stderr)
+        return EXIT_INTERNAL
+    instance = Instance.read(instance_path(args.instance))
+    schedule = Schedule.read(args.schedule)
+    try:
+        plot_schedule(instance, schedule, args.output, allow_infeasible=args.allow_infeasible)
+    except InputError as exc:
+        raise (exc if exc.file else exc.in_file(args.schedule)) from None
+    print(f"written: {args.output}")
+    return EXIT_OK
+
+
+def _reference(text: str | None) -> str | tuple[int, int] | None:
+    """``--reference``: ``worst`` or ``N,P``."""
+    if text is None or text == "worst":
+        return text
+    try:
+        n, p = (int(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"must be 'worst' or N,P (two integers), got {text!r}", where="--reference") from None
+    return (n, p)
