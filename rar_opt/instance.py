@@ -127,6 +127,7 @@ class Job:
     batch_size: int = 1
     fwd_time: float = 0.0
     bwd_time: float = 0.0
+    weight: float = 1.0  # w_j of the weighted objective (docs/formats.md, "weights"); not part of the time model
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -136,10 +137,12 @@ class Job:
         object.__setattr__(self, "batch_size", jio.check_int(self.batch_size, "batch_size", lo=1))
         object.__setattr__(self, "fwd_time", jio.check_real(self.fwd_time, "fwd_time", lo=0.0))
         object.__setattr__(self, "bwd_time", jio.check_real(self.bwd_time, "bwd_time", lo=0.0))
+        object.__setattr__(self, "weight", jio.check_real(self.weight, "weight", lo=0.0, lo_open=True))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this value (docs/formats.md section 2)."""
-        return {
+        """The JSON object of this value (docs/formats.md section 2); ``weight`` only when not 1,
+        so that files written before weights existed read and write back unchanged."""
+        out: dict[str, Any] = {
             "name": self.name,
             "gpus": self.gpus,
             "iterations": self.iterations,
@@ -148,13 +151,16 @@ class Job:
             "fwd_time": self.fwd_time,
             "bwd_time": self.bwd_time,
         }
+        if self.weight != 1.0:
+            out["weight"] = self.weight
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Job:
         """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         keys = ("name", "gpus", "iterations", "grad_size", "batch_size", "fwd_time", "bwd_time")
-        d = jio.expect_object(data, required=keys)
-        return cls(**{k: d[k] for k in keys})
+        d = jio.expect_object(data, required=keys, optional=("weight",))
+        return cls(**{k: d[k] for k in keys}, weight=d.get("weight", 1.0))
 
 
 @dataclass(frozen=True)
