@@ -10,13 +10,18 @@ a sweep is a small JSON file rather than code::
 The options a spec may set are exactly the fields of the formulation's ``Options``
 (:data:`rar_opt.formulations.FORMULATIONS`), validated by it: an option the formulation
 does not take, a wrong type or a value out of range is an error naming
-``options.<field>``. :func:`build_model` turns a spec and an instance into a Pyomo model
-(it never solves); ``rar-opt export`` writes it as LP, MPS or NL, and ``rar-opt solve
---model`` solves it with every option of the spec.
+``options.<field>``. A relaxation is the option ``relaxation`` (docs/variants.md); a spec
+may also say it at the top level, ``"relaxation": "lp"``, which is the same option.
+:func:`build_model` turns a spec and an instance into a model (it never solves; a
+relaxation is built as such); ``rar-opt export`` writes it as LP, MPS, GAMS or NL, with
+the variant recorded in the file's header comment (LP, MPS and GAMS; the NL format has no
+comments), and ``rar-opt solve --model`` solves it with every option of the spec.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +32,13 @@ from . import jsonio as jio
 from .errors import InputError
 from .formulations import formulation
 from .instance import Instance
+from .provenance import versions
 
 MODEL_FORMAT = "rar-opt/model"
 MODEL_VERSION = 1
-EXPORT_FORMATS = ("lp", "mps", "nl")
+EXPORT_FORMATS = ("lp", "mps", "gms", "nl")
+COMMENT = {"lp": "\\ ", "mps": "* ", "gms": "* "}
+"""How each format starts a comment line (the NL format has none)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,15 @@ class ModelSpec:
         """The formulation's validated ``Options`` for this spec."""
         return formulation(self.formulation).make_options(self.options)
 
+    @property
+    def relaxation(self) -> str:
+        """The relaxation the spec asks for (``"none"``: the exact model)."""
+        return str(self.options.get("relaxation", "none"))
+
+    def variant(self) -> dict[str, Any]:
+        """Every option of the variant, defaults included (what an export's header records)."""
+        return {"formulation": self.formulation, **dataclasses.asdict(self.make_options())}
+
     @classmethod
     def read(cls, path: str | Path) -> ModelSpec:
         """Read a spec file; every error names the file and the field."""
@@ -57,26 +74,41 @@ class ModelSpec:
             d = jio.expect_object(
                 jio.load_json(path),
                 required=("format", "version", "name", "formulation"),
-                optional=("options", "doc"),
+                optional=("options", "doc", "relaxation"),
             )
             jio.expect_header(d, MODEL_FORMAT, MODEL_VERSION)
-            return cls(
-                d["name"],
-                d["formulation"],
-                dict(jio.check_meta(d.get("options", {}), "options")),
-                jio.check_str(d.get("doc", ""), "doc"),
-            )
+            options = dict(jio.check_meta(d.get("options", {}), "options"))
+            if "relaxation" in d:  # the top-level spelling of the option
+                if options.get("relaxation", d["relaxation"]) != d["relaxation"]:
+                    raise InputError("contradicts options.relaxation", where="relaxation")
+                options["relaxation"] = d["relaxation"]
+            return cls(d["name"], d["formulation"], options, jio.check_str(d.get("doc", ""), "doc"))
         except InputError as exc:
             raise exc.in_file(str(path)) from None
 
 
-def build_model(spec: ModelSpec, instance: Instance) -> pyo.ConcreteModel:
-    """The Pyomo model of ``spec`` for ``instance`` (validated options; never solved)."""
-    return formulation(spec.formulation).build(instance, spec.make_options())
+def build_model(spec: ModelSpec, instance: Instance) -> Any:
+    """The model of ``spec`` for ``instance`` (validated options; never solved): a Pyomo
+    model, or a CP-SAT model for the ``cpsat`` formulation and the contention-free relaxation."""
+    return formulation(spec.formulation).build_any(spec.make_options(), instance)
+
+
+def header(spec: ModelSpec, instance: Instance, fmt: str) -> str:
+    """The comment lines an export starts with: the variant, the instance and the versions."""
+    lines = [
+        f"rar-opt model spec {spec.name!r}: {spec.doc}".rstrip(": "),
+        "variant: " + json.dumps(spec.variant(), sort_keys=True),
+        f"instance: {instance.name} ({instance.num_jobs} jobs, {instance.num_servers} servers, T = {instance.horizon})",
+        "versions: " + json.dumps(versions(), sort_keys=True),
+    ]
+    if spec.relaxation != "none":
+        lines.insert(2, f"relaxation: {spec.relaxation} (its optimum is a lower bound on OPT, not a schedule)")
+    return "".join(f"{COMMENT[fmt]}{line}\n" for line in lines)
 
 
 def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str) -> dict[str, int]:
-    """Write the model as ``fmt`` ("lp", "mps" or "nl") atomically; returns its size."""
+    """Write the model as ``fmt`` ("lp", "mps", "gms" or "nl") atomically, the variant in its
+    header comment (not NL, which has no comments); returns its size."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown format {fmt!r} ({', '.join(EXPORT_FORMATS)})", where="format")
     if formulation(spec.formulation).problem == "cp":
@@ -84,9 +116,15 @@ def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str
             f"the {spec.formulation} model is a CP-SAT model, not a Pyomo one: it cannot be written as {fmt}",
             where="format",
         )
-    if formulation(spec.formulation).problem == "minlp" and fmt != "nl":
+    if formulation(spec.formulation).problem == "minlp" and fmt not in ("nl", "gms"):
         raise InputError(
-            f"the {spec.formulation} model has products and cannot be written as LP or MPS; use nl", where="format"
+            f"the {spec.formulation} model has products and cannot be written as LP or MPS; use nl or gms",
+            where="format",
+        )
+    if spec.relaxation == "contention-free":
+        raise InputError(
+            f"the contention-free relaxation is a CP-SAT model, not a Pyomo one: it cannot be written as {fmt}",
+            where="format",
         )
     model = build_model(spec, instance)
     # the temporary file ends in ".<fmt>", from which Pyomo takes the format; passing
@@ -96,6 +134,8 @@ def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str
         model.write(str(tmp), io_options={"symbolic_solver_labels": True})
         for extra in (".col", ".row"):  # the NL writer's name files: not part of the export
             tmp.with_suffix(extra).unlink(missing_ok=True)
+        if fmt in COMMENT:
+            tmp.write_text(header(spec, instance, fmt) + tmp.read_text())
     n_vars = sum(1 for _ in model.component_data_objects(pyo.Var))
     n_cons = sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True))
     return {"variables": n_vars, "constraints": n_cons}

@@ -85,6 +85,12 @@ OPTION_EFFECTS = [
     ("compact", "cuts", True, _has("earliest_done")),
     ("compact", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
     ("compact", "started", "cumulative", _has("started")),
+    ("compact", "linearization", "onehot", _has("e")),
+    ("compact", "relaxation", "preemptive", lambda m: not hasattr(m, "active_until_done")),
+    ("gdp", "transformation", "hull", _has("_pyomo_gdp_hull_reformulation")),
+    ("gdp", "objective", "lexicographic", lambda m: "lexicographic_multiplier" in m.rar.extra),
+    ("gdp", "symmetry", False, lambda m: not hasattr(m, "identical_jobs")),
+    ("gdp", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
     ("enumerative", "objective", "total", _total_objective),
     ("enumerative", "horizon", -1, lambda m: int(m.rar.extra["enumerated"].completion.max()) <= m.rar.horizon),
     ("nonconvex", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
@@ -92,6 +98,7 @@ OPTION_EFFECTS = [
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),
+    ("gdp", "max_cells", 10, "job-server-slot cells"),
     ("enumerative", "limit", 1, "limit 1 schedules"),
     ("cpsat", "max_cells", 1, "split-job x server x slot cells"),
 ]

@@ -3,7 +3,13 @@ schedules back; none of them solves (that is :mod:`rar_opt.solvers`).
 
 * ``compact``: the exact time-indexed MILP (docs/model.md section 6, docs/exactness.md);
 * ``enumerative``: the paper's ILP (10)-(13) over enumerated schedules (and (14)-(16));
-* ``nonconvex``: RAR-DDLS (1)-(9) as the non-convex MINLP it is (SCIP solves it).
+* ``nonconvex``: RAR-DDLS (1)-(9) as the non-convex MINLP it is (SCIP solves it);
+* ``gdp``: the compact model with its indicators and rate table as Pyomo.GDP disjunctions,
+  transformed into a MILP by ``gdp.bigm``, ``gdp.hull`` or ``gdp.mbigm``;
+* ``cpsat``: an exact constraint-programming model for OR-Tools CP-SAT.
+
+The compact MILP's ``relaxation`` option names a relaxation (:mod:`.relax`), built by
+:meth:`Formulation.build_any`; ``build`` itself refuses it (a relaxation gives a bound).
 
 Adding a formulation: a module with ``Options``, ``build``, ``read_schedule`` (and
 ``set_start`` if it takes a start), plus one entry below; model specs, ``solve`` and the
@@ -12,7 +18,7 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from . import compact, cpsat, enumerative, nonconvex
+from . import compact, cpsat, enumerative, gdp, nonconvex, relax
 from .base import Formulation, ModelData, model_data
 
 FORMULATIONS: dict[str, Formulation] = {
@@ -25,6 +31,7 @@ FORMULATIONS: dict[str, Formulation] = {
             compact.build,
             compact.read_schedule,
             compact.set_start,
+            relax=relax.build,
         ),
         Formulation(
             "enumerative",
@@ -43,6 +50,14 @@ FORMULATIONS: dict[str, Formulation] = {
             None,
             problem="minlp",
             default_warm_start="sjf-bco",  # the horizon T makes the MINLP far larger than needed
+        ),
+        Formulation(
+            "gdp",
+            "the compact model as Pyomo.GDP disjunctions, transformed by bigm, hull or mbigm (small instances)",
+            gdp.Options,
+            gdp.build,
+            gdp.read_schedule,
+            None,
         ),
         Formulation(
             "cpsat",

@@ -16,8 +16,11 @@ A formulation is a module with
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import pyomo.environ as pyo
@@ -27,7 +30,18 @@ from ..instance import Instance
 from ..schedule import Schedule
 
 OBJECTIVES = ("makespan", "total")
-"""Objectives a formulation may offer: max_j C_j, or sum_j C_j."""
+"""Objectives every formulation with an objective option offers: max_j C_j, or sum_j C_j."""
+
+RICH_OBJECTIVES = (*OBJECTIVES, "weighted", "lexicographic")
+"""The compact MILP's objectives: also sum_j w_j C_j (the jobs' ``weight``) and makespan
+first, then the sum of completion times (docs/variants.md)."""
+
+RELAXATIONS = ("none", "lp", "preemptive", "contention-free")
+"""Relaxations a model spec may ask for (docs/variants.md): each gives a bound, never a schedule."""
+
+WEIGHT_DENOMINATOR = 1000
+"""Weights are written as fractions with denominators up to this, so that the weighted
+objective has integer coefficients (docs/variants.md, "why integer coefficients")."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,13 @@ class Formulation:
     set_start: Callable[[pyo.ConcreteModel, Instance, Schedule], None] | None
     problem: str = "milp"  # "milp" (linear, integer) or "minlp" (products: needs a nonconvex solver)
     default_warm_start: str | None = None  # a policy whose makespan sets the horizon unless told otherwise
+    relax: Callable[[Instance, Any], Any] | None = None  # builds the relaxation its option ``relaxation`` names
+
+    def build_any(self, options: Any, instance: Instance) -> Any:
+        """The model of ``options``: the relaxation it names (a bound only), else the exact model."""
+        if self.relax is not None and getattr(options, "relaxation", "none") != "none":
+            return self.relax(instance, options)
+        return self.build(instance, options)
 
     def option_names(self) -> tuple[str, ...]:
         """The options this formulation takes, in declaration order."""
@@ -111,3 +132,21 @@ def resolve_horizon(horizon: int | None, instance: Instance) -> int:
             where="options.horizon",
         )
     return horizon
+
+
+def weight_coefficients(weights: Sequence[float]) -> tuple[list[int], int]:
+    """Integer coefficients c_j = K w_j of the weighted objective, and the scale K.
+
+    Our solves stop at an absolute gap below 1, which proves an integral objective exact;
+    so the weights are written as fractions (denominators up to :data:`WEIGHT_DENOMINATOR`)
+    and scaled by the least common multiple K of their denominators. Integer weights (the
+    default 1) give K = 1. A weight that is not such a fraction is rounded to the nearest
+    one, with a warning naming it.
+    """
+    fractions = [Fraction(w).limit_denominator(WEIGHT_DENOMINATOR) for w in weights]
+    scale = math.lcm(*(f.denominator for f in fractions))
+    coefficients = [int(f * scale) for f in fractions]
+    for j, (w, c) in enumerate(zip(weights, coefficients, strict=True)):
+        if abs(c - scale * w) > 1e-9 * scale * w:
+            warnings.warn(f"jobs[{j}].weight {w!r} rounded to {c}/{scale} for the weighted objective", stacklevel=2)
+    return coefficients, scale

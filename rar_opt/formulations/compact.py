@@ -39,7 +39,20 @@ The model is assembled from row families, one function each (placement, activity
 rates, capacity, cuts, symmetry, objective), over a typed :class:`CompactData` of the
 constants they need; ``model.rar`` records how it was built.
 
-Options: objective ``makespan`` or ``total`` (sum of completion times); ``started``
+Options: objective ``makespan``, ``total`` (sum of completion times), ``weighted``
+(sum_j w_j C_j with the jobs' weights, as integer coefficients: see
+:func:`~rar_opt.formulations.base.weight_coefficients`) or ``lexicographic`` (makespan
+first, then the sum of completion times, as the single objective M * makespan + sum_j C_j
+with M = J T + 1 > any sum of completion times, so no makespan is traded for a shorter
+sum); ``linearization`` of the rate staircase (``staircase``: the threshold binaries g
+below; ``onehot``: one binary e[j,t,k] per contention level k = 1..P, exactly one set,
+the level sum_k k e and the rate sum_k phi[j,k,n] e: both exact by the same argument, as
+each is exact at 0/1 points); ``relaxation`` (docs/variants.md): ``lp`` relaxes every
+integer variable, ``preemptive`` drops the no-preemption rows ``active_until_done`` so
+that jobs may pause while keeping their placement (every schedule is still a point of the
+model, so its optimum is a lower bound), ``contention-free`` is the CP-SAT model of
+:mod:`.cfree` (built by :mod:`.relax`); :func:`build` refuses relaxations, whose solves
+give a bound and never a schedule (:func:`assemble` builds them); ``started``
 (``sum``: "job j has started by slot t" is the sum of its start binaries up to t, as in
 the paper's statement; ``cumulative``: a variable S[j,t] = S[j,t-1] + x[j,t], so that rows
 grow linearly in T rather than quadratically; both exact); ``symmetry``
@@ -53,6 +66,7 @@ docs/exactness.md); ``max_cells`` to refuse models too large to build quickly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,25 +75,47 @@ import pyomo.environ as pyo
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
-from .base import OBJECTIVES, ModelData, check_choice, check_count, check_flag, model_data, resolve_horizon
+from .base import (
+    RELAXATIONS,
+    RICH_OBJECTIVES,
+    ModelData,
+    check_choice,
+    check_count,
+    check_flag,
+    model_data,
+    resolve_horizon,
+    weight_coefficients,
+)
+from .levels import LEVEL_ROWS, LevelRows
 from .values import slot_values
 
 STARTED = ("sum", "cumulative")
+LINEARIZATIONS = tuple(LEVEL_ROWS)
+"""How the rate table phi[j, p, n] over contention levels becomes linear rows (:mod:`.levels`)."""
 
 
 @dataclass(frozen=True)
 class Options:
     """Options of the compact MILP (each reachable from a model spec and from ``solve``)."""
 
-    objective: str = "makespan"  # "makespan" or "total" (sum of completion times)
+    objective: str = "makespan"  # makespan, total, weighted or lexicographic (see the docstring)
     symmetry: bool = True  # symmetry-breaking rows for identical jobs and servers
     cuts: bool = False  # valid inequalities from best execution times: measured slower, so off
     horizon: int | None = None  # slots to model (at most the instance's T); default T
     max_cells: int = 200_000  # refuse jobs x servers x slots beyond this (about 5 rows per cell)
     started: str = "sum"  # "sum" of start binaries, or a "cumulative" variable (see the docstring)
+    linearization: str = "staircase"  # of the rate table: "staircase" or "onehot"
+    relaxation: str = "none"  # "lp", "preemptive" or "contention-free": a bound only (docs/variants.md)
 
     def __post_init__(self) -> None:
-        check_choice(self.objective, "objective", OBJECTIVES)
+        check_choice(self.objective, "objective", RICH_OBJECTIVES)
+        check_choice(self.linearization, "linearization", LINEARIZATIONS)
+        check_choice(self.relaxation, "relaxation", RELAXATIONS)
+        if self.relaxation == "contention-free" and self.objective != "makespan":
+            raise InputError(
+                f"the contention-free relaxation bounds the makespan only, not the {self.objective} objective",
+                where="options.relaxation",
+            )
         check_flag(self.symmetry, "symmetry")
         check_flag(self.cuts, "cuts")
         check_count(self.horizon, "horizon", optional=True)
@@ -127,8 +163,30 @@ class CompactData:
 
 
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
-    """The compact MILP of ``instance`` (see the module docstring)."""
+    """The compact MILP of ``instance`` (see the module docstring); a relaxation is refused:
+    solving it gives a bound, not a schedule (:mod:`rar_opt.variants` solves it as one)."""
     options = options or Options()
+    if options.relaxation != "none":
+        raise InputError(
+            f"= {options.relaxation!r}: a relaxation gives a bound, never a schedule, and solve reports "
+            "schedules; use `rar-opt variants` (or rar_opt.variants.measure) for its bound",
+            where="options.relaxation",
+        )
+    return assemble(instance, options)
+
+
+def assemble(
+    instance: Instance,
+    options: Options,
+    *,
+    level_rows: LevelRows | None = None,
+    indicators: bool = True,
+    name: str = "compact",
+) -> pyo.ConcreteModel:
+    """The compact model with ``options`` (the ``preemptive`` relaxation included; ``lp`` is
+    applied by :mod:`.relax`). ``level_rows`` replaces the linearization of the rate of
+    split jobs (:mod:`.levels`), and ``indicators=False`` leaves out the z <-> y rows, for a formulation (GDP)
+    that states them its own way."""
     horizon = resolve_horizon(options.horizon, instance)
     d = CompactData.of(instance, horizon)
     if any(horizon < r for r in d.rho_min):
@@ -140,19 +198,19 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
             "it is meant for small instances; shrink the horizon with --warm-start, or use a heuristic",
             where="instance",
         )
-    m = pyo.ConcreteModel(name=f"compact[{instance.name}]")
+    m = pyo.ConcreteModel(name=f"{name}[{instance.name}]")
     _sets(m, instance, d)
     _variables(m, d, options)
-    _placement_rows(m, d)
-    _activity_rows(m, d)
-    _rate_rows(m, d)
+    _placement_rows(m, d, indicators)
+    _activity_rows(m, d, preemptive=options.relaxation == "preemptive")
+    _rate_rows(m, d, (level_rows or LEVEL_ROWS[options.linearization])(m, d.phi, d.levels))
     _capacity_rows(m, d)
     if options.cuts:
         _cut_rows(m, d)
     if options.symmetry:
         _symmetry_rows(m, instance, d)
-    _objective(m, d, options.objective)
-    m.rar = ModelData("compact", instance.name, horizon, options, {"levels": d.levels})
+    extra = _objective(m, instance, d, options.objective)
+    m.rar = ModelData(name, instance.name, horizon, options, {"levels": d.levels, **extra})
     return m
 
 
@@ -200,8 +258,9 @@ def _variables(m: pyo.ConcreteModel, d: CompactData, options: Options) -> None:
     m.v = pyo.Var(m.SPAN, domain=pyo.Binary, doc="v[j,n] = 1: job j spans n servers")
     m.u = pyo.Var(m.JT, bounds=(0, 1), doc="u[j,t]: job j holds its GPUs in slot t")
     m.D = pyo.Var(m.JT, domain=pyo.Binary, doc="D[j,t] = 1: job j has completed by the end of slot t")
-    m.Q = pyo.Var(m.JT, domain=pyo.NonNegativeReals, doc="Q[j,t]: iterations of job j in slots 0..t")
-    m.g = pyo.Var(m.LEVEL, domain=pyo.Binary, doc="g[j,t,k] = 1: contention p_j[t] >= k, eq. (6)")
+    m.Q = pyo.Var(
+        m.JT, bounds=lambda _, j, t: (0, d.phi_max[j] * (t + 1)), doc="Q[j,t]: iterations of job j in slots 0..t"
+    )
     m.h = pyo.Var(m.SPLIT_JST, bounds=(0, 1), doc="h[j,s,t]: job j counts in c_s[t] (active, split, on s)")
     m.r = pyo.Var(m.JST, domain=pyo.NonNegativeReals, doc="r[j,s,t] = y[j,s] u[j,t]: GPUs held, for (2)")
     m.makespan = pyo.Var(domain=pyo.NonNegativeReals, bounds=(int(max(d.rho_min)), horizon), doc="max_j C_j")
@@ -243,21 +302,23 @@ def _gained(m: pyo.ConcreteModel, j: int, t: int) -> pyo.Expression:
     return m.Q[j, t] - (m.Q[j, t - 1] if t > 0 else 0)
 
 
-def _placement_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
-    """(1), (5) and the indicators z (server used) and v (span)."""
+def _placement_rows(m: pyo.ConcreteModel, d: CompactData, indicators: bool = True) -> None:
+    """(1), (5) and the indicators z (server used; unless ``indicators`` is False) and v (span)."""
     gpus, cap, n_lo, n_hi = d.gpus, d.cap, d.n_lo, d.n_hi
 
     @m.Constraint(m.J, doc="(1) gang size: sum_s y[j,s] = G_j")
     def gang(m, j):
         return sum(m.y[j, s] for s in m.S) == gpus[j]
 
-    @m.Constraint(m.J, m.S, doc="y[j,s] > 0 implies z[j,s] = 1")
-    def z_upper(m, j, s):
-        return m.y[j, s] <= min(gpus[j], cap[s]) * m.z[j, s]
+    if indicators:
 
-    @m.Constraint(m.J, m.S, doc="z[j,s] = 1 implies y[j,s] >= 1")
-    def z_lower(m, j, s):
-        return m.y[j, s] >= m.z[j, s]
+        @m.Constraint(m.J, m.S, doc="y[j,s] > 0 implies z[j,s] = 1")
+        def z_upper(m, j, s):
+            return m.y[j, s] <= min(gpus[j], cap[s]) * m.z[j, s]
+
+        @m.Constraint(m.J, m.S, doc="z[j,s] = 1 implies y[j,s] >= 1")
+        def z_lower(m, j, s):
+            return m.y[j, s] >= m.z[j, s]
 
     @m.Constraint(m.J, doc="exactly one span n_j")
     def one_span(m, j):
@@ -268,8 +329,9 @@ def _placement_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
         return sum(m.z[j, s] for s in m.S) == sum(n * m.v[j, n] for n in range(n_lo[j], n_hi[j] + 1))
 
 
-def _activity_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
-    """(3), (4): one start, no preemption, and first-passage completion."""
+def _activity_rows(m: pyo.ConcreteModel, d: CompactData, preemptive: bool = False) -> None:
+    """(3), (4): one start, no preemption (left out by the ``preemptive`` relaxation), and
+    first-passage completion."""
     horizon, iters = d.horizon, d.iters
 
     @m.Constraint(m.J, doc="(3)-(4) one start per job, no preemption")
@@ -280,9 +342,11 @@ def _activity_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
     def active_after_start(m, j, t):
         return m.u[j, t] <= _started(m, j, t)
 
-    @m.Constraint(m.JT, doc="active from the start until completed (first passage)")
-    def active_until_done(m, j, t):
-        return m.u[j, t] >= _started(m, j, t) - (m.D[j, t - 1] if t > 0 else 0)
+    if not preemptive:
+
+        @m.Constraint(m.JT, doc="(4) no preemption: active from the start until completed (first passage)")
+        def active_until_done(m, j, t):
+            return m.u[j, t] >= _started(m, j, t) - (m.D[j, t - 1] if t > 0 else 0)
 
     @m.Constraint(m.JT, doc="completion is final: D[j,t] <= D[j,t+1]")
     def done_stays_done(m, j, t):
@@ -297,8 +361,9 @@ def _activity_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
         return iters[j] * m.D[j, t] <= m.Q[j, t]
 
 
-def _rate_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
-    """(6)-(9): iterations per slot as the table phi[j, p, n] with a contention staircase."""
+def _rate_rows(m: pyo.ConcreteModel, d: CompactData, split_rate: Callable[..., pyo.Expression | None]) -> None:
+    """(6)-(9): iterations per slot as the table phi[j, p, n]; the rate of split jobs comes
+    from the linearization (``split_rate``), the contention level is ``m.level``."""
     phi, phi_max, levels = d.phi, d.phi_max, d.levels
 
     @m.Constraint(m.JT, doc="(9) no iterations while inactive, at most phi_max")
@@ -309,21 +374,17 @@ def _rate_rows(m: pyo.ConcreteModel, d: CompactData) -> None:
     def rate_nonnegative(m, j, t):
         return _gained(m, j, t) >= 0
 
-    @m.Constraint(m.SPAN, m.T, doc="(8)-(9) single server: phi[j,0,1]; split: staircase over contention levels")
+    @m.Constraint(m.SPAN, m.T, doc="(8)-(9) single server: phi[j,0,1]; split: the linearized table")
     def rate_table(m, j, n, t):
         relax = phi_max[j] * (1 - m.v[j, n])
         if n == 1:
             return _gained(m, j, t) <= int(phi[j, 0, 1]) + relax
-        steps = sum(int(phi[j, k - 1, n] - phi[j, k, n]) * m.g[j, t, k] for k in range(2, levels + 1))
-        return _gained(m, j, t) <= int(phi[j, 1, n]) - steps + relax
-
-    @m.Constraint(m.LEVEL, doc="levels are monotone: g[j,t,k] >= g[j,t,k+1]")
-    def level_order(m, j, t, k):
-        return pyo.Constraint.Skip if k == levels else m.g[j, t, k] >= m.g[j, t, k + 1]
+        cap = split_rate(m, j, n, t)
+        return pyo.Constraint.Skip if cap is None else _gained(m, j, t) <= cap + relax
 
     @m.Constraint(m.SPLIT_JST, doc="(6) p_j[t] >= c_s[t] on every server s of split job j")
     def contention(m, j, s, t):
-        level = 1 + sum(m.g[j, t, k] for k in range(2, levels + 1))
+        level = m.level[j, t]
         c_st = sum(m.h[i, s, t] for i in m.SPLIT_J)
         return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - _split(m, d, j))
 
@@ -389,15 +450,30 @@ def _symmetry_rows(m: pyo.ConcreteModel, instance: Instance, d: CompactData) -> 
         return sum((j + 1) * m.y[j, s] for j in m.J) >= sum((j + 1) * m.y[j, s2] for j in m.J)
 
 
-def _objective(m: pyo.ConcreteModel, d: CompactData, objective: str) -> None:
+def _objective(m: pyo.ConcreteModel, instance: Instance, d: CompactData, objective: str) -> dict[str, int]:
+    """The objective; returns what reading its value needs (the weights' scale K, the
+    lexicographic multiplier M), recorded in ``model.rar.extra``."""
+
     @m.Constraint(m.J, doc="makespan >= C_j")
     def makespan_def(m, j):
         return m.makespan >= m.completion[j]
 
+    total = sum(m.completion[j] for j in m.J)
     if objective == "makespan":
         m.obj = pyo.Objective(expr=m.makespan, sense=pyo.minimize, doc="RAR-DDLS objective: max_j C_j")
-    else:
-        m.obj = pyo.Objective(expr=sum(m.completion[j] for j in m.J), sense=pyo.minimize, doc="sum_j C_j")
+        return {}
+    if objective == "total":
+        m.obj = pyo.Objective(expr=total, sense=pyo.minimize, doc="sum_j C_j")
+        return {}
+    if objective == "weighted":
+        coefficients, scale = weight_coefficients([job.weight for job in instance.jobs])
+        expr = sum(coefficients[j] * m.completion[j] for j in m.J)
+        m.obj = pyo.Objective(expr=expr, sense=pyo.minimize, doc=f"K sum_j w_j C_j with K = {scale}")
+        return {"objective_scale": scale}
+    multiplier = instance.num_jobs * d.horizon + 1  # > any sum of completion times
+    doc = f"lexicographic: {multiplier} max_j C_j + sum_j C_j"
+    m.obj = pyo.Objective(expr=multiplier * m.makespan + total, sense=pyo.minimize, doc=doc)
+    return {"lexicographic_multiplier": multiplier}
 
 
 def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
@@ -436,8 +512,10 @@ def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) 
         var.set_value(int(sv.active[t, j]))
         model.Q[j, t].set_value(float(sv.cumulative[t, j]))
         model.D[j, t].set_value(int(sv.done[t, j]))
-    for (j, t, k), var in model.g.items():  # set in every slot: the contention rows always hold
+    for (j, t, k), var in getattr(model, "g", {}).items():  # every slot: the contention rows always hold
         var.set_value(int(sv.level[t, j] >= k))
+    for (j, t, k), var in getattr(model, "e", {}).items():
+        var.set_value(int(max(sv.level[t, j], 1) == k))
     for (j, s, t), var in model.h.items():
         var.set_value(int(sv.active[t, j] and sv.spans[j] >= 2 and y[j, s] > 0))
     for (j, s, t), var in model.r.items():
