@@ -24,6 +24,7 @@ import numpy as np
 from . import jsonio as jio
 from .errors import InputError
 from .timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
+from .topology import Topology
 
 MAX_SERVER_GPUS = 4096
 """The most GPUs one server may have (real servers have 1-16; the engine keeps one entry per GPU)."""
@@ -39,7 +40,9 @@ class Cluster:
     ``servers[s]`` is O_s, the number of identical GPUs of server s. ``contention`` is the
     contention function f, a :class:`~rar_opt.timemodel.Contention` value (a registered
     name such as ``"linear"`` is accepted and resolved on construction); ``alpha`` is its
-    parameter.
+    parameter. ``topology`` is the network (:class:`~rar_opt.topology.Topology`, or its JSON
+    object, whose ``server_link`` defaults to ``b_inter``); None is the paper's star, every
+    server's uplink at ``b_inter`` (docs/model.md section 3.8).
     """
 
     servers: tuple[int, ...]
@@ -50,6 +53,7 @@ class Cluster:
     xi1: float = 1.0
     xi2: float = 0.0
     contention: Contention = LINEAR  # a registered name (str) is accepted and resolved on construction
+    topology: Topology | None = None  # None: the paper's star; a JSON object is accepted and read
 
     def __post_init__(self) -> None:
         servers = jio.check_list(self.servers, "servers", min_len=1)
@@ -75,6 +79,18 @@ class Cluster:
                 f"must be a registered name or a Contention value, got {type(self.contention).__name__}",
                 where="contention",
             )
+        self._check_topology()
+
+    def _check_topology(self) -> None:
+        if self.topology is None:
+            return
+        try:
+            if not isinstance(self.topology, Topology):
+                object.__setattr__(self, "topology", Topology.from_dict(self.topology, self.b_inter))
+            assert isinstance(self.topology, Topology)
+            self.topology.check_servers(len(self.servers))
+        except InputError as exc:
+            raise exc.within("topology") from None
 
     def __getstate__(self) -> dict[str, Any]:
         # the cached capacity array is rebuilt (read-only) after unpickling
@@ -106,14 +122,14 @@ class Cluster:
             "xi1": self.xi1,
             "xi2": self.xi2,
             "contention": self.contention.name,
-        }
+        } | ({} if self.topology is None else {"topology": self.topology.to_dict()})
 
     @classmethod
     def from_dict(cls, data: Any) -> Cluster:
         """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         keys = ("servers", "b_inter", "b_intra", "reduce_speed", "alpha", "xi1", "xi2")
-        d = jio.expect_object(data, required=keys, optional=("contention",))
-        return cls(**{k: d[k] for k in keys}, contention=d.get("contention", "linear"))
+        d = jio.expect_object(data, required=keys, optional=("contention", "topology"))
+        return cls(**{k: d[k] for k in keys}, contention=d.get("contention", "linear"), topology=d.get("topology"))
 
 
 @dataclass(frozen=True)

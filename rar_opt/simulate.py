@@ -10,11 +10,15 @@ The simulator evaluates any structurally valid schedule, feasible or not (the ch
 :mod:`rar_opt.check`, uses it to find capacity and horizon violations). A job whose
 iterations per slot are 0 (possible only in an infeasible schedule) never completes: it
 is reported as stalled, with completion -1.
+
+With a network topology (docs/model.md section 3.8) the time model counts split rings
+per link instead of per server; the segments then also record the counts on the
+switch-to-switch links (``Segment.links``). Without one, the paper's path runs unchanged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,8 +37,10 @@ class Segment:
     first: int
     last: int
     active: np.ndarray  # (J,) bool
-    contention: np.ndarray  # (S,) int, c_s
+    contention: np.ndarray  # (S,) int, c_s (split rings on each server's uplink)
     iterations: np.ndarray  # (J,) int, phi_j per slot (0 when inactive)
+    links: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """(E,) int: split rings on each switch-to-switch link of the topology (empty for the star)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Trace:
     active: np.ndarray  # (slots, J) bool
     contention: np.ndarray  # (slots, S) int
     iterations: np.ndarray  # (slots, J) int
+    links: np.ndarray | None = None  # (slots, E) int: rings per switch-to-switch link (topology only)
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,8 @@ class SimResult:
         lengths = np.array([s.last - s.first + 1 for s in self.segments])
         idle_j = np.zeros_like(self.segments[0].active)
         idle_s = np.zeros_like(self.segments[0].contention)
-        act, con, its = [], [], []
+        idle_l = np.zeros_like(self.segments[0].links)
+        act, con, its, lnk = [], [], [], []
         previous_last = origin - 1
         for seg, length in zip(self.segments, lengths, strict=True):
             gap = seg.first - previous_last - 1  # idle slots between segments
@@ -112,11 +120,14 @@ class SimResult:
                 act.append(np.repeat(idle_j[None], gap, 0))
                 con.append(np.repeat(idle_s[None], gap, 0))
                 its.append(np.repeat(np.zeros_like(seg.iterations)[None], gap, 0))
+                lnk.append(np.repeat(idle_l[None], gap, 0))
             act.append(np.repeat(seg.active[None], length, 0))
             con.append(np.repeat(seg.contention[None], length, 0))
             its.append(np.repeat(seg.iterations[None], length, 0))
+            lnk.append(np.repeat(seg.links[None], length, 0))
             previous_last = seg.last
-        return Trace(origin, np.concatenate(act), np.concatenate(con), np.concatenate(its))
+        links = np.concatenate(lnk) if len(idle_l) else None
+        return Trace(origin, np.concatenate(act), np.concatenate(con), np.concatenate(its), links)
 
 
 class Clock:
@@ -146,6 +157,7 @@ class Clock:
         self.record = record
         self.segments: list[Segment] = []
         self._rates: tuple[np.ndarray, np.ndarray] | None = None  # cache while the active set holds
+        self._links = np.zeros(0, dtype=np.int64)  # rings per switch-to-switch link (topology only)
 
     def start(self, job: int, placement: np.ndarray, slot: int) -> None:
         """Start ``job`` with ``placement`` at ``slot`` (>= the current slot)."""
@@ -185,13 +197,13 @@ class Clock:
             t_next = min(slot, self.t + int(need.min()))
             if t_next >= NEVER:  # the active jobs make no progress and nothing else starts
                 if self.record:
-                    self.segments.append(Segment(self.t, self.t, self.active.copy(), c, phi))
+                    self.segments.append(Segment(self.t, self.t, self.active.copy(), c, phi, self._links))
                 self.stalled[idx] = True
                 self.active[idx] = False
                 self._rates = None
                 break
             if self.record:
-                self.segments.append(Segment(self.t, t_next - 1, self.active.copy(), c, phi))
+                self.segments.append(Segment(self.t, t_next - 1, self.active.copy(), c, phi, self._links))
             self.remaining[idx] -= phi[idx] * (t_next - self.t)
             finished = self.remaining[idx] <= 0
             if finished.any():
@@ -213,9 +225,15 @@ class Clock:
             keep = self.active[self._pair_job]
             if not keep.all():
                 self._pair_job, self._pair_server = self._pair_job[keep], self._pair_server[keep]
-            self._rates = self.tm.rates_from_pairs(
-                self.active, self.n, self._pair_job, self._pair_server, self.n_servers
-            )
+            if self.tm.links is None:  # the paper's star: per-server contention only
+                self._rates = self.tm.rates_from_pairs(
+                    self.active, self.n, self._pair_job, self._pair_server, self.n_servers
+                )
+            else:
+                c, self._links, phi = self.tm.link_rates(
+                    self.active, self.n, self._pair_job, self._pair_server, self.n_servers
+                )
+                self._rates = (c, phi)
         return self._rates
 
     def result(self) -> SimResult:

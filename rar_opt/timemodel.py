@@ -16,6 +16,12 @@ For an active job j in slot t, with n_j servers spanned (split_j = n_j >= 2):
 
 A job started at a_j completes in the first slot e_j at which its iterations reach F_j;
 its completion time is C_j = e_j + 1.
+
+With a network topology (:mod:`rar_opt.topology`, docs/model.md section 3.8) the servers
+of (6) generalise to links: c_l counts the active split jobs whose ring uses link l, a
+link of bandwidth b_l gives each of them the share b_l / f(max(1, xi1 c_l)), and a split
+job's bandwidth is its tightest share, B_j = min over its links. On the star with every
+uplink at b_inter this is (6)-(8) exactly, and the code takes the paper's path unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+
+from .topology import LinkLayout, Topology
 
 ContentionFunction = Callable[[Any, float], Any]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""
@@ -118,6 +126,8 @@ class ClusterData(Protocol):
     def xi2(self) -> float: ...
     @property
     def contention(self) -> Contention: ...
+    @property
+    def topology(self) -> Topology | None: ...
 
 
 @dataclass(frozen=True)
@@ -190,11 +200,57 @@ class TimeModel:
         self._b_intra = c.b_intra
         self._xi1 = c.xi1
         self._xi2 = c.xi2
+        topology = getattr(c, "topology", None)
+        layout = None if topology is None else topology.layout(len(c.capacity))
+        if layout is not None and layout.is_star:  # the paper's model, at the uplinks' bandwidth
+            self._b_inter = float(layout.server_bw[0])
+            layout = None
+        self.links: LinkLayout | None = layout
+        """The network's links, or None for the paper's per-server model (the star)."""
+        self._share_levels: np.ndarray | None = None  # bandwidth per contention level (mixed links)
+        self._p_worst = int(min(len(a.gpus), int(c.capacity.max())))
+        self._best_level = 1
+        if layout is not None:
+            self._init_levels(layout)
         frac = (a.gpus - 1) / a.gpus
         # ring exchange volume 2 m (G-1)/G, divided by the bottleneck bandwidth per slot
         self.ring_volume = 2.0 * a.grad_size * frac
         # placement-independent part: reduction compute + forward + backward
         self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
+
+    def _init_levels(self, lay: LinkLayout) -> None:
+        """Contention levels of a topology (docs/model.md section 3.8).
+
+        A link can carry at most min(J, GPUs on either side of it) split rings (each has a
+        GPU on both sides; for a server uplink, O_s). With one bandwidth on every link the
+        level of a job is its contention count p_j, as in the paper. With several, the
+        levels are the pairs (link bandwidth, count) sorted by their share, fastest first,
+        so a higher level always means a smaller bandwidth, and a job's level is the one of
+        its tightest link: the exact formulations index their rate tables by it.
+        """
+        cap = self.capacity
+        side = lay.inner_side.astype(np.int64) @ cap
+        bound = np.concatenate(
+            [np.minimum(cap, len(self.gpus)), np.minimum(np.minimum(side, cap.sum() - side), len(self.gpus))]
+        )
+        bw = np.concatenate([lay.server_bw, lay.inner_bw])
+        classes = sorted({float(b) for b in bw}, reverse=True)
+        if len(classes) == 1:
+            self._b_inter = classes[0]
+            self._p_worst = max(1, int(bound.max()))
+            return
+        bws = np.concatenate([np.full(int(bound[bw == b].max()), b) for b in classes])
+        counts = np.concatenate([np.arange(1, int(bound[bw == b].max()) + 1) for b in classes])
+        shares = self.link_share(bws, counts)
+        order = np.lexsort((counts, -bws, -shares))  # by share, fastest first; ties by bandwidth, count
+        self._share_levels = np.concatenate([[np.nan], shares[order]])
+        self._p_worst = len(order)
+        best = float(self.link_share(lay.server_bw.max(), 1))
+        self._best_level = 1 + int(np.sum(shares > best))
+
+    def link_share(self, bandwidth: np.ndarray | float, count: np.ndarray | int) -> np.ndarray:
+        """What each of ``count`` split rings gets of a link of ``bandwidth``: b / f(max(1, xi1 count))."""
+        return np.asarray(bandwidth, dtype=float) / self._f(self.effective_contenders(np.asarray(count)), self._alpha)
 
     # -- eq. (7)-(9) ------------------------------------------------------------------
     def effective_contenders(self, p: np.ndarray) -> np.ndarray:
@@ -202,8 +258,15 @@ class TimeModel:
         return np.maximum(1.0, self._xi1 * np.asarray(p, dtype=float))
 
     def bandwidth(self, p: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Bottleneck bandwidth: b_intra on one server, b_inter / f(k) when split."""
+        """Bottleneck bandwidth: b_intra on one server, b_inter / f(k) when split.
+
+        With a topology of links of several bandwidths, ``p`` is a contention level
+        (:meth:`_init_levels`) and the bandwidth its share.
+        """
         n = np.asarray(n, dtype=float)
+        if self._share_levels is not None:  # a topology with links of several bandwidths: p is a level
+            q = np.clip(np.asarray(p).astype(np.int64), 1, len(self._share_levels) - 1)
+            return np.where(n >= 2, self._share_levels[q], self._b_intra)
         f = self._f(self.effective_contenders(p), self._alpha)
         return np.where(n >= 2, self._b_inter / f, self._b_intra)
 
@@ -218,6 +281,14 @@ class TimeModel:
         ring = _expand(self.ring_volume[jobs], p.ndim)
         fixed = _expand(self.fixed_time[jobs], p.ndim)
         return ring / self.bandwidth(p, n) + fixed + self._xi2 * n
+
+    def phi_at_bandwidth(
+        self, bandwidth: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)
+    ) -> np.ndarray:
+        """Iterations per slot (8)-(9) of ``jobs`` at a split ring's ``bandwidth`` (b_intra where n = 1)."""
+        n = np.asarray(n, dtype=float)
+        bw = np.where(n >= 2, bandwidth, self._b_intra)
+        return robust_floor_inverse(self.ring_volume[jobs] / bw + self.fixed_time[jobs] + self._xi2 * n)
 
     def phi(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Iterations per slot (9) of ``jobs`` at contention ``p`` and span ``n``."""
@@ -251,11 +322,44 @@ class TimeModel:
         self, active: np.ndarray, n: np.ndarray, pair_job: np.ndarray, pair_server: np.ndarray, n_servers: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """(c_s, phi_j) of one slot from the pairs of the active split jobs; inactive jobs get phi = 0."""
+        if self.links is not None:
+            c, _, phi = self.link_rates(active, n, pair_job, pair_server, n_servers)
+            return c, phi
         c, p = self.contention_pairs(pair_job, pair_server, len(n), n_servers)
         phi = np.zeros(len(n), dtype=np.int64)
         idx = np.flatnonzero(active)
         phi[idx] = self.phi(p[idx], n[idx], idx)
         return c, phi
+
+    def link_rates(
+        self, active: np.ndarray, n: np.ndarray, pair_job: np.ndarray, pair_server: np.ndarray, n_servers: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(c_s, c_e, phi_j) of one slot: split rings per server uplink and per switch-to-switch
+        link e (docs/model.md section 3.8), and iterations per slot (0 when inactive).
+
+        Without a topology (the star) c_e is empty and this is :meth:`rates_from_pairs`.
+        A split job's bandwidth is the smallest share over the links its ring uses.
+        """
+        if self.links is None:
+            c, phi = self.rates_from_pairs(active, n, pair_job, pair_server, n_servers)
+            return c, np.zeros(0, dtype=np.int64), phi
+        lay = self.links
+        c = np.bincount(pair_server, minlength=n_servers).astype(np.int64)
+        bw = np.full(len(n), np.inf)
+        np.minimum.at(bw, pair_job, self.link_share(lay.server_bw[pair_server], c[pair_server]))
+        c_inner = np.zeros(lay.num_inner, dtype=np.int64)
+        if lay.num_inner and len(pair_job):
+            jobs = np.unique(pair_job)
+            inside = np.zeros((len(jobs), lay.num_inner), dtype=np.int64)
+            np.add.at(inside, np.searchsorted(jobs, pair_job), lay.inner_side[:, pair_server].T.astype(np.int64))
+            used = (inside > 0) & (inside < np.asarray(n)[jobs][:, None])
+            c_inner = used.sum(axis=0).astype(np.int64)
+            share = self.link_share(lay.inner_bw, c_inner)
+            bw[jobs] = np.minimum(bw[jobs], np.where(used, share[None, :], np.inf).min(axis=1))
+        phi = np.zeros(len(n), dtype=np.int64)
+        idx = np.flatnonzero(active)
+        phi[idx] = self.phi_at_bandwidth(bw[idx], n[idx], idx)
+        return c, c_inner, phi
 
     def slot_rates(self, active: np.ndarray, spans: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(c_s, phi_j) of one slot: contention per server and iterations of every job.
@@ -274,8 +378,11 @@ class TimeModel:
         return n_min.astype(np.int64), n_max.astype(np.int64)
 
     def p_worst(self) -> int:
-        """The largest contention count a job can see: min(J, max_s O_s) (docs/model.md section 3)."""
-        return int(min(len(self.gpus), int(self.capacity.max())))
+        """The largest contention count a job can see: min(J, max_s O_s) (docs/model.md section 3).
+
+        With a topology, the largest contention level (docs/model.md section 3.8).
+        """
+        return self._p_worst
 
     def job_bounds(self) -> JobBounds:
         """Each job's extremes over every feasible span and contention level (:class:`JobBounds`)."""
@@ -289,7 +396,7 @@ class TimeModel:
         single = np.where(n_min == 1, self.tau(np.zeros_like(n_min), one), np.nan)
         can_split = n_max >= 2
         split_lo = np.maximum(n_min, 2)
-        best_split = np.where(can_split, self.tau(one, split_lo), np.nan)
+        best_split = np.where(can_split, self.tau(np.full_like(n_min, self._best_level), split_lo), np.nan)
         worst_split = np.where(can_split, self.tau(np.full_like(n_max, self.p_worst()), np.maximum(n_max, 2)), np.nan)
         tau_min = np.fmin(single, best_split)
         tau_max = np.fmax(single, worst_split)
