@@ -1,0 +1,111 @@
+"""The ``variants`` command: every model spec on every instance, one row each (docs/variants.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..instance import Instance
+from ..library import MODEL_FOLDERS, instance_path, model_path, names
+from .output import EXIT_OK, emit_json, emit_table, fmt, progress
+
+COLUMNS = (
+    "instance",
+    "spec",
+    "kind",
+    "bin/int/cont",
+    "rows",
+    "nonzeros",
+    "build_s",
+    "lp_bound",
+    "root_bound",
+    "bound",
+    "objective",
+    "status",
+    "solve_s",
+    "flag",
+)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to ``sub``."""
+    p = sub.add_parser(
+        "variants",
+        parents=[common],
+        help="every model spec on every instance: size, bounds (LP, root, final), objective, status, times",
+    )
+    p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance files or library names")
+    p.add_argument("--models", metavar="DIR", help="a folder of model specs (default: the bundled models/)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (LP, root, final; default 60)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("-o", "--output", help="write the table as JSON (with versions, seed and solver options)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_variants)
+
+
+def _specs(folder: str | None) -> list[Any]:
+    """The specs of ``folder`` (every *.json), or the bundled catalogue."""
+    from ..models import ModelSpec
+
+    if folder is None:
+        return [ModelSpec.read(model_path(name)) for name in names(MODEL_FOLDERS)]
+    paths = sorted(Path(folder).glob("*.json"))
+    if not Path(folder).is_dir() or not paths:
+        raise InputError("is not a folder of model specs (*.json)", where="--models", file=folder)
+    return [ModelSpec.read(p) for p in paths]
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    """``rar-opt variants``: the variants table (flags exact variants that disagree)."""
+    from ..jsonio import dump_json
+    from ..solvers.solve import _settings
+    from ..variants import disagreements, measure, summary
+
+    _settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
+    instances = [Instance.read(instance_path(name)) for name in args.instances]
+    specs = _specs(args.models)
+    rows = []
+    with progress(args, len(instances) * len(specs), "variants") as bar:
+        for inst in instances:
+            for spec in specs:
+                rows.append(measure(spec, inst, time_limit=args.time_limit, seed=args.seed))
+                bar.update(1)
+    rows, messages = disagreements(rows)
+    out = summary(rows, messages, specs, time_limit=args.time_limit, seed=args.seed)
+    if args.output:
+        dump_json(out, args.output)
+    if args.json:
+        emit_json(out)
+    else:
+        table = []
+        for r in rows:
+            v = r.variables
+            size = "/".join(str(v.get(k, 0)) for k in ("binary", "integer", "continuous")) if v else None
+            table.append(
+                (
+                    r.instance,
+                    r.spec,
+                    r.kind,
+                    size,
+                    r.rows,
+                    r.nonzeros,
+                    r.build_s,
+                    r.lp_bound,
+                    r.root_bound,
+                    r.bound,
+                    r.objective,
+                    r.status,
+                    r.solve_s,
+                    r.flag,
+                )
+            )
+        emit_table(table, COLUMNS)
+        for r in rows:
+            if r.status == "refused":
+                print(f"note: {r.instance} / {r.spec}: refused: {fmt(r.message)}")
+    for message in messages:
+        print(f"WARNING: {message}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,233 @@
+"""The variants table: every model spec on every instance, side by side (docs/variants.md).
+
+For each (instance, spec) one :class:`VariantRow`: the model's size (variables by type,
+rows, nonzeros), its build time, its LP bound (the model with every integer variable
+relaxed), its root bound (HiGHS stopped after the root node: presolve, cuts and root
+heuristics included), its final bound, the objective of its schedule, the status and the
+solve time. Exact variants go through :func:`rar_opt.solvers.solve` (schedule read back,
+checked, re-simulated); relaxations are solved as models and report a bound only, with
+the status ``bound`` (solved: the value is a proven lower bound) or ``bound-limit`` (a
+limit stopped it: the value is still a lower bound, a weaker one). A relaxation never
+yields a schedule and never the status ``optimal``.
+
+Two checks a reader should not have to do by eye (:func:`disagreements`): exact variants
+of the same objective that prove different optima, and a relaxation whose bound exceeds
+a proven optimum of the makespan. Either is a bug somewhere, and is flagged loudly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.util.vars_from_expressions import get_vars_from_components
+
+from .errors import InputError
+from .formulations import formulation
+from .formulations.relax import lp_relaxation
+from .instance import Instance
+from .models import ModelSpec, build_model
+from .provenance import versions
+from .solvers import Status, solve, solve_model
+
+log = logging.getLogger(__name__)
+
+EXACT, RELAXATION = "exact", "relaxation"
+BOUND, BOUND_LIMIT, REFUSED = "bound", "bound-limit", "refused"
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    """One spec on one instance (see the module docstring); None where a value does not apply."""
+
+    instance: str
+    spec: str
+    formulation: str
+    kind: str  # exact or relaxation
+    objective_kind: str  # the objective the values are in (makespan, total, weighted, lexicographic)
+    variables: dict[str, int] = field(default_factory=dict)  # binary, integer, continuous
+    rows: int | None = None
+    nonzeros: int | None = None
+    build_s: float | None = None
+    lp_bound: float | None = None
+    root_bound: float | None = None
+    bound: float | None = None  # the final bound
+    objective: float | None = None  # of the schedule found (exact variants only)
+    makespan: int | None = None  # of that schedule, by the simulator
+    status: str = ""
+    solve_s: float | None = None
+    message: str = ""
+    flag: str = ""  # set by :func:`disagreements`
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready values."""
+        return dataclasses.asdict(self)
+
+
+def measure(spec: ModelSpec, instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> VariantRow:
+    """The row of ``spec`` on ``instance``; a model too large or not applicable is a row with
+    the status ``refused`` and the reason, not an error."""
+    options = spec.make_options()
+    kind = RELAXATION if spec.relaxation != "none" else EXACT
+    objective = getattr(options, "objective", "makespan")
+    if getattr(options, "horizon", None) is not None:  # a shorter horizon may change the optimum of a sum
+        objective += f" (horizon {options.horizon})"
+    row = VariantRow(instance.name, spec.name, spec.formulation, kind, objective)
+    began = time.perf_counter()
+    try:
+        model = build_model(spec, instance)
+    except InputError as exc:
+        return dataclasses.replace(row, status=REFUSED, message=exc.message)
+    row = dataclasses.replace(row, build_s=time.perf_counter() - began)
+    if isinstance(model, pyo.Block):
+        row = _pyomo_measures(row, model, time_limit, seed)
+    else:  # a CP-SAT model: its size from the proto; no LP or root bound
+        proto = model.model.proto
+        row = dataclasses.replace(row, variables={"integer": len(proto.variables)}, rows=len(proto.constraints))
+    if kind == RELAXATION:
+        return _relaxed(row, model, spec, time_limit, seed)
+    res = solve(instance, spec.formulation, time_limit=time_limit, seed=seed, **spec.options)
+    return dataclasses.replace(
+        row,
+        bound=res.bound,
+        objective=res.objective,
+        makespan=res.makespan,
+        status=str(res.status),
+        solve_s=res.solver_s if res.solver_s is not None else res.wall_s,
+        message=res.message,
+    )
+
+
+def _pyomo_measures(row: VariantRow, model: pyo.Block, time_limit: float | None, seed: int) -> VariantRow:
+    """Size by variable type, rows and nonzeros (HiGHS' count), the LP bound and the root bound."""
+    counts = {"binary": 0, "integer": 0, "continuous": 0}
+    for var in get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False):
+        counts["binary" if var.is_binary() else "integer" if var.is_integer() else "continuous"] += 1
+    integral = counts["binary"] + counts["integer"] > 0
+    if not _linear(model):  # products of variables: no LP to speak of, and HiGHS cannot take it
+        return dataclasses.replace(row, variables=counts)
+    lp = solve_model(lp_relaxation(model) if integral else model.clone(), time_limit=time_limit, seed=seed)
+    row = dataclasses.replace(
+        row,
+        variables=counts,
+        rows=lp.model_size.get("rows"),
+        nonzeros=lp.model_size.get("nonzeros"),
+        lp_bound=_bound_of(lp),
+    )
+    if integral:
+        row = dataclasses.replace(row, root_bound=root_bound(model, time_limit=time_limit, seed=seed))
+    else:  # an LP: its root is its optimum
+        row = dataclasses.replace(row, root_bound=row.lp_bound)
+    return row
+
+
+def _linear(model: pyo.Block) -> bool:
+    """Whether every active row and the objective are linear (polynomial degree at most 1)."""
+    parts = model.component_data_objects((pyo.Constraint, pyo.Objective), active=True, descend_into=True)
+    return all((part.body if hasattr(part, "body") else part.expr).polynomial_degree() in (0, 1) for part in parts)
+
+
+def _relaxed(row: VariantRow, model: Any, spec: ModelSpec, time_limit: float | None, seed: int) -> VariantRow:
+    """Solve a relaxation as a model: a bound, never a schedule."""
+    backend = "cpsat" if formulation(spec.formulation).problem == "cp" or not isinstance(model, pyo.Block) else "highs"
+    raw = solve_model(model, backend, time_limit=time_limit, seed=seed)
+    bound = _bound_of(raw)
+    if raw.status == Status.INFEASIBLE:
+        status = str(Status.INFEASIBLE)  # even the relaxation has no point: the horizon is too short
+    elif bound is None:
+        status = str(Status.NO_SOLUTION) if raw.status != Status.ERROR else str(Status.ERROR)
+    else:
+        status = BOUND if raw.status == Status.OPTIMAL else BOUND_LIMIT
+    return dataclasses.replace(row, bound=bound, status=status, solve_s=raw.solver_s, message=raw.message)
+
+
+def _bound_of(raw: Any) -> float | None:
+    """The proven lower bound of a solve: its bound, or its objective when solved to optimality."""
+    if raw.status == Status.OPTIMAL:
+        return max(v for v in (raw.objective, raw.bound) if v is not None)
+    return raw.bound
+
+
+def root_bound(model: pyo.Block, *, time_limit: float | None = None, seed: int = 0) -> float | None:
+    """HiGHS' dual bound after the root node of ``model`` (mip_max_nodes = 1).
+
+    Our solver layer's options have no node limit, so this asks Pyomo's appsi HiGHS
+    interface directly, with the same thread count (1) and seed as the backend."""
+    from pyomo.contrib.appsi.solvers import Highs
+
+    opt = Highs()
+    opt.config.load_solution = False
+    opt.highs_options = {"mip_max_nodes": 1, "threads": 1, "random_seed": int(seed)}
+    if time_limit is not None:
+        opt.config.time_limit = float(time_limit)
+    try:
+        res = opt.solve(model)
+    except Exception as exc:  # a failure here costs the column, not the table
+        log.warning("root bound not measured: %s: %s", type(exc).__name__, exc)
+        return None
+    bound = res.best_objective_bound
+    return float(bound) if bound is not None and math.isfinite(bound) else None
+
+
+def disagreements(rows: Sequence[VariantRow]) -> tuple[list[VariantRow], list[str]]:
+    """The rows with their flags set, and one loud message per problem: exact variants of
+    one objective on one instance proving different optima, or a relaxation's bound above
+    a proven optimal makespan."""
+    optima: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        if r.kind == EXACT and r.status == str(Status.OPTIMAL) and r.objective is not None:
+            optima[r.instance, r.objective_kind][r.spec] = r.objective
+    messages, flagged = [], []
+    for r in rows:
+        flag = ""
+        found = optima.get((r.instance, r.objective_kind), {})
+        if r.kind == EXACT and r.spec in found and len({round(v, 6) for v in found.values()}) > 1:
+            flag = "DISAGREE"
+            messages.append(f"{r.instance}: exact variants disagree on the {r.objective_kind} optimum: {found}")
+        if r.kind == RELAXATION and r.bound is not None and found:
+            best = min(found.values())
+            if r.bound > best + 1e-6:
+                flag = "BOUND ABOVE OPTIMUM"
+                messages.append(f"{r.instance}: {r.spec}'s bound {r.bound} exceeds the proven optimum {best}")
+        flagged.append(dataclasses.replace(r, flag=flag))
+    return flagged, sorted(set(messages))
+
+
+def variants_table(
+    instances: Iterable[Instance],
+    specs: Sequence[ModelSpec],
+    *,
+    time_limit: float | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Every spec on every instance, flagged (:func:`disagreements`), with what the numbers depend on."""
+    rows = [measure(spec, inst, time_limit=time_limit, seed=seed) for inst in instances for spec in specs]
+    rows, messages = disagreements(rows)
+    return summary(rows, messages, specs, time_limit=time_limit, seed=seed)
+
+
+def summary(
+    rows: Sequence[VariantRow],
+    messages: Sequence[str],
+    specs: Sequence[ModelSpec],
+    *,
+    time_limit: float | None,
+    seed: int,
+) -> dict[str, Any]:
+    """The table as a JSON-ready result: rows, flags, specs, limit, seed, solver options, versions."""
+    return {
+        "rows": [r.to_dict() for r in rows],
+        "disagreements": list(messages),
+        "specs": {s.name: {"formulation": s.formulation, "options": s.options} for s in specs},
+        "time_limit": time_limit,
+        "seed": seed,
+        "solver_options": {"threads": 1, "seed": seed, "root_bound": {"mip_max_nodes": 1}},
+        "versions": versions(),
+    }
