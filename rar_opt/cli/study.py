@@ -1,0 +1,139 @@
+"""Approximation-ratio studies: ``study run | report | worst | export``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..algorithms import POLICIES
+from ..calibration import PRESETS
+from ..generate import GENERATORS
+from .output import EXIT_OK, emit_json, emit_table, progress
+
+
+def _executor_options(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")
+    where.add_argument("--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT")
+
+
+def _family_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--family", required=True, choices=list(GENERATORS), help="the instance generator")
+    p.add_argument("--preset", choices=list(PRESETS), help="the paper generator's calibration")
+    p.add_argument("--seed", type=int, default=0, help="the first instance seed (default 0)")
+    p.add_argument("--jobs", type=int, help="jobs per instance (default: the generator's)")
+    p.add_argument("--servers", type=int, help="servers per instance (default: the generator's)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve (default 60)")
+    p.add_argument("--method", help="exact method of rar_opt.solvers.solve (default: auto when available)")
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the ``study`` command group to ``sub``."""
+    study = sub.add_parser("study", parents=[common], help="approximation-ratio studies (run, report, worst, export)")
+    verbs = study.add_subparsers(dest="verb", required=True)
+
+    p = verbs.add_parser("run", parents=[common], help="instances of a family against the optimum, into a store")
+    p.add_argument("store", help="the SQLite store (created, or resumed)")
+    _family_options(p)
+    p.add_argument("--count", type=int, required=True, help="number of instances")
+    p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: every policy")
+    _executor_options(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_run)
+
+    p = verbs.add_parser("report", parents=[common], help="per-policy ALG/OPT statistics of a store")
+    p.add_argument("store")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plots", metavar="DIR", help="write PNG pictures into DIR")
+    p.set_defaults(func=cmd_report)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from ..executors import make_executor
+
+    return make_executor(workers=args.workers, scheduler=args.scheduler)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``rar-opt study run``: compute what the store lacks, then print the report."""
+    from ..studies.run import StudyConfig, run_study
+
+    config = StudyConfig(
+        family=args.family,
+        seed=args.seed,
+        jobs=args.jobs,
+        servers=args.servers,
+        preset=args.preset,
+        policies=tuple(args.policies or ()),
+        time_limit=args.time_limit,
+        method=args.method or "",
+    )
+    from pathlib import Path
+
+    from ..studies.run import open_study
+
+    if Path(args.store).exists():  # a foreign or mismatched store is refused before any cluster starts
+        open_study(args.store, config).close()
+    with _executor(args) as executor, progress(args, args.count, "inst") as bar:
+        proven = [0]
+
+        def started(todo: int, already: int) -> None:
+            bar.update(already)
+
+        def finished(result: Any) -> None:
+            proven[0] += bool(result.outputs["proven"])
+            bar.set_postfix(proven=proven[0], refresh=False)
+            bar.update()
+
+        summary = run_study(args.store, config, args.count, executor, on_result=finished, on_start=started)
+    if not args.json:
+        print(
+            f"{summary.tasks} instances: {summary.computed} computed now, {summary.already} already in the store "
+            f"({summary.executor['kind']}, {summary.executor['workers']} worker(s))"
+        )
+    return _print_report(args.store, args.json)
+
+
+def _print_report(path: str, as_json: bool) -> int:
+    from ..studies.report import report, table
+    from ..studies.store import open_store
+
+    with open_store(path) as store:
+        rep = report(store.rows())
+        config, kind = store.config, store.kind
+    if as_json:
+        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config})
+        return EXIT_OK
+    print(f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones")
+    rows, header = table(rep)
+    emit_table(rows, header)
+    if rep.theorem5_min is not None:
+        print(f"Theorem 5's bound n_g varphi u / l (SJF-BCO): smallest over the instances {rep.theorem5_min:.4g}")
+    for claim, tally in rep.claims.items():
+        print(
+            f"claim {claim}: held {tally['held']}, violated {tally['violated']}, inconclusive {tally['inconclusive']}"
+        )
+    if rep.claims.get("lemma2", {}).get("violated"):
+        print(
+            "note: lemma2 fails under the paper's bisection rule, which moves theta down only on an "
+            "improvement (docs/algorithms.md section 2.1)"
+        )
+    for name, s in rep.policies.items():
+        if s.unproven and s.unproven_ratio_range:
+            low, high = s.unproven_ratio_range
+            print(f"{name}: {s.unproven} instance(s) unproven, their ratios within [{low:.4f}, {high:.4f}]")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``rar-opt study report``: the statistics (and pictures) of a store."""
+    if args.plots:
+        from ..studies.plots import write_plots
+        from ..studies.store import open_store
+
+        with open_store(args.store) as store:
+            written = write_plots(list(store.rows()), args.plots)
+        if not args.json:
+            for path in written:
+                print(f"wrote {path}")
+    return _print_report(args.store, args.json)

@@ -1,0 +1,170 @@
+"""``study report``: per policy, how far from the optimum over a store's instances.
+
+Statistics of ALG/OPT are taken over the instances whose optimum is proven; the others
+are counted apart (``unproven``), with the range their true ratio lies in (ALG / best
+schedule known .. ALG / best lower bound). Per policy: the count, the proven count, the
+mean of ALG/OPT with a 95% confidence interval (Student's t over the instances), the
+median, the 95th percentile, the maximum, the share of instances where the policy is
+optimal, and the worst instance's name. Theorem 5's bound n_g varphi u / l is an
+instance's own number; it is reported at each policy's worst instance and as its smallest
+value over the store, beside the worst ratio (docs/studies.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..algorithms import POLICIES
+from .store import TaskRow
+
+
+@dataclass(frozen=True)
+class PolicyStats:
+    """ALG/OPT of one policy over a store's proven instances."""
+
+    policy: str
+    count: int  # instances the policy ran on
+    proven: int  # of them with a proven optimum (the statistics below are over these)
+    optimal_share: float | None
+    mean_ratio: float | None
+    mean_ci95: tuple[float, float] | None
+    median_ratio: float | None
+    p95_ratio: float | None
+    max_ratio: float | None
+    worst: str | None  # the instance of the largest ratio (the first one in task order on ties)
+    theorem5_at_worst: float | None  # Theorem 5's bound on that instance
+    unproven: int
+    unproven_ratio_range: tuple[float, float] | None  # min ALG/best .. max ALG/lower bound over them
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values."""
+        return {
+            "count": self.count,
+            "proven": self.proven,
+            "optimal_share": self.optimal_share,
+            "mean_ratio": self.mean_ratio,
+            "mean_ci95": list(self.mean_ci95) if self.mean_ci95 else None,
+            "median_ratio": self.median_ratio,
+            "p95_ratio": self.p95_ratio,
+            "max_ratio": self.max_ratio,
+            "worst": self.worst,
+            "theorem5_at_worst": self.theorem5_at_worst,
+            "unproven": self.unproven,
+            "unproven_ratio_range": list(self.unproven_ratio_range) if self.unproven_ratio_range else None,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """A store's report."""
+
+    instances: int
+    proven: int
+    policies: dict[str, PolicyStats]
+    theorem5_min: float | None  # the smallest Theorem 5 bound over the instances
+    claims: dict[str, dict[str, int]]  # per SJF-BCO claim: held / violated / inconclusive
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` object."""
+        return {
+            "instances": self.instances,
+            "proven": self.proven,
+            "policies": {name: s.to_dict() for name, s in self.policies.items()},
+            "theorem5_min": self.theorem5_min,
+            "sjf_bco_claims": self.claims,
+        }
+
+
+def ci95(values: np.ndarray) -> tuple[float, float]:
+    """A 95% confidence interval of the mean (Student's t); a point when it cannot be wider."""
+    from scipy import stats
+
+    mean = float(np.mean(values))
+    if len(values) < 2 or float(np.std(values)) == 0.0:
+        return mean, mean
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
+    return float(low), float(high)
+
+
+def policy_stats(policy: str, rows: list[TaskRow]) -> PolicyStats:
+    """The statistics of ``policy`` over ``rows`` (those it ran on)."""
+    mine = [r for r in rows if policy in r.outputs["policies"]]
+    proven = [r for r in mine if r.outputs["proven"]]
+    ratios = np.array([r.outputs["policies"][policy]["ratio"] for r in proven], dtype=float)
+    unproven = [r.outputs["policies"][policy] for r in mine if not r.outputs["proven"]]
+    span = (min(p["ratio_low"] for p in unproven), max(p["ratio_high"] for p in unproven)) if unproven else None
+    if not len(ratios):
+        return PolicyStats(policy, len(mine), 0, None, None, None, None, None, None, None, None, len(unproven), span)
+    worst = proven[int(np.argmax(ratios))]  # argmax: the first of equal maxima, in task order
+    optimal = sum(bool(r.outputs["policies"][policy]["optimal"]) for r in proven)
+    return PolicyStats(
+        policy,
+        len(mine),
+        len(proven),
+        optimal / len(proven),
+        float(np.mean(ratios)),
+        ci95(ratios),
+        float(np.median(ratios)),
+        float(np.percentile(ratios, 95)),
+        float(np.max(ratios)),
+        worst.outputs["instance"],
+        worst.outputs.get("theorem5_bound"),
+        len(unproven),
+        span,
+    )
+
+
+def report(rows: Iterable[TaskRow]) -> Report:
+    """The report of a store's rows."""
+    rows = list(rows)
+    names: list[str] = []
+    for r in rows:
+        names += [p for p in r.outputs["policies"] if p not in names]
+    order = list(POLICIES)
+    names.sort(key=lambda p: (order.index(p) if p in order else len(order), p))  # the registry's order
+    bounds = [r.outputs["theorem5_bound"] for r in rows if r.outputs.get("theorem5_bound") is not None]
+    claims: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for c in r.outputs.get("claims", []):
+            verdict = {True: "held", False: "violated", None: "inconclusive"}[c["holds"]]
+            tally = claims.setdefault(c["claim"], {"held": 0, "violated": 0, "inconclusive": 0})
+            tally[verdict] += 1
+    return Report(
+        instances=len(rows),
+        proven=sum(bool(r.outputs["proven"]) for r in rows),
+        policies={name: policy_stats(name, rows) for name in names},
+        theorem5_min=min(bounds) if bounds else None,
+        claims=claims,
+    )
+
+
+def table(rep: Report) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+    """The report as rows of a text table and its header."""
+    header = ("policy", "n", "proven", "optimal", "mean [95% CI]", "median", "p95", "max", "T5 bound", "worst")
+    rows = []
+    for name, s in rep.policies.items():
+        ci = f"{_f(s.mean_ratio)} [{_f(s.mean_ci95[0])}, {_f(s.mean_ci95[1])}]" if s.mean_ci95 else "-"
+        rows.append(
+            (
+                name,
+                s.count,
+                s.proven,
+                None if s.optimal_share is None else f"{100 * s.optimal_share:.0f}%",
+                ci,
+                _f(s.median_ratio),
+                _f(s.p95_ratio),
+                _f(s.max_ratio),
+                _f(s.theorem5_at_worst),
+                s.worst,
+            )
+        )
+    return rows, header
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"

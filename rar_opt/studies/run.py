@@ -1,0 +1,138 @@
+"""``study run``: instances of a family, each against its exact optimum, into a store.
+
+A study is a configuration (:class:`StudyConfig`) and a number of instances: instance i
+is the family's generator with seed ``seed + i``. Every instance is one task
+(:func:`rar_opt.studies.tasks.run_task`); the tasks go to an executor and each finished
+task is written to the store at once. Running the same command again skips the tasks the
+store already holds, so a killed study resumes where it stopped; a larger ``count``
+extends it. The store is bound to the configuration (everything but the count and the
+executor), so rows of different configurations never mix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..calibration import PRESETS
+from ..errors import InputError
+from ..executors import Executor
+from ..generate import GENERATORS
+from .store import Store, open_store
+from .tasks import TaskResult, check_policies, exact_method, generated_inputs, run_task, task_key
+
+STUDY_KIND = "study"
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """What a study computes (validated on construction)."""
+
+    family: str
+    seed: int = 0
+    jobs: int | None = None
+    servers: int | None = None
+    preset: str | None = None
+    policies: tuple[str, ...] = ()
+    time_limit: float = 60.0
+    method: str = ""
+
+    def __post_init__(self) -> None:
+        if self.family not in GENERATORS:
+            raise InputError(f"unknown family {self.family!r} (known: {', '.join(GENERATORS)})", where="--family")
+        if self.preset is not None:
+            if self.family != "paper":
+                raise InputError(f"only the paper family takes a preset, not {self.family}", where="--preset")
+            if self.preset not in PRESETS:
+                raise InputError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="--preset")
+        for name in ("seed", "jobs", "servers"):
+            value, low = getattr(self, name), 0 if name == "seed" else 1
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                raise InputError(f"= {value!r} must be an integer >= {low}", where=f"--{name}")
+        t = self.time_limit
+        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
+            raise InputError(f"= {t!r} must be a positive number of seconds", where="--time-limit")
+        object.__setattr__(self, "time_limit", float(t))
+        object.__setattr__(self, "policies", check_policies(self.policies))
+        object.__setattr__(self, "method", self.method or exact_method())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as the store records it."""
+        return {
+            "family": self.family,
+            "seed": self.seed,
+            "jobs": self.jobs,
+            "servers": self.servers,
+            "preset": self.preset,
+            "policies": list(self.policies),
+            "time_limit": self.time_limit,
+            "method": self.method,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StudyConfig:
+        """The configuration a store recorded."""
+        return cls(**{**data, "policies": tuple(data["policies"])})
+
+    def inputs(self, count: int) -> list[dict[str, Any]]:
+        """The inputs of the first ``count`` tasks (instance i has seed ``seed + i``)."""
+        return [
+            generated_inputs(
+                self.family,
+                self.seed + i,
+                jobs=self.jobs,
+                servers=self.servers,
+                preset=self.preset,
+                policies=self.policies,
+                method=self.method,
+                time_limit=self.time_limit,
+            )
+            for i in range(count)
+        ]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one ``study run`` did."""
+
+    tasks: int  # tasks asked for
+    already: int  # found in the store (resumed)
+    computed: int  # computed and written now
+    stored: int  # rows in the store at the end (all counts)
+    executor: dict[str, Any]
+
+
+def open_study(path: str | Path, config: StudyConfig) -> Store:
+    """The store at ``path`` for ``config`` (created if new; refused if made otherwise)."""
+    return open_store(path, STUDY_KIND, config.to_dict())
+
+
+def run_study(
+    path: str | Path,
+    config: StudyConfig,
+    count: int,
+    executor: Executor,
+    on_result: Callable[[TaskResult], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> RunSummary:
+    """Compute the first ``count`` tasks of ``config`` that the store lacks, writing each as
+    it finishes. ``on_start(todo, already)`` is called once, ``on_result`` per finished task."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InputError(f"= {count!r} must be an integer >= 1", where="--count")
+    inputs = config.inputs(count)
+    with open_study(path, config) as store:
+        done = store.keys()
+        todo = [(i, x) for i, x in enumerate(inputs) if task_key(x) not in done]
+        if on_start is not None:
+            on_start(len(todo), count - len(todo))
+        computed = 0
+        for k, result in executor.run(run_task, [x for _, x in todo]):
+            seq, x = todo[k]
+            if store.add(result.key, seq, x, result.outputs, result.wall_s, result.timing, result.versions):
+                computed += 1
+            if on_result is not None:
+                on_result(result)
+        return RunSummary(count, count - len(todo), computed, store.count(), executor.description)

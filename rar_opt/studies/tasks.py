@@ -1,0 +1,245 @@
+"""The pure task functions of a study: from inputs (generator arguments or an instance, the
+policies, the exact method, the time limit, the seed) to one JSON-ready row.
+
+A task reads nothing but its inputs and draws random numbers only from the seeds in them,
+so the same inputs give the same outputs on any executor and any worker (timing is kept
+apart, in :class:`TaskResult`). Each task solves its instance exactly with the best
+method the solver layer offers (:func:`exact_method`), runs every policy, and records per
+policy the makespan, the average JCT and ALG/OPT; for SJF-BCO also Theorem 5's bound and
+the checks of Lemma 2, Lemma 3 and Theorem 5 (:mod:`rar_opt.bounds`).
+
+When the optimum is not proven within the time limit, the row keeps the best proven lower
+bound and the best schedule found (the solver's or a policy's): the true ratio lies between
+ALG / best makespan and ALG / lower bound, and the row says ``proven: false``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..algorithms import POLICIES, run_policy
+from ..analysis import realized_shares
+from ..bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
+from ..check import check
+from ..errors import InputError
+from ..generate import GENERATORS, generate
+from ..instance import Instance
+from ..provenance import versions
+from ..schedule import Schedule
+from .store import canonical
+
+FALLBACK_METHOD = "decompose"
+"""The exact method used when the solver layer has no ``auto`` method."""
+
+PREFERRED_METHOD = "auto"
+"""The solver layer's own choice of exact method, used as soon as it is the default."""
+
+
+def exact_method() -> str:
+    """``auto`` when :func:`rar_opt.solvers.solve` takes it as its default method, else the
+    contention-free decomposition (CP-SAT), which proves tiny instances in milliseconds."""
+    from ..solvers import solve
+
+    params = inspect.signature(solve).parameters.values()
+    return PREFERRED_METHOD if any(p.default == PREFERRED_METHOD for p in params) else FALLBACK_METHOD
+
+
+def task_key(inputs: dict[str, Any]) -> str:
+    """A task's key in the store: a digest of its canonical inputs."""
+    return hashlib.sha256(canonical(inputs).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What a task returns: its key, its deterministic outputs and its timing."""
+
+    key: str
+    outputs: dict[str, Any]
+    wall_s: float
+    timing: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)  # of the process that ran it
+
+
+def generated_inputs(
+    family: str,
+    seed: int,
+    *,
+    jobs: int | None,
+    servers: int | None,
+    preset: str | None,
+    policies: tuple[str, ...],
+    method: str,
+    time_limit: float,
+) -> dict[str, Any]:
+    """The inputs of one study task on a generated instance."""
+    return {
+        "task": "generated",
+        "family": family,
+        "seed": seed,
+        "jobs": jobs,
+        "servers": servers,
+        "preset": preset,
+        "policies": list(policies),
+        "method": method,
+        "time_limit": time_limit,
+    }
+
+
+def instance_inputs(
+    instance: Instance, policies: tuple[str, ...], method: str, time_limit: float, seed: int
+) -> dict[str, Any]:
+    """The inputs of one task on a given instance (a worst-case search's candidate)."""
+    return {
+        "task": "instance",
+        "instance": instance.to_dict(),
+        "seed": seed,
+        "policies": list(policies),
+        "method": method,
+        "time_limit": time_limit,
+    }
+
+
+def instance_of(inputs: dict[str, Any]) -> Instance:
+    """The instance a task's inputs describe."""
+    if inputs["task"] == "instance":
+        return Instance.from_dict(inputs["instance"])
+    if inputs["family"] not in GENERATORS:
+        raise InputError(f"unknown family {inputs['family']!r} (known: {', '.join(GENERATORS)})", where="--family")
+    return generate(
+        inputs["family"], inputs["seed"], jobs=inputs["jobs"], servers=inputs["servers"], preset=inputs["preset"]
+    )
+
+
+def run_task(inputs: dict[str, Any]) -> TaskResult:
+    """Evaluate one task (a pure function of ``inputs``; only the timing varies)."""
+    began = time.perf_counter()
+    instance = instance_of(inputs)
+    outputs, timing = evaluate(
+        instance, tuple(inputs["policies"]), inputs["method"], float(inputs["time_limit"]), int(inputs["seed"])
+    )
+    return TaskResult(task_key(inputs), outputs, time.perf_counter() - began, timing, versions())
+
+
+def evaluate(
+    instance: Instance, policies: tuple[str, ...], method: str, time_limit: float, seed: int
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Every policy on ``instance`` against its exact optimum (or the best bound and best
+    schedule when the optimum is not proven); the outputs row and the timing."""
+    from ..solvers import Status, solve
+
+    timing: dict[str, float] = {}
+    runs, spans = {}, {}
+    for name in policies:
+        began = time.perf_counter()
+        runs[name] = run_policy(instance, name, seed=seed)
+        timing[f"{name}_s"] = time.perf_counter() - began
+        sim = check(instance, runs[name].schedule).result
+        if sim.makespan is None:  # a policy's schedule always completes; this would be a bug
+            raise RuntimeError(f"{name} returned a schedule that does not complete on {instance.name}")
+        spans[name] = (int(sim.makespan), float(sim.avg_jct or 0.0))
+    began = time.perf_counter()
+    res = solve(instance, method, time_limit=time_limit, threads=1, seed=seed)
+    timing["solve_s"] = time.perf_counter() - began
+    proven = res.status == Status.OPTIMAL and res.makespan is not None
+    best = min([m for m, _ in spans.values()] + ([res.makespan] if res.makespan is not None else []))
+    lower = lower_bounds(instance).best
+    if res.bound is not None and math.isfinite(res.bound):
+        lower = max(lower, math.ceil(res.bound - 1e-6))  # a proven bound on an integral makespan
+    optimum = int(res.makespan) if proven and res.makespan is not None else None
+    if optimum is not None:
+        lower = best = optimum
+    rows: dict[str, Any] = {}
+    for name in policies:
+        makespan, avg_jct = spans[name]
+        shares = realized_shares(instance, runs[name].schedule)
+        rows[name] = {
+            "makespan": makespan,
+            "avg_jct": avg_jct,
+            "ratio": makespan / optimum if optimum else None,
+            "ratio_low": makespan / best,  # <= ALG/OPT: against the best schedule known
+            "ratio_high": makespan / lower,  # >= ALG/OPT: against the best lower bound
+            "optimal": makespan == optimum if optimum else None,
+            "exceeds_horizon": runs[name].exceeds_horizon,
+            "contention_share": shares.contention,
+            "overhead_share": shares.overhead,
+        }
+    out: dict[str, Any] = {
+        "instance": instance.name,
+        "jobs": instance.num_jobs,
+        "servers": instance.num_servers,
+        "gpus": instance.cluster.num_gpus,
+        "max_job_gpus": int(instance.arrays.gpus.max()),
+        "horizon": instance.horizon,
+        "status": str(res.status),
+        "proven": proven,
+        "optimum": optimum,
+        "lower_bound": int(lower),
+        "best_makespan": int(best),
+        "policies": rows,
+        "solve": _solve_record(res),
+        "optimum_schedule": _bare(res.schedule),
+    }
+    if res.schedule is not None:
+        out["optimum_contention_share"] = realized_shares(instance, res.schedule).contention
+    if "sjf-bco" in runs:
+        sjf = runs["sjf-bco"]
+        claims = check_sjf_bco_claims(
+            instance,
+            spans["sjf-bco"][0],
+            sjf,
+            optimum=optimum,
+            lower_bound=None if optimum else int(lower),
+        )
+        out["theorem5_bound"] = theorem5_bound(instance, sjf.lower, sjf.upper)
+        out["claims"] = [asdict(c) for c in claims]
+    return out, timing
+
+
+def _solve_record(res: Any) -> dict[str, Any]:
+    """The solve's deterministic fields: status, numbers, method and options (no times)."""
+    options = {k: v for k, v in res.options.items() if not k.endswith("_s") and k not in ("phases", "times")}
+    return {
+        "status": str(res.status),
+        "objective": res.objective,
+        "bound": res.bound,
+        "gap": res.gap,
+        "formulation": res.formulation,
+        "solver": {k: v for k, v in res.solver.items() if k in ("name", "version", "interface")},
+        "options": _json_safe(options),
+    }
+
+
+def _bare(schedule: Schedule | None) -> dict[str, Any] | None:
+    """A schedule as JSON with only its method in meta (the rest is in the row)."""
+    if schedule is None:
+        return None
+    data = schedule.to_dict()
+    data["meta"] = {"method": schedule.meta.get("method"), "status": schedule.meta.get("status")}
+    return data
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON values (tuples become lists; anything else becomes its text)."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return str(value)
+
+
+def check_policies(policies: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The policies of a study, validated, in registry order (all of them by default)."""
+    names = list(policies or POLICIES)
+    unknown = [p for p in names if p not in POLICIES]
+    if unknown:
+        raise InputError(f"unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", where="--policies")
+    return tuple(p for p in POLICIES if p in names)

@@ -1,0 +1,157 @@
+"""Study tasks and runs: ratios against a proven optimum, the same rows on every executor,
+and a study killed mid-way that resumes to the same rows and report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rar_opt.algorithms import POLICIES, run_policy
+from rar_opt.check import check
+from rar_opt.executors import DaskExecutor, SerialExecutor, make_executor
+from rar_opt.generate import tiny
+from rar_opt.studies.run import StudyConfig, run_study
+from rar_opt.studies.tasks import exact_method, generated_inputs, run_task
+
+from ..helpers import ROOT, run
+from .conftest import digest
+
+CLI = [sys.executable, "-m", "rar_opt"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_ratios_are_at_least_one_against_a_proven_optimum(seed: int) -> None:
+    inputs = generated_inputs(
+        "tiny",
+        seed,
+        jobs=None,
+        servers=None,
+        preset=None,
+        policies=tuple(POLICIES),
+        method=exact_method(),
+        time_limit=5.0,
+    )
+    out = run_task(inputs).outputs
+    inst = tiny(seed)
+    assert out["instance"] == inst.name and out["lower_bound"] <= out["best_makespan"]
+    for name, row in out["policies"].items():
+        # the policy's makespan is the judge's, on the same instance and seed
+        assert row["makespan"] == check(inst, run_policy(inst, name, seed=seed).schedule).result.makespan
+        assert row["ratio_low"] <= row["ratio_high"]
+        if out["proven"]:
+            assert row["ratio"] >= 1.0
+            assert row["ratio_low"] <= row["ratio"] <= row["ratio_high"]
+            assert row["optimal"] == (row["makespan"] == out["optimum"])
+    if out["proven"]:
+        assert check(inst, _schedule(out)).result.makespan == out["optimum"]
+        assert any(c["claim"] == "theorem5" and c["holds"] for c in out["claims"])
+
+
+def _schedule(out):
+    from rar_opt import Schedule
+
+    return Schedule.from_dict(out["optimum_schedule"])
+
+
+def test_the_same_rows_serially_on_local_dask_and_through_a_scheduler(tmp_path, config) -> None:
+    count = 6
+    run_study(tmp_path / "serial.db", config, count, SerialExecutor())
+    expected = digest(tmp_path / "serial.db")
+    assert len(expected) == count
+    with make_executor(workers=2) as local:
+        assert isinstance(local, DaskExecutor) and local.description["workers"] == 2
+        run_study(tmp_path / "local.db", config, count, local)
+    assert digest(tmp_path / "local.db") == expected
+    info = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "distributed.cli"]
+    scheduler = subprocess.Popen(
+        [*dask[:2], "distributed.cli.dask_scheduler", "--port", "0", "--host", "127.0.0.1", "--no-dashboard",
+         "--scheduler-file", str(info)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = None
+    try:
+        deadline = time.time() + 60
+        while not info.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen(
+            [*dask[:2], "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+        )  # fmt: skip
+        out = run("study", "run", str(tmp_path / "remote.db"), "--family", "tiny", "--seed", "100",
+                  "--time-limit", "5", "--count", str(count), "--scheduler", address)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert "dask-scheduler" in out.stdout
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=30)
+    assert digest(tmp_path / "remote.db") == expected
+
+
+def test_an_unreachable_scheduler_is_bad_input() -> None:
+    from rar_opt import InputError
+
+    with pytest.raises(InputError, match="--scheduler: cannot reach the Dask scheduler"):
+        DaskExecutor(address="tcp://127.0.0.1:9", timeout=1.0)
+
+
+def _rows(path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return int(db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL semantics")
+def test_a_study_killed_mid_way_resumes_to_the_same_rows_and_report(tmp_path) -> None:
+    count = 60
+    args = ["study", "run", "--family", "tiny", "--seed", "100", "--time-limit", "5", "--count", str(count)]
+    path = tmp_path / "killed.db"
+    client = subprocess.Popen([*CLI, *args[:2], str(path), *args[2:]], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and _rows(path) < 3:
+        time.sleep(0.01)
+    os.kill(client.pid, signal.SIGKILL)
+    client.wait(timeout=30)
+    partial = _rows(path)
+    assert 3 <= partial < count, "the study was not killed mid-way"
+    resumed = run(*args[:2], str(path), *args[2:], "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    whole = tmp_path / "whole.db"
+    uninterrupted = run(*args[:2], str(whole), *args[2:], "--json")
+    rows = digest(path)
+    assert len(rows) == count and len({r[0] for r in rows}) == count
+    assert [r[1] for r in rows] == list(range(count))
+    assert rows == digest(whole)
+    strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "store"}  # noqa: E731
+    assert strip(resumed.stdout) == strip(uninterrupted.stdout)
+
+
+def test_config_validation() -> None:
+    from rar_opt import InputError
+
+    with pytest.raises(InputError, match="unknown family"):
+        StudyConfig(family="huge")
+    with pytest.raises(InputError, match="only the paper family takes a preset"):
+        StudyConfig(family="tiny", preset="contention-heavy")
+    with pytest.raises(InputError, match="--time-limit"):
+        StudyConfig(family="tiny", time_limit=0)
+    with pytest.raises(InputError, match="--policies"):
+        StudyConfig(family="tiny", policies=("nope",))
+    with pytest.raises(InputError, match="--workers"):
+        make_executor(workers=0)
