@@ -47,6 +47,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--plots", metavar="DIR", help="write PNG pictures into DIR")
     p.set_defaults(func=cmd_report)
 
+    p = verbs.add_parser("export", parents=[common], help="the K worst instances as instance files; CSV tables")
+    p.add_argument("store")
+    p.add_argument("--worst", type=int, metavar="K", help="the K instances of largest ALG/OPT")
+    p.add_argument("--policy", choices=list(POLICIES), help="rank by this policy's ratio (default: any policy's)")
+    p.add_argument("-o", "--dir", dest="directory", metavar="DIR", help="the directory the instance files go to")
+    p.add_argument("--tables", metavar="DIR", help="write instances.csv and policies.csv into DIR")
+    p.set_defaults(func=cmd_export)
+
 
 def _executor(args: argparse.Namespace) -> Any:
     from ..executors import make_executor
@@ -137,3 +145,25 @@ def cmd_report(args: argparse.Namespace) -> int:
             for path in written:
                 print(f"wrote {path}")
     return _print_report(args.store, args.json)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``rar-opt study export``: instance files of the worst instances, and flat tables."""
+    from ..errors import InputError
+    from ..studies.export import export_tables, export_worst
+    from ..studies.store import open_store
+
+    if args.worst is None and args.tables is None:
+        raise InputError("give --worst K with -o DIR, or --tables DIR (or both)", where="study export")
+    if args.worst is not None and args.directory is None:
+        raise InputError("--worst needs -o DIR", where="-o")
+    with open_store(args.store) as store:
+        rows, config = list(store.rows()), store.config
+    written = []
+    if args.worst is not None:
+        written += export_worst(rows, args.worst, args.directory, str(args.store), config, args.policy)
+    if args.tables is not None:
+        written += export_tables(rows, args.tables)
+    for path in written:
+        print(f"wrote {path}")
+    return EXIT_OK

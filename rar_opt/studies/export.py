@@ -1,0 +1,150 @@
+"""``study export``: the K worst instances of a store as instance files, and the store as
+flat tables (CSV, one row per instance and one per instance x policy) for pandas users.
+
+An exported instance file is the instance itself with, in its ``meta``, where it came from
+(store, configuration, task key and inputs), its optimum and bound, each policy's makespan
+and ratio, and the schedules of the policy and of the optimum, so that the test suite or a
+paper can use it without the store (docs/formats.md describes instance files).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ..algorithms import run_policy
+from ..errors import InputError
+from ..jsonio import atomic_target, dump_json
+from .store import TaskRow
+from .tasks import instance_of
+
+INSTANCE_COLUMNS = (
+    "key",
+    "seq",
+    "instance",
+    "seed",
+    "jobs",
+    "servers",
+    "gpus",
+    "horizon",
+    "status",
+    "proven",
+    "optimum",
+    "lower_bound",
+    "best_makespan",
+    "theorem5_bound",
+    "optimum_contention_share",
+    "wall_s",
+)
+POLICY_COLUMNS = (
+    "key",
+    "instance",
+    "policy",
+    "makespan",
+    "avg_jct",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "optimal",
+    "exceeds_horizon",
+    "contention_share",
+    "overhead_share",
+)
+
+
+def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[tuple[TaskRow, str, float]]:
+    """The ``k`` proven rows of largest ALG/OPT (of ``policy``, or of the worst policy on each
+    instance): (row, policy, ratio), worst first, ties in task order."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"= {k!r} must be an integer >= 1", where="--worst")
+    scored = []
+    for r in rows:
+        if not r.outputs["proven"]:
+            continue
+        candidates = {name: p["ratio"] for name, p in r.outputs["policies"].items() if policy in (None, name)}
+        if candidates:
+            name = max(candidates, key=lambda n: candidates[n])  # the first of equal maxima, in key order
+            scored.append((r, name, float(candidates[name])))
+    if policy is not None and not scored:
+        raise InputError(f"no proven instance has a ratio of {policy!r}", where="--policy")
+    scored.sort(key=lambda t: -t[2])  # a stable sort: equal ratios keep their task order
+    return scored[:k]
+
+
+def instance_file(row: TaskRow, policy: str, store: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The instance of ``row`` as an instance file's JSON, with its study record in meta."""
+    instance = instance_of(row.inputs)
+    schedule = run_policy(instance, policy, seed=int(row.inputs["seed"])).schedule
+    record = {
+        "store": store,
+        "config": config,
+        "key": row.key,
+        "inputs": {k: v for k, v in row.inputs.items() if k != "instance"},
+        "policy": policy,
+        "ratio": row.outputs["policies"][policy]["ratio"],
+        "optimum": row.outputs["optimum"],
+        "status": row.outputs["status"],
+        "theorem5_bound": row.outputs.get("theorem5_bound"),
+        "policies": {n: {"makespan": p["makespan"], "ratio": p["ratio"]} for n, p in row.outputs["policies"].items()},
+        "schedules": {policy: schedule.to_dict(), "optimum": row.outputs["optimum_schedule"]},
+        "versions": row.versions,
+    }
+    meta = {**instance.meta, "known_optimum": row.outputs["optimum"], "study": record}
+    return dataclasses.replace(instance, meta=meta).to_dict()
+
+
+def export_worst(
+    rows: list[TaskRow], k: int, directory: str | Path, store: str, config: dict[str, Any], policy: str | None = None
+) -> list[Path]:
+    """Write the ``k`` worst instances into ``directory`` (``NAME.json``); the paths written."""
+    out = _directory(directory, "--output")
+    written = []
+    for row, name, _ in worst_rows(rows, k, policy):
+        path = out / f"{row.outputs['instance']}.json"
+        dump_json(instance_file(row, name, store, config), path)
+        written.append(path)
+    return written
+
+
+def tables(rows: list[TaskRow]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The store as two flat tables: one row per instance, one per instance and policy."""
+    instances, policies = [], []
+    for r in rows:
+        o = r.outputs
+        values = {**o, "key": r.key, "seq": r.seq, "seed": r.inputs.get("seed"), "wall_s": r.wall_s}
+        instances.append({c: values.get(c) for c in INSTANCE_COLUMNS})
+        for name, p in o["policies"].items():
+            policies.append(
+                {c: {**p, "key": r.key, "instance": o["instance"], "policy": name}.get(c) for c in POLICY_COLUMNS}
+            )
+    return instances, policies
+
+
+def export_tables(rows: list[TaskRow], directory: str | Path) -> list[Path]:
+    """Write ``instances.csv`` and ``policies.csv`` into ``directory``; the paths written."""
+    out = _directory(directory, "--tables")
+    instances, policies = tables(rows)
+    written = []
+    for name, columns, data in (
+        ("instances.csv", INSTANCE_COLUMNS, instances),
+        ("policies.csv", POLICY_COLUMNS, policies),
+    ):
+        path = out / name
+        with atomic_target(path, suffix=".csv") as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(columns))
+            writer.writeheader()
+            writer.writerows(data)
+        written.append(path)
+    return written
+
+
+def _directory(directory: str | Path, option: str) -> Path:
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise InputError("is not a directory", where=option, file=str(out))
+    if not out.parent.is_dir():
+        raise InputError(f"the directory {str(out.parent)!r} does not exist", where=option, file=str(out))
+    out.mkdir(exist_ok=True)
+    return out

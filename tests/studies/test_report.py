@@ -1,0 +1,103 @@
+"""study report (statistics, JSON, pictures) and study export (instance files, tables),
+checked against the store's rows and the judge of schedules."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from rar_opt import Instance, Schedule, check
+from rar_opt.executors import SerialExecutor
+from rar_opt.studies.export import worst_rows
+from rar_opt.studies.report import report
+from rar_opt.studies.run import run_study
+from rar_opt.studies.store import open_store
+
+from ..helpers import run
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, config):
+    path = tmp_path_factory.mktemp("study") / "s.db"
+    run_study(path, config, 10, SerialExecutor())
+    return path
+
+
+def test_report_statistics_follow_the_rows(store) -> None:
+    with open_store(store) as s:
+        rows = list(s.rows())
+    rep = report(rows)
+    assert rep.instances == 10 and rep.proven == sum(r.outputs["proven"] for r in rows)
+    for name, stats in rep.policies.items():
+        ratios = np.array([r.outputs["policies"][name]["ratio"] for r in rows if r.outputs["proven"]])
+        assert stats.proven == len(ratios)
+        assert stats.mean_ratio == pytest.approx(ratios.mean())
+        assert stats.max_ratio == ratios.max() and stats.median_ratio == pytest.approx(np.median(ratios))
+        assert stats.mean_ci95[0] <= stats.mean_ratio <= stats.mean_ci95[1]
+        assert stats.optimal_share == pytest.approx(np.mean(ratios == 1.0))
+        worst = next(r for r in rows if r.outputs["instance"] == stats.worst)
+        assert worst.outputs["policies"][name]["ratio"] == stats.max_ratio
+    out = run("study", "report", str(store), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"instances", "proven", "policies"} <= set(data)
+    for stats in data["policies"].values():
+        assert {"count", "optimal_share", "mean_ratio", "p95_ratio", "max_ratio", "worst"} <= set(stats)
+
+
+def test_each_picture_is_a_png(store, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from rar_opt.studies.plots import ecdf, ratio_vs_parameters, worst_gantt
+
+    with open_store(store) as s:
+        rows = list(s.rows())
+    row, policy, _ = worst_rows(rows, 1)[0]
+    for draw, name in ((ecdf, "e.png"), (ratio_vs_parameters, "r.png")):
+        draw(rows, tmp_path / name)
+    worst_gantt(row, policy, tmp_path / "w.png")
+    for name in ("e.png", "r.png", "w.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_plots_are_written(store, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    out = run("study", "report", str(store), "--plots", str(tmp_path / "pics"))
+    assert out.returncode == 0, out.stderr
+    pictures = sorted(p.name for p in (tmp_path / "pics").iterdir())
+    assert "ecdf.png" in pictures and "ratio-vs-parameters.png" in pictures
+    assert any(p.startswith("worst-") for p in pictures)
+    for p in (tmp_path / "pics").iterdir():
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_export_writes_the_worst_instances_with_both_schedules(store, tmp_path) -> None:
+    out = run("study", "export", str(store), "--worst", "3", "-o", str(tmp_path / "worst"),
+              "--tables", str(tmp_path / "tables"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    with open_store(store) as s:
+        rows = list(s.rows())
+    expected = worst_rows(rows, 3)
+    files = [tmp_path / "worst" / f"{r.outputs['instance']}.json" for r, _, _ in expected]
+    assert sorted(p.name for p in (tmp_path / "worst").iterdir()) == sorted(p.name for p in files)
+    ratios = [ratio for _, _, ratio in expected]
+    assert ratios == sorted(ratios, reverse=True)
+    assert ratios[0] == max(max(p["ratio"] for p in r.outputs["policies"].values()) for r in rows)
+    for path, (_, policy, ratio) in zip(files, expected, strict=True):
+        inst = Instance.read(path)
+        study = inst.meta["study"]
+        mine = check(inst, Schedule.from_dict(study["schedules"][policy])).result.makespan
+        best = check(inst, Schedule.from_dict(study["schedules"]["optimum"])).result.makespan
+        assert best == study["optimum"] == inst.meta["known_optimum"]
+        assert mine / best == pytest.approx(ratio) == study["ratio"]
+    with (tmp_path / "tables" / "policies.csv").open() as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == sum(len(r.outputs["policies"]) for r in rows)
+
+
+def test_export_needs_a_target(store) -> None:
+    out = run("study", "export", str(store), "--worst", "2")
+    assert out.returncode == 2 and "-o DIR" in out.stderr
