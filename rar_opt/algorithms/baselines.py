@@ -34,8 +34,8 @@ from .engine import (
     bisect_theta,
     candidates,
     eligible_rule,
-    first_fit,
-    least_loaded,
+    first_fit_rule,
+    least_loaded_rule,
     run_list,
     sjf_order,
 )
@@ -140,27 +140,85 @@ def consolidate(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray |
     return np.array(out, dtype=np.int64)
 
 
+def consolidate_rule(state: ClusterState, job: int) -> np.ndarray | list[int] | None:
+    """``eligible_rule(consolidate)`` from the engine's index when every idle GPU is
+    eligible (theta = T refuses none in practice): servers grouped by idle count, so a
+    decision looks at the counts and the servers it takes, not at every GPU."""
+    cut, every = state.eligible_cut(job)
+    if not every:  # the load limit refuses some idle GPU: the scan decides
+        return consolidate(state, job, state.eligible(job))
+    need = state.gpus_needed[job]
+    if cut is None or len(state.idle) < need:
+        return None
+    groups = state.by_idle()
+    for count in range(need, len(groups)):  # best fit: fewest idle GPUs that hold the job, lowest index
+        if len(groups[count]):
+            return state.gpus_on(groups[count].first(1)[0], cut)[:need]
+    out: list[int] = []
+    for count in range(len(groups) - 1, 0, -1):  # no server holds it: most idle GPUs first
+        for s in groups[count]:
+            out.extend(state.gpus_on(s, cut)[: need - len(out)])
+            if len(out) == need:
+                return out
+    return out  # not reached: the idle GPUs are at least G_j
+
+
+def _random_scan(
+    rng: np.random.Generator, mode: str, state: ClusterState, job: int, mask: np.ndarray
+) -> np.ndarray | None:
+    """The draw of :func:`random_picker` on an eligibility mask, with generator ``rng``."""
+    if (found := candidates(state, job, mask)) is None:
+        return None
+    idx, need = found
+    if mode == "gpus":
+        return rng.choice(idx, size=need, replace=False)
+    servers = rng.permutation(np.unique(state.server[idx]))
+    rank = np.empty(len(state.capacity), dtype=np.int64)
+    rank[servers] = np.arange(len(servers))
+    return idx[np.lexsort((idx, rank[state.server[idx]]))][:need]
+
+
 def random_picker(seed: int, mode: str = "gpus") -> GpuPicker:
     """G_j GPUs of the mask drawn uniformly at random (``gpus``), or random servers first and
     their GPUs in index order (``servers``); one generator per run."""
     rng = np.random.default_rng(seed)
 
     def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
-        if (found := candidates(state, job, mask)) is None:
-            return None
-        idx, need = found
-        if mode == "gpus":
-            return rng.choice(idx, size=need, replace=False)
-        servers = rng.permutation(np.unique(state.server[idx]))
-        rank = np.empty(len(state.capacity), dtype=np.int64)
-        rank[servers] = np.arange(len(servers))
-        return idx[np.lexsort((idx, rank[state.server[idx]]))][:need]
+        return _random_scan(rng, mode, state, job, mask)
 
     return pick
 
 
+def random_rule(seed: int, mode: str = "gpus") -> PlacementRule:
+    """``eligible_rule(random_picker(seed, mode))`` from the engine's index: the same draws
+    from the same generator (a draw of G_j positions among the n eligible GPUs, or a
+    permutation of the servers with one), mapped to GPUs without a scan when every idle
+    GPU is eligible."""
+    rng = np.random.default_rng(seed)
+
+    def rule(state: ClusterState, job: int) -> np.ndarray | list[int] | None:
+        cut, every = state.eligible_cut(job)
+        if not every:
+            return _random_scan(rng, mode, state, job, state.eligible(job))
+        need = state.gpus_needed[job]
+        if cut is None or len(state.idle) < need:
+            return None
+        if mode == "gpus":
+            flags = state.idle_flags()
+            return [flags.kth(int(k)) for k in rng.choice(len(state.idle), size=need, replace=False)]
+        out: list[int] = []
+        for s in rng.permutation(np.flatnonzero(state.idle_count > 0)).tolist():
+            out.extend(state.gpus_on(s, cut)[: need - len(out)])
+            if len(out) == need:
+                break
+        return out
+
+    return rule
+
+
 def least_loaded_random(seed: int) -> GpuPicker:
-    """The G_j GPUs of least load, ties broken at random (one generator per run)."""
+    """The G_j GPUs of least load, ties broken at random (one generator per run). It draws
+    one number per eligible GPU, so it scans them: the draws are part of the result."""
     rng = np.random.default_rng(seed)
 
     def pick(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:
@@ -204,7 +262,7 @@ def _bisected(
 
 def first_fit_policy(instance: Instance, params: BisectedParams | None = None) -> PolicyResult:
     """ff: the first eligible GPUs in index order, its own bisected load limit."""
-    return _bisected(instance, "ff", params or BisectedParams(), lambda: eligible_rule(first_fit))
+    return _bisected(instance, "ff", params or BisectedParams(), lambda: first_fit_rule)
 
 
 def list_scheduling_policy(instance: Instance, params: LsParams | None = None) -> PolicyResult:
@@ -212,7 +270,7 @@ def list_scheduling_policy(instance: Instance, params: LsParams | None = None) -
     p = params or LsParams()
     if p.tie_break == "random":
         return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded_random(p.seed)))
-    return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded))
+    return _bisected(instance, "ls", p, lambda: least_loaded_rule)
 
 
 def _unlimited(
@@ -236,7 +294,7 @@ def random_policy(instance: Instance, params: RandParams | None = None) -> Polic
     params = params or RandParams()
 
     def make_rule() -> PlacementRule:
-        return eligible_rule(random_picker(params.seed, params.mode))
+        return random_rule(params.seed, params.mode)
 
     return _unlimited(instance, "rand", params, job_order(instance, params.order), make_rule, seed=params.seed)
 
@@ -245,7 +303,7 @@ def consolidate_policy(instance: Instance, params: OrderedParams | None = None) 
     """consolidate: fewest servers (best fit), theta = T."""
     params = params or OrderedParams()
     order = job_order(instance, params.order)
-    return _unlimited(instance, "consolidate", params, order, lambda: eligible_rule(consolidate))
+    return _unlimited(instance, "consolidate", params, order, lambda: consolidate_rule)
 
 
 def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = None) -> PolicyResult:
@@ -253,4 +311,4 @@ def oblivious_sjf_policy(instance: Instance, params: BaselineParams | None = Non
     params = params or BaselineParams()
     duration = instance.arrays.iterations * instance.bounds.tau_min
     order = np.argsort(duration, kind="stable")
-    return _unlimited(instance, "sjf-oblivious", params, order, lambda: eligible_rule(first_fit))
+    return _unlimited(instance, "sjf-oblivious", params, order, lambda: first_fit_rule)

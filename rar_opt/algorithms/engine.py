@@ -25,12 +25,21 @@ from ..instance import Instance
 from ..schedule import Schedule
 from ..simulate import Clock
 from ..timemodel import NEVER
+from .index import CountTree, MinTree, SortedKeys
 
 LOAD_TOL = 1e-9
+INF = float("inf")
 
 
 class ClusterState:
-    """GPU identities, occupancy and loads during one trial (read by placement rules)."""
+    """GPU identities, occupancy and loads during one trial (read by placement rules).
+
+    The numpy arrays ``load``, ``owner`` and ``server`` are what a :data:`GpuPicker` reads.
+    Beside them the state keeps index structures (:mod:`.index`) so that the built-in rules
+    (:func:`least_loaded_rule`, :func:`first_fit_rule` and the policies' own) cost
+    O(log G) plus the GPUs and servers they touch per decision instead of a scan of every
+    GPU; they take the same decisions as the scans, which the tests compare.
+    """
 
     def __init__(self, instance: Instance, theta: float, weight: np.ndarray) -> None:
         cap = instance.cluster.capacity
@@ -48,6 +57,23 @@ class ClusterState:
         # the largest U_g + w_j it accepted and the smallest it refused (see ThetaCache)
         self.theta_low = 0.0
         self.theta_high = np.inf
+        # plain-Python mirrors and the index structures (docs/algorithms.md section 1)
+        n_gpus = len(self.server)
+        self.gpus_needed: list[int] = instance.arrays.gpus.tolist()
+        self.weights: list[float] = np.asarray(weight, dtype=float).tolist()
+        self.caps: list[int] = cap.tolist()
+        self.first_gpu: list[int] = (np.cumsum(cap) - cap).tolist()
+        self.server_of: list[int] = self.server.tolist()
+        self.loads: list[float] = [0.0] * n_gpus
+        self.busy: list[bool] = [False] * n_gpus
+        self.idle = SortedKeys([(0.0, g) for g in range(n_gpus)])  # idle GPUs by (load, index)
+        self.idle_min = MinTree([0.0] * len(cap))  # per server: the least load of its idle GPUs
+        self.idle_count = cap.astype(np.int64).copy()  # idle GPUs per server
+        self._threshold = self.theta + LOAD_TOL
+        self._by_average: SortedKeys | None = None  # servers by (average load, index), on demand
+        self._average: list[float] = []
+        self._by_idle: list[SortedKeys] | None = None  # servers by idle count, on demand
+        self._idle_flags: CountTree | None = None  # idle GPUs by index, on demand
 
     def eligible(self, job: int) -> np.ndarray:
         """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
@@ -61,12 +87,109 @@ class ClusterState:
             self.theta_high = min(self.theta_high, float(refused.min()))
         return idle & fits
 
+    def eligible_cut(self, job: int) -> tuple[float | None, bool]:
+        """What :meth:`eligible` finds, from the index: (the largest load of an eligible GPU,
+        or None when none is, and whether every idle GPU is eligible). A GPU is eligible
+        exactly when it is idle and its load is at most that cut (U + w is monotone in U,
+        also in floating point), and theta_low / theta_high are recorded as by
+        :meth:`eligible`. O(log G)."""
+        w, limit = self.weights[job], self._threshold
+        last, refused = self.idle.split(lambda key: key[0] + w <= limit)
+        if last is not None:
+            self.theta_low = max(self.theta_low, last[0] + w)
+        if refused is not None:
+            self.theta_high = min(self.theta_high, refused[0] + w)
+        return (None if last is None else last[0]), refused is None
+
+    def enough(self, job: int, cut: float | None) -> bool:
+        """Whether at least G_j GPUs are eligible (``cut`` from :meth:`eligible_cut`)."""
+        if cut is None:
+            return False
+        need = self.gpus_needed[job]
+        first = self.idle.first(need)
+        return len(first) == need and first[-1][0] <= cut
+
+    def gpus_on(self, s: int, cut: float) -> list[int]:
+        """The eligible GPUs of server ``s`` in index order (``cut`` from :meth:`eligible_cut`)."""
+        loads, busy, a = self.loads, self.busy, self.first_gpu[s]
+        return [g for g in range(a, a + self.caps[s]) if not busy[g] and loads[g] <= cut]
+
     def server_in_use(self) -> np.ndarray:
         """Servers hosting at least one running job (bool per server)."""
         return np.bincount(self.server[self.owner >= 0], minlength=len(self.capacity)) > 0
 
+    # -- changes: a job placed, jobs done -------------------------------------------------
+    def place(self, job: int, gpus: list[int]) -> None:
+        """Job ``job`` starts on ``gpus`` (sorted): they become busy and carry its weight."""
+        w, loads = self.weights[job], self.loads
+        for g in gpus:
+            self.idle.remove((loads[g], g))
+            loads[g] += w
+            self.busy[g] = True
+        self.owner[gpus] = job
+        self.load[gpus] += self.weight[job]
+        self._touched(gpus, -1, loads_changed=True)
 
-PlacementRule = Callable[[ClusterState, int], "np.ndarray | None"]
+    def release(self, gpus: list[int]) -> None:
+        """The job on ``gpus`` has completed: they become idle (their loads stay)."""
+        for g in gpus:
+            self.busy[g] = False
+            self.idle.add((self.loads[g], g))
+        self.owner[gpus] = -1
+        self._touched(gpus, +1, loads_changed=False)
+
+    def _touched(self, gpus: list[int], delta: int, loads_changed: bool) -> None:
+        servers = sorted({self.server_of[g] for g in gpus})
+        if self._idle_flags is not None:
+            for g in gpus:
+                self._idle_flags.add(g, delta)
+        for s in servers:
+            count = sum(1 for g in gpus if self.server_of[g] == s)
+            before = int(self.idle_count[s])
+            self.idle_count[s] = before + delta * count
+            a = self.first_gpu[s]
+            idle_loads = (self.loads[g] for g in range(a, a + self.caps[s]) if not self.busy[g])
+            self.idle_min.set(s, min(idle_loads, default=INF))
+            if self._by_idle is not None:
+                self._by_idle[before].remove(s)
+                self._by_idle[before + delta * count].add(s)
+            if loads_changed and self._by_average is not None:
+                self._by_average.remove((self._average[s], s))
+                self._average[s] = self._server_average(s)
+                self._by_average.add((self._average[s], s))
+
+    # -- structures some rules need, built on first use ---------------------------------------
+    def _server_average(self, s: int) -> float:
+        # summed GPU by GPU in index order from 0.0, as numpy's bincount does: the same float
+        total, a = 0.0, self.first_gpu[s]
+        for g in range(a, a + self.caps[s]):
+            total += self.loads[g]
+        return total / self.caps[s]
+
+    def by_average(self) -> SortedKeys:
+        """Servers by (average GPU load sum_g U_g / O_s, index)."""
+        if self._by_average is None:
+            self._average = [self._server_average(s) for s in range(len(self.caps))]
+            self._by_average = SortedKeys([(a, s) for s, a in enumerate(self._average)])
+        return self._by_average
+
+    def by_idle(self) -> list[SortedKeys]:
+        """Per count c = 0..max O_s, the servers with exactly c idle GPUs (by index)."""
+        if self._by_idle is None:
+            groups: list[list[int]] = [[] for _ in range(max(self.caps) + 1)]
+            for s, c in enumerate(self.idle_count.tolist()):
+                groups[c].append(s)
+            self._by_idle = [SortedKeys(g) for g in groups]
+        return self._by_idle
+
+    def idle_flags(self) -> CountTree:
+        """The idle GPUs by index (the k-th idle GPU in O(log G))."""
+        if self._idle_flags is None:
+            self._idle_flags = CountTree([0 if b else 1 for b in self.busy])
+        return self._idle_flags
+
+
+PlacementRule = Callable[[ClusterState, int], "np.ndarray | list[int] | None"]
 """Given the state and a job, the GPU indices to start it on now, or None to wait."""
 
 GpuPicker = Callable[[ClusterState, int, np.ndarray], "np.ndarray | None"]
@@ -112,6 +235,29 @@ def first_fit(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | N
     return idx[:need]
 
 
+def least_loaded_rule(state: ClusterState, job: int) -> list[int] | None:
+    """``eligible_rule(least_loaded)`` from the index: the G_j eligible GPUs of least load
+    (ties: lower index) are the G_j first idle GPUs by (load, index). O(log G + G_j)."""
+    cut, _ = state.eligible_cut(job)
+    if not state.enough(job, cut):
+        return None
+    return [g for _, g in state.idle.first(state.gpus_needed[job])]
+
+
+def first_fit_rule(state: ClusterState, job: int) -> list[int] | None:
+    """``eligible_rule(first_fit)`` from the index: servers in index order whose least idle
+    load is within the cut, their eligible GPUs in index order. O((servers used) log S)."""
+    cut, _ = state.eligible_cut(job)
+    if cut is None or not state.enough(job, cut):
+        return None
+    need, out = state.gpus_needed[job], list[int]()
+    for s in state.idle_min.at_most(cut):
+        out.extend(state.gpus_on(s, cut)[: need - len(out)])
+        if len(out) == need:
+            break
+    return out
+
+
 @dataclass(frozen=True)
 class Trial:
     """One complete list schedule: starts, GPU ids (the placements follow from them),
@@ -135,8 +281,7 @@ class Trial:
 
     def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
         """The trial as a schedule (with GPU ids) carrying ``meta``."""
-        y = self.placements(instance.num_servers)
-        return Schedule.from_arrays(instance.name, self.starts, y, gpu_ids=self.gpu_ids, meta=meta)
+        return Schedule._from_gpu_ids(instance.name, self.starts, self.gpu_ids, instance.num_servers, meta)
 
 
 def run_list(
@@ -155,27 +300,30 @@ def run_list(
     clock = state.clock
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
     starts = np.zeros(n_jobs, dtype=np.int64)
-    gpus_of: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * n_jobs
+    gpus_of: list[list[int]] = [[] for _ in range(n_jobs)]
+    server_of, local_of = state.server_of, state.local.tolist()
     last_slot = instance.horizon - 1 if within_horizon else NEVER
-    for j in order:
+    for j in np.asarray(order).tolist():
         while (chosen := rule(state, j)) is None:
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:
                 return Failed(state.theta_low, state.theta_high)  # nothing to wait for, or past T
-            for done in clock.run_until(wake):
-                state.owner[gpus_of[done]] = -1
+            for done in clock.run_until(wake).tolist():
+                state.release(gpus_of[done])
             state.now = wake
-        y = np.bincount(state.server[chosen], minlength=n_servers)
-        clock.start(int(j), y, state.now)
-        state.owner[chosen] = j
-        state.load[chosen] += weight[j]
+        gpus = sorted(int(g) for g in chosen)
+        y = np.zeros(n_servers, dtype=np.int64)
+        for g in gpus:
+            y[server_of[g]] += 1
+        clock.start(j, y, state.now)
+        state.place(j, gpus)
         starts[j] = state.now
-        gpus_of[j] = np.sort(chosen)
+        gpus_of[j] = gpus
     clock.run_until(NEVER)
     res = clock.result()
     if not res.all_complete or res.makespan is None or (within_horizon and res.makespan > instance.horizon):
         return Failed(state.theta_low, state.theta_high)
-    ids = tuple(tuple((int(state.server[g]), int(state.local[g])) for g in gpus_of[j]) for j in range(n_jobs))
+    ids = tuple(tuple((server_of[g], local_of[g]) for g in gpus_of[j]) for j in range(n_jobs))
     return Trial(
         starts,
         ids,

@@ -34,6 +34,7 @@ from .engine import (
     beyond_horizon,
     bisect_theta,
     least_loaded,
+    least_loaded_rule,
     run_list,
     sjf_order,
 )
@@ -71,7 +72,13 @@ class SjfBcoParams:
 
 
 def fa_ffp(packing: bool) -> PlacementRule:
-    """Alg. 2 (FA-FFP)."""
+    """Alg. 2 (FA-FFP): the printed rule from the engine's index (:func:`least_loaded_rule`),
+    the packing variant by a scan of the GPUs (:func:`fa_ffp_scan`)."""
+    return fa_ffp_scan(True) if packing else least_loaded_rule
+
+
+def fa_ffp_scan(packing: bool) -> PlacementRule:
+    """Alg. 2 (FA-FFP) by a scan of every GPU per decision (the reference of :func:`fa_ffp`)."""
 
     def rule(state: ClusterState, job: int) -> np.ndarray | None:
         mask = state.eligible(job)
@@ -88,7 +95,30 @@ def fa_ffp(packing: bool) -> PlacementRule:
 
 
 def lbsgf(lam: float) -> PlacementRule:
-    """Alg. 3 (LBSGF)."""
+    """Alg. 3 (LBSGF) from the engine's index: servers by (average load, index) until their
+    capacity reaches lambda_j G_j, then the least loaded eligible GPUs on them. Costs
+    O(log G) plus the GPUs of the servers it takes; the same choice as :func:`lbsgf_scan`."""
+
+    def rule(state: ClusterState, job: int) -> list[int] | None:
+        cut, _ = state.eligible_cut(job)
+        target = lam * state.gpus_needed[job] - 1e-9
+        servers, reach = [], 0
+        for _, s in state.by_average():  # the fewest leading servers whose capacity reaches lambda G_j
+            servers.append(s)
+            reach += state.caps[s]
+            if reach >= target:
+                break
+        if cut is None:
+            return None
+        found = sorted((state.loads[g], g) for s in servers for g in state.gpus_on(s, cut))
+        need = state.gpus_needed[job]
+        return [g for _, g in found[:need]] if len(found) >= need else None
+
+    return rule
+
+
+def lbsgf_scan(lam: float) -> PlacementRule:
+    """Alg. 3 (LBSGF) by a scan of every server and GPU per decision (the reference of :func:`lbsgf`)."""
 
     def rule(state: ClusterState, job: int) -> np.ndarray | None:
         avg = np.bincount(state.server, weights=state.load, minlength=len(state.capacity)) / state.capacity
@@ -132,7 +162,7 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
     chosen_kappa: dict[int, int] = {}
 
     def rule_for(kappa: int) -> PlacementRule:
-        def rule(state: ClusterState, job: int) -> np.ndarray | None:
+        def rule(state: ClusterState, job: int) -> np.ndarray | list[int] | None:
             return small(state, job) if sizes[job] <= kappa else large(state, job)
 
         return rule

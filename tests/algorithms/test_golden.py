@@ -1,0 +1,39 @@
+"""The engine's index structures change no decision: every policy and reading gives the
+schedules, bit for bit, and the run records (theta, kappa, trials, loads) recorded from
+the engine that scanned every GPU per decision (``golden.py``, ``data/golden.json``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rar_opt import Instance
+
+from .golden import DATA, VARIANTS, instances, key, record
+
+RECORDS = json.loads(DATA.read_text())
+SMALL = instances()
+LARGE = {k: v for k, v in instances(large=True).items() if k not in SMALL}
+
+
+def _compare(name: str, inst: Instance) -> None:
+    for policy, options, seed in VARIANTS:
+        k = key(name, policy, options, seed)
+        assert record(inst, policy, options, seed) == RECORDS[k], k
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_the_recorded_runs_are_reproduced(name: str) -> None:
+    _compare(name, SMALL[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LARGE))
+def test_the_recorded_runs_on_larger_instances_are_reproduced(name: str) -> None:
+    _compare(name, LARGE[name])
+
+
+def test_every_record_is_checked() -> None:
+    names = set(SMALL) | set(LARGE)
+    assert {key(n, p, o, s) for n in names for p, o, s in VARIANTS} == set(RECORDS)
