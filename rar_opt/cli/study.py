@@ -47,6 +47,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--plots", metavar="DIR", help="write PNG pictures into DIR")
     p.set_defaults(func=cmd_report)
 
+    p = verbs.add_parser("worst", parents=[common], help="search for instances of largest ALG/OPT for a policy")
+    p.add_argument("store", help="the SQLite store of the search's evaluations (created, or resumed)")
+    p.add_argument("--policy", required=True, choices=list(POLICIES))
+    _family_options(p)
+    p.add_argument("--evaluations", type=int, required=True, help="exact solves the search may use")
+    p.add_argument("--strategy", choices=["evolve", "random"], default="evolve", help="default: evolve")
+    p.add_argument("--batch", type=int, default=8, help="candidates per generation (default 8)")
+    p.add_argument("--elite", type=int, default=4, help="parents kept per generation (default 4)")
+    p.add_argument("-o", "--output", help="write the worst instance found as an instance file")
+    _executor_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_worst)
+
     p = verbs.add_parser("export", parents=[common], help="the K worst instances as instance files; CSV tables")
     p.add_argument("store")
     p.add_argument("--worst", type=int, metavar="K", help="the K instances of largest ALG/OPT")
@@ -166,4 +179,72 @@ def cmd_export(args: argparse.Namespace) -> int:
         written += export_tables(rows, args.tables)
     for path in written:
         print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_worst(args: argparse.Namespace) -> int:
+    """``rar-opt study worst``: a worst-case search for one policy."""
+    from pathlib import Path
+
+    from ..jsonio import dump_json
+    from ..studies.export import instance_file
+    from ..studies.run import StudyConfig
+    from ..studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
+
+    study = StudyConfig(
+        family=args.family,
+        seed=args.seed,
+        jobs=args.jobs,
+        servers=args.servers,
+        preset=args.preset,
+        policies=(args.policy,),
+        time_limit=args.time_limit,
+        method=args.method or "",
+    )
+    config = WorstConfig(study, args.strategy, args.batch, args.elite)
+    if Path(args.store).exists():  # refused before any cluster starts
+        open_search(args.store, config).close()
+    with _executor(args) as executor, progress(args, args.evaluations, "eval") as bar:
+        top = [1.0]
+
+        def finished(ev: Any) -> None:
+            top[0] = max(top[0], ev.fitness)
+            bar.set_postfix(worst=f"{top[0]:.4g}", refresh=False)
+            bar.update()
+
+        with open_search(args.store, config) as store:
+            result = search(store, config, args.evaluations, executor, on_result=finished)
+            row = worst_row(store, result)
+    worst = result.worst
+    record = {
+        "policy": args.policy,
+        "strategy": args.strategy,
+        "evaluations": len(result.evaluations),
+        "computed": result.computed,
+        "distinct": len({e.key for e in result.evaluations}),
+        "worst_ratio": worst.fitness,
+        "worst_proven": worst.proven,
+        "worst_instance": worst.name,
+        "found_at": worst.index,
+        "generation": worst.generation,
+        "theorem5_bound": row.outputs.get("theorem5_bound"),
+        "best_so_far": best_so_far(result),
+    }
+    if args.output:
+        data = instance_file(row, args.policy, str(args.store), config.to_dict())
+        data["meta"]["search"] = {**record, "config": config.to_dict(), "lineage": lineage(result, worst.key)}
+        dump_json(data, args.output)
+    if args.json:
+        emit_json(record)
+        return EXIT_OK
+    label = "ALG/OPT" if worst.proven else "ALG/best known (optimum not proven)"
+    print(
+        f"{args.strategy} search, {record['evaluations']} evaluations ({result.computed} solved now): worst "
+        f"{args.policy} {label} = {worst.fitness:.4f} on {worst.name} (evaluation {worst.index}, "
+        f"generation {worst.generation})"
+    )
+    if record["theorem5_bound"] is not None:
+        print(f"Theorem 5's bound on that instance: {record['theorem5_bound']:.4g}")
+    if args.output:
+        print(f"wrote {args.output}")
     return EXIT_OK

@@ -1,0 +1,312 @@
+"""``study worst``: search for instances on which a policy is far from the optimum.
+
+Every evaluation is one exact solve (a task of :mod:`.tasks` with the one policy), kept in
+the store like a study's rows. Two strategies, compared at the same number of evaluations
+(docs/studies.md):
+
+* ``random``: instances of the family with seeds ``seed``, ``seed + 1``, ... (what a study
+  samples);
+* ``evolve`` (default): generation 0 is ``batch`` random instances; every later generation
+  mutates the best instances found so far (``elite`` of them; among equal ratios the most
+  recent first, so the search moves along plateaus) and adds one fresh random instance.
+  Child c of a generation depends only on the seed, the generation, c and the earlier
+  generations, so a longer search extends a shorter one (its evaluations are a prefix).
+  A mutation changes one to three of: a job's GPU count, iterations, gradient size or
+  compute time, a server's capacity, the contention exponent alpha or the overhead xi2,
+  and (unless fixed by ``--jobs``/``--servers``) adds or removes a job or a server, always
+  within the family's ranges (:data:`RANGES`); a mutant the data model refuses (a job that
+  could stall) is drawn again.
+
+The fitness is ALG/OPT when the optimum is proven, else ALG / the best schedule known (a
+value the true ratio is at least). The search is deterministic for a seed: children are
+drawn from ``(seed, generation, child)`` and a generation's results are used only once all
+of them are back, so neither the executor nor the order of arrival matters; a re-run
+replays it and finds its evaluations in the store (resume).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..executors import Executor
+from ..instance import Instance, Job
+from .run import StudyConfig
+from .store import Store, TaskRow, open_store
+from .tasks import TaskResult, generated_inputs, instance_inputs, instance_of, run_task, task_key
+
+WORST_KIND = "worst"
+STRATEGIES = ("evolve", "random")
+FRESH_SEED_OFFSET = 1_000_000
+"""Fresh random instances of the evolve strategy use seeds from here on (apart from generation 0's)."""
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """What a family's instances may hold (the generator's own ranges)."""
+
+    jobs: tuple[int, int]
+    servers: tuple[int, int]
+    capacities: tuple[int, ...]
+    gpus: tuple[int, ...]
+    iterations: tuple[int, int]
+    tau_max: float  # the largest worst-case per-iteration time (slots)
+    horizon_from_jobs: bool  # the horizon is the sum of the jobs' worst execution times
+
+
+RANGES: dict[str, Ranges] = {
+    "tiny": Ranges((2, 6), (1, 4), (1, 2, 3, 4), (1, 2, 3, 4), (2, 10), 0.9, True),
+    "paper": Ranges((1, 10**6), (1, 10**6), (4, 8, 16, 32), (1, 2, 4, 8, 16, 32), (1000, 6000), 0.06, False),
+}
+
+
+@dataclass(frozen=True)
+class WorstConfig:
+    """A worst-case search (validated on construction)."""
+
+    study: StudyConfig  # the family, seed, sizes, time limit and method; its policies: the one searched
+    strategy: str = "evolve"
+    batch: int = 8
+    elite: int = 4
+
+    def __post_init__(self) -> None:
+        if len(self.study.policies) != 1:
+            raise InputError("a worst-case search is about one policy", where="--policy")
+        if self.study.family not in RANGES:
+            raise InputError(f"no mutation ranges for the {self.study.family} family", where="--family")
+        if self.strategy not in STRATEGIES:
+            raise InputError(f"unknown strategy {self.strategy!r} (known: {', '.join(STRATEGIES)})", where="--strategy")
+        for name, low in (("batch", 2), ("elite", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InputError(f"= {value!r} must be an integer >= {low}", where=f"--{name}")
+
+    @property
+    def policy(self) -> str:
+        """The policy searched against."""
+        return self.study.policies[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as the store records it."""
+        return {**self.study.to_dict(), "strategy": self.strategy, "batch": self.batch, "elite": self.elite}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluated candidate: where it came from and how bad the policy is on it."""
+
+    index: int
+    generation: int
+    key: str
+    name: str
+    fitness: float
+    proven: bool
+    parent: str | None  # the key of the instance it was mutated from
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The search's evaluations and its worst one."""
+
+    evaluations: tuple[Evaluation, ...]
+    computed: int  # exact solves run now (the rest were in the store)
+
+    @property
+    def worst(self) -> Evaluation:
+        """The evaluation of largest fitness (the first one on ties)."""
+        return max(self.evaluations, key=lambda e: (e.fitness, -e.index))
+
+
+def fitness(outputs: dict[str, Any], policy: str) -> float:
+    """ALG/OPT when proven, else ALG / the best schedule known (a lower estimate)."""
+    row = outputs["policies"][policy]
+    return float(row["ratio"] if outputs["proven"] else row["ratio_low"])
+
+
+def mutate(
+    instance: Instance, rng: np.random.Generator, ranges: Ranges, fixed: tuple[bool, bool], name: str
+) -> Instance:
+    """A valid mutant of ``instance``: one to three random changes within ``ranges``
+    (``fixed``: whether the number of jobs / of servers must stay)."""
+    for _ in range(50):
+        jobs = [j.to_dict() for j in instance.jobs]
+        cluster = dataclasses.replace(instance.cluster)
+        servers = list(cluster.servers)
+        alpha, xi2 = cluster.alpha, cluster.xi2
+        for _ in range(int(rng.integers(1, 3, endpoint=True))):
+            op = int(rng.integers(0, 9))
+            j = int(rng.integers(len(jobs)))
+            if op == 0:
+                jobs[j]["gpus"] = int(rng.choice(ranges.gpus))
+            elif op == 1:
+                jobs[j]["iterations"] = int(rng.integers(*ranges.iterations, endpoint=True))
+            elif op == 2:
+                jobs[j]["grad_size"] = float(jobs[j]["grad_size"] * math.exp(rng.normal(0.0, 0.6)))
+            elif op == 3:
+                scale = math.exp(rng.normal(0.0, 0.3))
+                jobs[j]["fwd_time"], jobs[j]["bwd_time"] = jobs[j]["fwd_time"] * scale, jobs[j]["bwd_time"] * scale
+            elif op == 4:
+                servers[int(rng.integers(len(servers)))] = int(rng.choice(ranges.capacities))
+            elif op == 5:
+                alpha = float(np.round(rng.uniform(0.0, 1.0), 3))
+            elif op == 6:
+                xi2 = float(xi2 * math.exp(rng.normal(0.0, 0.6)))
+            elif op == 7 and not fixed[0]:  # a job more (a copy of one, renamed) or fewer
+                if len(jobs) < ranges.jobs[1] and rng.random() < 0.5:
+                    jobs.append({**jobs[j], "name": _fresh_name(jobs)})
+                elif len(jobs) > ranges.jobs[0]:
+                    jobs.pop(j)
+            elif op == 8 and not fixed[1]:  # a server more or fewer
+                if len(servers) < ranges.servers[1] and rng.random() < 0.5:
+                    servers.append(int(rng.choice(ranges.capacities)))
+                elif len(servers) > ranges.servers[0]:
+                    servers.pop(int(rng.integers(len(servers))))
+        candidate = _build(instance, jobs, servers, alpha, xi2, ranges, name)
+        if candidate is not None:
+            return candidate
+    return dataclasses.replace(instance, name=name)  # nothing valid found: the parent, renamed
+
+
+def _fresh_name(jobs: list[dict[str, Any]]) -> str:
+    taken = {j["name"] for j in jobs}
+    return next(f"j{k}" for k in range(len(jobs) + 1, 10**6) if f"j{k}" not in taken)
+
+
+def _build(
+    parent: Instance,
+    jobs: list[dict[str, Any]],
+    servers: list[int],
+    alpha: float,
+    xi2: float,
+    ranges: Ranges,
+    name: str,
+) -> Instance | None:
+    """The mutant, or None when it leaves the family's ranges or the data model refuses it."""
+    if sum(servers) < max(j["gpus"] for j in jobs):
+        return None
+    cluster = dataclasses.replace(parent.cluster, servers=tuple(servers), alpha=alpha, xi2=xi2)
+    meta = {k: v for k, v in parent.meta.items() if k not in ("seed", "params")}
+    try:
+        probe = Instance(name, 10**9, cluster, tuple(Job(**j) for j in jobs), meta)
+        if float(np.max(probe.bounds.tau_max)) > ranges.tau_max:
+            return None
+        horizon = int(probe.bounds.rho_max.sum()) if ranges.horizon_from_jobs else parent.horizon
+        return dataclasses.replace(probe, horizon=horizon)
+    except InputError:
+        return None
+
+
+def search(
+    store: Store,
+    config: WorstConfig,
+    evaluations: int,
+    executor: Executor,
+    on_result: Callable[[Evaluation], None] | None = None,
+) -> SearchResult:
+    """Run (or replay) the search for ``evaluations`` evaluations, storing each one."""
+    if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 1:
+        raise InputError(f"= {evaluations!r} must be an integer >= 1", where="--evaluations")
+    study, policy = config.study, config.policy
+    ranges = RANGES[study.family]
+    fixed = (study.jobs is not None, study.servers is not None)
+    done: list[Evaluation] = []
+    instances: dict[str, Instance] = {}
+    computed = 0
+    generation = 0
+
+    def random_inputs(seed: int) -> dict[str, Any]:
+        return generated_inputs(
+            study.family,
+            seed,
+            jobs=study.jobs,
+            servers=study.servers,
+            preset=study.preset,
+            policies=study.policies,
+            method=study.method,
+            time_limit=study.time_limit,
+        )
+
+    while len(done) < evaluations:
+        size = min(config.batch, evaluations - len(done))
+        batch: list[tuple[dict[str, Any], str | None]] = []
+        if config.strategy == "random" or generation == 0:
+            batch = [(random_inputs(study.seed + len(done) + c), None) for c in range(size)]
+        else:
+            ranked = sorted(done, key=lambda e: (-e.fitness, -e.index))[: config.elite]
+            for c in range(size):
+                rng = np.random.default_rng([study.seed, generation, c])
+                if c == 0:  # one fresh random instance per generation (first: a shorter last generation keeps it)
+                    batch.append((random_inputs(study.seed + FRESH_SEED_OFFSET + generation), None))
+                    continue
+                parent = ranked[int(rng.integers(len(ranked)))]
+                name = f"{study.family}-worst-{policy}-s{study.seed}-g{generation}-c{c}"
+                child = mutate(instances[parent.key], rng, ranges, fixed, name)
+                batch.append((instance_inputs(child, study.policies, study.method, study.time_limit, 0), parent.key))
+        outputs, new = _evaluate(store, [x for x, _ in batch], len(done), executor)
+        computed += new
+        for (x, parent_key), out in zip(batch, outputs, strict=True):
+            key = task_key(x)
+            instances[key] = instance_of(x)
+            ev = Evaluation(
+                len(done), generation, key, out["instance"], fitness(out, policy), bool(out["proven"]), parent_key
+            )
+            done.append(ev)
+            if on_result is not None:
+                on_result(ev)
+        generation += 1
+    return SearchResult(tuple(done), computed)
+
+
+def _evaluate(
+    store: Store, inputs: list[dict[str, Any]], first_seq: int, executor: Executor
+) -> tuple[list[dict[str, Any]], int]:
+    """The outputs of ``inputs``, from the store where it has them, else computed (and
+    stored as they finish); how many were computed."""
+    keys = [task_key(x) for x in inputs]
+    known: dict[str, dict[str, Any]] = {}
+    for k in set(keys):
+        row = store.get(k)
+        if row is not None:
+            known[k] = row.outputs
+    todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in known}.values())
+    results: dict[str, TaskResult] = {}
+    for t, result in executor.run(run_task, [inputs[i] for i in todo]):
+        i = todo[t]
+        store.add(result.key, first_seq + i, inputs[i], result.outputs, result.wall_s, result.timing, result.versions)
+        results[result.key] = result
+        known[result.key] = result.outputs
+    return [known[k] for k in keys], len(results)
+
+
+def open_search(path: str | Path, config: WorstConfig) -> Store:
+    """The store at ``path`` for ``config`` (created if new; refused if made otherwise)."""
+    return open_store(path, WORST_KIND, config.to_dict())
+
+
+def worst_row(store: Store, result: SearchResult) -> TaskRow:
+    """The stored row of the search's worst evaluation."""
+    row = store.get(result.worst.key)
+    if row is None:  # every evaluation is stored before the search goes on
+        raise RuntimeError(f"evaluation {result.worst.key} is missing from the store")
+    return row
+
+
+def lineage(result: SearchResult, key: str) -> list[str]:
+    """The keys from a random ancestor down to ``key`` (the evaluation's mutation chain)."""
+    by_key = {e.key: e for e in result.evaluations}
+    chain = [key]
+    while by_key[chain[-1]].parent is not None:
+        chain.append(by_key[chain[-1]].parent or "")
+    return chain[::-1]
+
+
+def best_so_far(result: SearchResult) -> list[float]:
+    """The largest fitness after each evaluation (the search's progress curve)."""
+    return [float(v) for v in np.maximum.accumulate([e.fitness for e in result.evaluations])]
