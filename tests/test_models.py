@@ -29,23 +29,76 @@ def test_every_spec_builds_and_exports(path: Path, tmp_path, request: pytest.Fix
     spec = ModelSpec.read(path)
     inst = instance_for(spec.formulation, request)
     model = build_model(spec, inst)
-    assert model.name and spec.doc
+    assert model.rar.instance == inst.name and len(spec.doc) > 40  # the doc says what it is for
+    if spec.relaxation == "contention-free":  # a CP-SAT model: no LP, MPS or GAMS
+        with pytest.raises(InputError, match="CP-SAT model"):
+            export_model(spec, inst, tmp_path / "m.lp", "lp")
+        assert list(tmp_path.iterdir()) == []
+        return
     fmt = "nl" if spec.formulation == "nonconvex" else "lp"
     size = export_model(spec, inst, tmp_path / f"m.{fmt}", fmt)
     assert size["variables"] > 0 and size["constraints"] > 0
     assert [p.name for p in tmp_path.iterdir()] == [f"m.{fmt}"]
 
 
+def test_the_catalogue_covers_every_axis_value() -> None:
+    from rar_opt.formulations import compact, gdp
+    from rar_opt.formulations.base import RELAXATIONS, RICH_OBJECTIVES
+
+    variants = [ModelSpec.read(p).variant() for p in SPECS]
+    assert {v["objective"] for v in variants if "objective" in v} >= set(RICH_OBJECTIVES)
+    assert {v["linearization"] for v in variants if "linearization" in v} >= set(compact.LINEARIZATIONS)
+    assert {v["transformation"] for v in variants if "transformation" in v} == set(gdp.TRANSFORMATIONS)
+    assert {v["relaxation"] for v in variants if "relaxation" in v} == set(RELAXATIONS)
+
+
+@pytest.mark.parametrize("fmt,comment", [("lp", "\\ "), ("mps", "* "), ("gms", "* ")])
+def test_an_export_records_the_variant_in_its_header(fmt: str, comment: str, tmp_path, tiny_3x2_s12) -> None:
+    spec = ModelSpec.read(MODELS / "relax-lp.json")
+    export_model(spec, tiny_3x2_s12, tmp_path / f"m.{fmt}", fmt)
+    lines = (tmp_path / f"m.{fmt}").read_text().splitlines()
+    assert lines[0] == f"{comment}rar-opt model spec 'relax-lp': {spec.doc}"
+    variant = json.loads(lines[1].removeprefix(f"{comment}variant: "))
+    assert variant == {**spec.variant()} and variant["relaxation"] == "lp"
+    assert lines[2].startswith(f"{comment}relaxation: lp (its optimum is a lower bound")
+    assert any(line.startswith(f"{comment}versions: ") and '"pyomo"' in line for line in lines[:6])
+
+
+def test_a_top_level_relaxation_is_the_option(tmp_path) -> None:
+    spec = {"format": "rar-opt/model", "version": 1, "name": "r", "formulation": "compact", "relaxation": "lp"}
+    (tmp_path / "r.json").write_text(json.dumps(spec))
+    assert ModelSpec.read(tmp_path / "r.json").options == {"relaxation": "lp"}
+    spec["options"] = {"relaxation": "preemptive"}
+    (tmp_path / "r.json").write_text(json.dumps(spec))
+    with pytest.raises(InputError, match=r"r.json: relaxation: contradicts options.relaxation"):
+        ModelSpec.read(tmp_path / "r.json")
+    spec = {**spec, "formulation": "enumerative", "options": {}}
+    (tmp_path / "r.json").write_text(json.dumps(spec))
+    with pytest.raises(InputError, match=r"options.relaxation: the enumerative formulation does not take"):
+        ModelSpec.read(tmp_path / "r.json")
+
+
 @pytest.mark.parametrize(
     ("name", "objective"),
-    [("compact-makespan", 6), ("compact-plain", 6), ("enumerative", 6), ("compact-total", 9)],
+    [
+        ("compact-makespan", 6),
+        ("compact-plain", 6),
+        ("enumerative", 6),
+        ("compact-total", 9),
+        ("compact-weighted", 9),  # weights 1: the total
+        ("compact-lexicographic", 41 * 6 + 9),  # M = J T + 1 = 41, then makespan 6 and total 9
+        ("compact-onehot", 6),
+        ("gdp-bigm", 6),
+        ("gdp-hull", 6),
+        ("gdp-mbigm", 6),
+    ],
 )
 def test_specs_reach_the_optimum(name: str, objective: int, wait_beats_start: Instance) -> None:
     # makespan 6: one job after the other (the recorded optimum); total 3 + 6 = 9 the same
     # way, against 16 for both at once and 10 for the best overlap (4 + 6)
     spec = ModelSpec.read(MODELS / f"{name}.json")
     res = solve(wait_beats_start, spec.formulation, warm_start="ls", **spec.options)
-    assert res.status == Status.OPTIMAL and round(res.objective) == objective
+    assert res.status == Status.OPTIMAL and round(res.objective) == objective, res.message
     assert res.makespan == wait_beats_start.meta["known_optimum"] == 6
 
 
@@ -143,3 +196,25 @@ def test_solve_takes_a_spec_horizon(wait_beats_start: Instance) -> None:
 def test_an_option_the_formulation_does_not_take_is_refused(wait_beats_start: Instance) -> None:
     with pytest.raises(InputError, match="the nonconvex formulation does not take 'objective'"):
         solve(wait_beats_start, "nonconvex", objective="total")
+
+
+def test_weights_round_trip_and_bad_weights_are_named(tiny_3x2_s12: Instance) -> None:
+    import dataclasses
+
+    data = tiny_3x2_s12.to_dict()
+    assert all("weight" not in job for job in data["jobs"])  # files without weights stay as they are
+    heavy = dataclasses.replace(
+        tiny_3x2_s12, jobs=(dataclasses.replace(tiny_3x2_s12.jobs[0], weight=2.5), *tiny_3x2_s12.jobs[1:])
+    )
+    again = Instance.from_dict(heavy.to_dict())
+    assert again.jobs[0].weight == 2.5 and again.to_dict()["jobs"][0]["weight"] == 2.5 and again == heavy
+    for bad, message in [
+        (-1, "must be above 0"),
+        (0, "must be above 0"),
+        ("heavy", "must be a number"),
+        (True, "must be a number"),
+    ]:
+        data = heavy.to_dict()
+        data["jobs"][1]["weight"] = bad
+        with pytest.raises(InputError, match=rf"jobs\[1\]\.weight: .*{message}"):
+            Instance.from_dict(data)

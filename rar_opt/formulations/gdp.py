@@ -75,7 +75,10 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     m = build_disjunctive(instance, options)
     if options.transformation == "mbigm":
         solver = pyo.SolverFactory("appsi_highs")  # computes the Ms: small LPs, at build time
-        pyo.TransformationFactory("gdp.mbigm").apply_to(m, solver=solver)
+        # one thread, as our backend: HiGHS keeps one thread scheduler per process, and a
+        # solve asking for another thread count afterwards fails ("Not Set")
+        solver.options["threads"] = 1
+        pyo.TransformationFactory("gdp.mbigm").apply_to(m, solver=solver, threads=1)
     else:
         pyo.TransformationFactory(f"gdp.{options.transformation}").apply_to(m)
     extra = {**m.rar.extra, "transformation": options.transformation}

@@ -56,3 +56,58 @@ def test_bad_options_exit_2_naming_the_field(options: dict, field: str, tmp_path
 def test_an_option_the_formulation_does_not_take_exits_2() -> None:
     out = run("solve", str(WAIT), "--formulation", "nonconvex", "--objective", "total")
     assert out.returncode == 2 and "options.objective" in out.stderr
+
+
+@pytest.mark.parametrize("weight,message", [(-1, "must be above 0"), ("heavy", "must be a number")])
+def test_bad_weights_exit_2_naming_the_field(weight, message: str, tmp_path) -> None:
+    data = json.loads(WAIT.read_text())
+    data["jobs"][1]["weight"] = weight
+    (tmp_path / "w.json").write_text(json.dumps(data))
+    out = run("solve", str(tmp_path / "w.json"), "--option", "objective=weighted")
+    assert out.returncode == 2 and "w.json: jobs[1].weight" in out.stderr and message in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_relaxation_spec_is_not_solved_as_a_schedule() -> None:
+    out = run("solve", str(WAIT), "--model", str(MODELS / "relax-lp.json"))
+    assert out.returncode == 2 and "options.relaxation" in out.stderr and "bound" in out.stderr, out.stderr
+    out = run("solve", str(WAIT), "--option", "linearization=binary")
+    assert out.returncode == 2 and "options.linearization: must be one of staircase, onehot" in out.stderr
+
+
+def test_export_writes_gams_with_the_variant_and_refuses_a_cp_model(tmp_path) -> None:
+    target = tmp_path / "m.gms"
+    out = run("export", str(WAIT), "--model", str(MODELS / "gdp-hull.json"), "--format", "gms", "-o", str(target))
+    assert out.returncode == 0, out.stderr
+    head = target.read_text().splitlines()[:4]
+    assert head[0].startswith("* rar-opt model spec 'gdp-hull'") and '"transformation": "hull"' in head[1]
+    out = run(
+        "export",
+        str(WAIT),
+        "--model",
+        str(MODELS / "relax-contention-free.json"),
+        "--format",
+        "mps",
+        "-o",
+        str(tmp_path / "c.mps"),
+    )
+    assert out.returncode == 2 and "CP-SAT model" in out.stderr and not (tmp_path / "c.mps").exists()
+
+
+def test_variants_prints_one_row_per_spec_and_records_versions(tmp_path) -> None:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    for name in ("compact-makespan", "relax-lp", "relax-contention-free"):
+        (folder / f"{name}.json").write_text((MODELS / f"{name}.json").read_text())
+    out = run("variants", str(WAIT), "--models", str(folder), "--json", "-o", str(tmp_path / "v.json"))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert json.loads((tmp_path / "v.json").read_text())["rows"] == data["rows"]
+    rows = {r["spec"]: r for r in data["rows"]}
+    assert set(rows) == {"compact-makespan", "relax-lp", "relax-contention-free"}
+    assert rows["compact-makespan"]["status"] == "optimal" and rows["compact-makespan"]["objective"] == OPT
+    for name in ("relax-lp", "relax-contention-free"):
+        assert rows[name]["status"] == "bound" and rows[name]["objective"] is None and rows[name]["bound"] <= OPT
+    assert data["disagreements"] == [] and "pyomo" in data["versions"] and data["seed"] == 0
+    out = run("variants", str(WAIT), "--models", str(tmp_path / "none"))
+    assert out.returncode == 2 and "--models" in out.stderr
