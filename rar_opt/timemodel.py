@@ -207,6 +207,9 @@ class TimeModel:
             layout = None
         self.links: LinkLayout | None = layout
         """The network's links, or None for the paper's per-server model (the star)."""
+        # (S + E,): each link's bandwidth and the most split rings it can carry (topology only)
+        self.link_bandwidth = np.zeros(0)
+        self.link_bound = np.zeros(0, dtype=np.int64)
         self._share_levels: np.ndarray | None = None  # bandwidth per contention level (mixed links)
         self._p_worst = int(min(len(a.gpus), int(c.capacity.max())))
         self._best_level = 1
@@ -234,6 +237,7 @@ class TimeModel:
             [np.minimum(cap, len(self.gpus)), np.minimum(np.minimum(side, cap.sum() - side), len(self.gpus))]
         )
         bw = np.concatenate([lay.server_bw, lay.inner_bw])
+        self.link_bandwidth, self.link_bound = _readonly(bw), _readonly(bound.astype(np.int64))
         classes = sorted({float(b) for b in bw}, reverse=True)
         if len(classes) == 1:
             self._b_inter = classes[0]
@@ -247,6 +251,16 @@ class TimeModel:
         self._p_worst = len(order)
         best = float(self.link_share(lay.server_bw.max(), 1))
         self._best_level = 1 + int(np.sum(shares > best))
+
+    def level_of(self, bandwidth: np.ndarray | float, count: np.ndarray | int) -> np.ndarray:
+        """The contention level of a link of ``bandwidth`` carrying ``count`` split rings:
+        the count itself when every link has one bandwidth, else the first level whose
+        share equals the link's (so ``bandwidth(level_of(b, c), 2)`` is b's share at c)."""
+        count = np.asarray(count, dtype=np.int64)
+        if self._share_levels is None:
+            return count
+        share = self.link_share(bandwidth, count)
+        return 1 + np.sum(self._share_levels[1:] > share[..., None], axis=-1)
 
     def link_share(self, bandwidth: np.ndarray | float, count: np.ndarray | int) -> np.ndarray:
         """What each of ``count`` split rings gets of a link of ``bandwidth``: b / f(max(1, xi1 count))."""
@@ -436,6 +450,11 @@ class TimeModel:
         n_min, n_max = self.span_range()
         ok = (n >= n_min[:, None, None]) & (n <= n_max[:, None, None])
         return np.where(ok, table, 0)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
 
 
 def _expand(values: np.ndarray, ndim: int) -> np.ndarray:

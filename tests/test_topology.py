@@ -8,14 +8,16 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, InputError, Instance, simulate
+from rar_opt.solvers import Status, solve
 from rar_opt.topology import Topology
 
+from .bruteforce import brute_force
 from .helpers import instance_dict, policy_makespans, run
-from .topology_strategies import with_topology
+from .topology_strategies import micro_topology_instances, reference_topology_simulate, with_topology
 
 
 def with_star(instance: Instance, bandwidth: float | None = None) -> Instance:
@@ -150,3 +152,39 @@ def test_bad_topology_exits_2_on_the_command_line(case: str, tmp_path) -> None:
     assert "bad.json" in out.stderr and where in out.stderr and words in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.json").exists()
+
+
+# -- the compact MILP ---------------------------------------------------------------------
+def test_star_compact_optimum_equals_the_library(library) -> None:
+    for known in library[:4]:
+        res = solve(with_star(known.instance), "compact", time_limit=60)
+        assert res.status == Status.OPTIMAL and res.makespan == known.optimum, known.name
+
+
+@settings(max_examples=20)
+@given(micro_topology_instances(), st.sampled_from(["staircase", "onehot"]))
+def test_compact_milp_on_a_topology_equals_brute_force(inst: Instance, linearization: str) -> None:
+    upper = min(policy_makespans(inst).values())
+    bf = brute_force(inst, upper)  # judged by the checker, i.e. the simulator with the topology
+    assert bf is not None
+    res = solve(inst, "compact", linearization=linearization)
+    assert res.status == Status.OPTIMAL and res.schedule is not None
+    ref = reference_topology_simulate(inst, res.schedule)
+    assert max(ref["completion"]) == res.makespan == bf[0] <= upper
+
+
+@settings(max_examples=10)
+@given(micro_topology_instances(), st.sampled_from(["sjf-bco", "ls", "ff"]), st.sampled_from(["staircase", "onehot"]))
+def test_a_heuristic_schedule_is_a_feasible_point_of_the_topology_milp(inst: Instance, policy: str, lin: str) -> None:
+    from rar_opt.algorithms import run_policy
+    from rar_opt.formulations import compact
+    from rar_opt.formulations.values import violated
+
+    sched = run_policy(inst, policy).schedule
+    span = simulate(inst, sched).makespan
+    if span is None or span > inst.horizon:
+        return
+    model = compact.build(inst, compact.Options(linearization=lin, symmetry=False))
+    compact.set_start(model, inst, sched)
+    assert violated(model) == []
+    assert round(model.makespan.value) == span

@@ -17,14 +17,13 @@ import networkx as nx
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from rar_opt import InputError, Instance, Schedule
+from rar_opt import Cluster, InputError, Instance, Job, Schedule
 from rar_opt.topology import Topology
 
 from .strategies import (
     arbitrary_schedules,
     communication_heavy_instances,
     feasible_schedules,
-    micro_instances,
     reference_phi,
     tiny_instances,
 )
@@ -81,12 +80,31 @@ def topology_instance_and_schedule(draw: st.DrawFn, feasible: bool = True) -> tu
 
 @st.composite
 def micro_topology_instances(draw: st.DrawFn) -> Instance:
-    """Brute-forceable instances on two or three servers in two racks, link bandwidths drawn."""
-    base = draw(micro_instances())
-    if base.num_servers < 2:
-        reject()
-    topo = draw(topologies(base.num_servers, base.cluster.b_inter).filter(lambda t: t.shorthand is not None))
-    probe = _on(base, topo, horizon=10**6)
+    """Brute-forceable: 2-3 jobs on three small servers in two racks, rings that must often
+    split, rack links often slower than the uplinks (so crossing the racks costs)."""
+    servers = tuple(draw(st.lists(st.integers(1, 2), min_size=3, max_size=3)))
+    cluster = Cluster(
+        servers=servers,
+        b_inter=1.0,
+        b_intra=draw(st.sampled_from([4.0, 10.0])),
+        alpha=draw(st.sampled_from([0.5, 1.0])),
+        xi2=draw(st.sampled_from([0.0, 0.02])),
+    )
+    jobs = tuple(
+        Job(
+            f"j{j}",
+            gpus=draw(st.integers(1, 3)),
+            iterations=draw(st.integers(1, 6)),
+            grad_size=draw(st.sampled_from([0.0, 0.05, 0.1, 0.15])),
+            bwd_time=draw(st.sampled_from([0.1, 0.15, 0.2])),
+        )
+        for j in range(draw(st.integers(2, 3)))
+    )
+    base = Instance("micro-topology", 10**6, cluster, jobs)
+    racks = draw(st.sampled_from([[[0, 1], [2]], [[0], [1, 2]], [[0, 2], [1]]]))
+    server_link = draw(st.sampled_from([1.0, [1.0, 1.0, 0.6]]))
+    topo = Topology.from_racks(racks, server_link, draw(st.sampled_from([0.3, 0.5, 1.0, 2.0])))
+    probe = _on(base, topo)
     horizon = int(probe.bounds.rho_max.sum())
     if horizon > 12:
         reject()

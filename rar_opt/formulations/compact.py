@@ -87,6 +87,7 @@ from .base import (
     weight_coefficients,
 )
 from .levels import LEVEL_ROWS, LevelRows
+from .links import link_rows, set_link_start
 from .values import slot_values
 
 STARTED = ("sum", "cumulative")
@@ -138,6 +139,8 @@ class CompactData:
     levels: int  # P: the most contenders a split job can see
     phi: np.ndarray  # phi[j, p, n] (the time model's table)
     phi_max: list[int]  # iterations per slot at best
+    link_level: np.ndarray | None = None  # topology: [l, c] level of link l carrying c rings (docs/model.md 3.8)
+    link_side: np.ndarray | None = None  # topology: [e, s] server s is on one side of switch link e
 
     @classmethod
     def of(cls, instance: Instance, horizon: int) -> CompactData:
@@ -147,6 +150,13 @@ class CompactData:
         n_hi = [int(n) for n in b.n_max]
         splittable = [n >= 2 for n in n_hi]
         levels = max(1, min(sum(splittable), max(cap)))
+        link_level = None
+        if tm.links is not None:  # a topology: the level of each link at each count (links: uplinks, then inner)
+            bound = np.minimum(tm.link_bound, sum(splittable))
+            link_level = np.zeros((len(bound), int(bound.max()) + 1), dtype=np.int64)
+            for link, (bw, top) in enumerate(zip(tm.link_bandwidth, bound, strict=True)):
+                link_level[link, 1 : top + 1] = tm.level_of(bw, np.arange(1, top + 1))
+            levels = max(1, int(link_level.max()))
         return cls(
             horizon=horizon,
             cap=cap,
@@ -159,6 +169,8 @@ class CompactData:
             levels=levels,
             phi=tm.phi_table(levels),
             phi_max=[int(p) for p in b.phi_max],
+            link_level=link_level,
+            link_side=None if tm.links is None else tm.links.inner_side,
         )
 
 
@@ -382,11 +394,15 @@ def _rate_rows(m: pyo.ConcreteModel, d: CompactData, split_rate: Callable[..., p
         cap = split_rate(m, j, n, t)
         return pyo.Constraint.Skip if cap is None else _gained(m, j, t) <= cap + relax
 
-    @m.Constraint(m.SPLIT_JST, doc="(6) p_j[t] >= c_s[t] on every server s of split job j")
-    def contention(m, j, s, t):
-        level = m.level[j, t]
-        c_st = sum(m.h[i, s, t] for i in m.SPLIT_J)
-        return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - _split(m, d, j))
+    if d.link_level is not None and d.link_side is not None:  # a topology (docs/model.md section 3.8)
+        link_rows(m, d.link_side, d.link_level, lambda m, j: _split(m, d, j))
+    else:
+
+        @m.Constraint(m.SPLIT_JST, doc="(6) p_j[t] >= c_s[t] on every server s of split job j")
+        def contention(m, j, s, t):
+            level = m.level[j, t]
+            c_st = sum(m.h[i, s, t] for i in m.SPLIT_J)
+            return level >= c_st - levels * (1 - m.z[j, s]) - levels * (1 - _split(m, d, j))
 
     @m.Constraint(m.SPLIT_JST, doc="(6) h = u AND z AND split: job j counts in c_s[t]")
     def counts_in_contention(m, j, s, t):
@@ -442,7 +458,15 @@ def _symmetry_rows(m: pyo.ConcreteModel, instance: Instance, d: CompactData) -> 
             t * m.x[k, t] for t in range(horizon) if (k, t) in m.START
         )
 
-    same_servers = [(s, s + 1) for s in range(n_servers - 1) if cap[s] == cap[s + 1]]
+    links = instance.time_model.links
+
+    def twins(s: int) -> bool:  # on a topology twins also share their uplink's bandwidth and their switch
+        if cap[s] != cap[s + 1] or links is None:
+            return cap[s] == cap[s + 1]
+        same_side = np.array_equal(links.inner_side[:, s], links.inner_side[:, s + 1])
+        return bool(links.server_bw[s] == links.server_bw[s + 1] and same_side)
+
+    same_servers = [(s, s + 1) for s in range(n_servers - 1) if twins(s)]
     m.same_servers = pyo.Set(initialize=same_servers, dimen=2, doc="consecutive identical servers")
 
     @m.Constraint(m.same_servers, doc="identical servers ordered by the key sum_j (j+1) y[j,s]")
@@ -521,6 +545,9 @@ def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) 
     for (j, s, t), var in model.r.items():
         var.set_value(float(y[j, s]) if sv.active[t, j] else 0.0)
     model.makespan.set_value(sv.makespan)
+    link_level = CompactData.of(instance, horizon).link_level if hasattr(model, "w") else None
+    if link_level is not None and instance.time_model.links is not None:  # a topology (docs/model.md 3.8)
+        set_link_start(model, instance.time_model.links.inner_side, link_level, y, sv.active)
 
 
 def _same_job(instance: Instance, j: int, k: int) -> bool:
