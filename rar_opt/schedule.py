@@ -137,36 +137,37 @@ class Schedule:
         """Internal: the schedule of a list-scheduling trial, from its starts and GPU ids.
 
         The same value as :meth:`from_arrays` with the counted placements, built from the
-        G_j ids of each job instead of a dense J x S matrix: the matrix is written only where
-        a job has GPUs (zero pages cost nothing until read) and each placement row is a copy
-        of one zero row with a few entries set. The engine's ids are plain int pairs; the
-        numbers are checked with numpy as in :meth:`_take_arrays`.
+        G_j ids of each job instead of a dense J x S matrix: each distinct placement row is
+        one tuple (equal rows are shared), and ``placement_array`` is made from the nonzero
+        entries when first read. The engine's ids are plain int pairs; starts and servers
+        are range-checked.
         """
         start_array = np.array(starts, dtype=np.int64)
         if start_array.ndim != 1 or not len(start_array) or len(gpu_ids) != len(start_array):
             raise InputError(f"has {len(gpu_ids)} GPU id lists for {start_array.shape} starts", where="gpu_ids")
         if int(np.abs(start_array).max()) > jio.INT_LIMIT:
             raise InputError(f"has an entry beyond +-{jio.INT_LIMIT}", where="starts")
-        zero = (0,) * n_servers
-        placements, cells, values = [], [], []
+        zero = [0] * n_servers
+        placements: list[tuple[int, ...]] = []
+        cells, values = [], []
+        seen: dict[tuple[tuple[int, int], ...], tuple[int, ...]] = {}  # equal rows are one tuple
         for j, ids in enumerate(gpu_ids):
             per: dict[int, int] = {}
             for sv, _ in ids:
                 if not 0 <= sv < n_servers:
                     raise InputError(f"names server {sv} of {n_servers}", where=f"jobs[{j}].gpu_ids")
                 per[sv] = per.get(sv, 0) + 1
-            row: tuple[int, ...] = ()
-            prev = 0
-            for sv in sorted(per):  # the zero row with this job's counts set, by tuple slices
-                row += (*zero[prev:sv], per[sv])
-                prev = sv + 1
+            counts = tuple(sorted(per.items()))
+            for sv, c in counts:
                 cells.append(j * n_servers + sv)
-                values.append(per[sv])
-            placements.append(row + zero[prev:])
-        placement_array = np.zeros((len(start_array), n_servers), dtype=np.int64)
-        placement_array.ravel()[cells] = values
+                values.append(c)
+            if (row := seen.get(counts)) is None:
+                filled = zero.copy()
+                for sv, c in counts:
+                    filled[sv] = c
+                row = seen[counts] = tuple(filled)
+            placements.append(row)
         start_array.setflags(write=False)
-        placement_array.setflags(write=False)
         obj = object.__new__(cls)
         object.__setattr__(obj, "instance", jio.check_str(instance, "instance"))
         object.__setattr__(obj, "starts", tuple(start_array.tolist()))
@@ -174,7 +175,7 @@ class Schedule:
         object.__setattr__(obj, "gpu_ids", tuple(tuple((int(a), int(b)) for a, b in ids) for ids in gpu_ids))
         object.__setattr__(obj, "meta", jio.check_meta(meta))
         obj.__dict__["start_array"] = start_array
-        obj.__dict__["placement_array"] = placement_array
+        obj.__dict__["_sparse"] = (n_servers, np.array(cells, dtype=np.int64), np.array(values, dtype=np.int64))
         return obj
 
     @property
@@ -192,7 +193,12 @@ class Schedule:
     @cached_property
     def placement_array(self) -> np.ndarray:
         """The placements y_js as a read-only (J, S) int64 array."""
-        y = np.array(self.placements, dtype=np.int64).reshape(len(self.placements), -1)
+        sparse = self.__dict__.get("_sparse")  # a trial's schedule: its nonzero entries
+        if sparse is not None:
+            y = np.zeros((len(self.placements), sparse[0]), dtype=np.int64)
+            y.ravel()[sparse[1]] = sparse[2]
+        else:
+            y = np.array(self.placements, dtype=np.int64).reshape(len(self.placements), -1)
         y.setflags(write=False)
         return y
 

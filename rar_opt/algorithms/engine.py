@@ -34,8 +34,8 @@ INF = float("inf")
 class ClusterState:
     """GPU identities, occupancy and loads during one trial (read by placement rules).
 
-    The numpy arrays ``load``, ``owner`` and ``server`` are what a :data:`GpuPicker` reads.
-    Beside them the state keeps index structures (:mod:`.index`) so that the built-in rules
+    A :data:`GpuPicker` reads the numpy arrays ``server``, ``load`` and ``owner`` (the last
+    two built on demand from the plain lists ``loads`` and ``owners``). The state keeps index structures (:mod:`.index`) so that the built-in rules
     (:func:`least_loaded_rule`, :func:`first_fit_rule` and the policies' own) cost
     O(log G) plus the GPUs and servers they touch per decision instead of a scan of every
     GPU; they take the same decisions as the scans, which the tests compare.
@@ -49,8 +49,6 @@ class ClusterState:
         self.capacity = cap
         self.server = np.repeat(np.arange(len(cap)), cap)
         self.local = np.concatenate([np.arange(o) for o in cap])
-        self.load = np.zeros(len(self.server))
-        self.owner = np.full(len(self.server), -1, dtype=np.int64)
         self.clock = Clock(instance, record=False)
         self.now = 0
         # the trial makes the same decisions for every theta' in [theta_low, theta_high):
@@ -66,6 +64,7 @@ class ClusterState:
         self.server_of: list[int] = self.server.tolist()
         self.loads: list[float] = [0.0] * n_gpus
         self.busy: list[bool] = [False] * n_gpus
+        self.owners: list[int] = [-1] * n_gpus
         self.idle = SortedKeys([(0.0, g) for g in range(n_gpus)])  # idle GPUs by (load, index)
         self.idle_min = MinTree([0.0] * len(cap))  # per server: the least load of its idle GPUs
         self.idle_count = cap.astype(np.int64).copy()  # idle GPUs per server
@@ -74,6 +73,16 @@ class ClusterState:
         self._average: list[float] = []
         self._by_idle: list[SortedKeys] | None = None  # servers by idle count, on demand
         self._idle_flags: CountTree | None = None  # idle GPUs by index, on demand
+
+    @property
+    def load(self) -> np.ndarray:
+        """U_g of every GPU (a fresh array: the state keeps its loads as Python floats)."""
+        return np.array(self.loads)
+
+    @property
+    def owner(self) -> np.ndarray:
+        """The job running on every GPU, -1 when idle (a fresh array)."""
+        return np.array(self.owners, dtype=np.int64)
 
     def eligible(self, job: int) -> np.ndarray:
         """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
@@ -126,30 +135,38 @@ class ClusterState:
             self.idle.remove((loads[g], g))
             loads[g] += w
             self.busy[g] = True
-        self.owner[gpus] = job
-        self.load[gpus] += self.weight[job]
+            self.owners[g] = job
         self._touched(gpus, -1, loads_changed=True)
 
     def release(self, gpus: list[int]) -> None:
         """The job on ``gpus`` has completed: they become idle (their loads stay)."""
         for g in gpus:
             self.busy[g] = False
+            self.owners[g] = -1
             self.idle.add((self.loads[g], g))
-        self.owner[gpus] = -1
         self._touched(gpus, +1, loads_changed=False)
 
     def _touched(self, gpus: list[int], delta: int, loads_changed: bool) -> None:
-        servers = sorted({self.server_of[g] for g in gpus})
+        """Bring the per-server structures up to date after ``gpus`` (sorted) changed."""
         if self._idle_flags is not None:
             for g in gpus:
                 self._idle_flags.add(g, delta)
-        for s in servers:
-            count = sum(1 for g in gpus if self.server_of[g] == s)
+        loads, busy, server_of = self.loads, self.busy, self.server_of
+        i = 0
+        while i < len(gpus):  # the GPUs of one server are consecutive in a sorted list
+            s = server_of[gpus[i]]
+            count = 1
+            while i + count < len(gpus) and server_of[gpus[i + count]] == s:
+                count += 1
+            i += count
             before = int(self.idle_count[s])
             self.idle_count[s] = before + delta * count
             a = self.first_gpu[s]
-            idle_loads = (self.loads[g] for g in range(a, a + self.caps[s]) if not self.busy[g])
-            self.idle_min.set(s, min(idle_loads, default=INF))
+            least = INF
+            for g in range(a, a + self.caps[s]):
+                if not busy[g] and loads[g] < least:
+                    least = loads[g]
+            self.idle_min.set(s, least)
             if self._by_idle is not None:
                 self._by_idle[before].remove(s)
                 self._by_idle[before + delta * count].add(s)
@@ -329,7 +346,7 @@ def run_list(
         ids,
         res.completion,
         res.makespan,
-        float(state.load.max()),
+        max(state.loads),
         state.theta_low,
         state.theta_high,
     )
