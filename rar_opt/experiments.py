@@ -1,8 +1,8 @@
 """The paper's experiments (section 6), as sweeps over seeded instances.
 
 Each experiment is a list of runs (instance generator arguments, policy, options); runs
-are independent and can go to worker processes (spawn start method, one BLAS thread per
-worker). Every row records the seed, the instance and what the policy chose, so a result
+are independent tasks for an executor (:mod:`rar_opt.executors`: serial, a local Dask
+cluster of single-threaded worker processes, or an existing Dask scheduler). Every row records the seed, the instance and what the policy chose, so a result
 file says exactly how it was made.
 
 * ``policies``: every policy on the paper setting (160 jobs, 20 servers, T = 1200).
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
-from .processes import worker_pool
+from .executors import make_executor
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +138,10 @@ def run_experiment(
     budget: float | None = None,
     preset: str = "paper-literal",
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    scheduler: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every run of experiment ``name``, in a fixed order whatever the number of workers;
+    """Every run of experiment ``name``, in a fixed order whatever the executor (``workers``
+    local Dask workers when more than 1, or the Dask scheduler at ``scheduler``);
     ``on_row`` is called with each row as it arrives (progress)."""
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
@@ -151,24 +153,22 @@ def run_experiment(
 
     check_preset(preset)
     runs = [dataclasses.replace(r, budget=budget, preset=preset) for r in EXPERIMENTS[name](jobs, seeds)]
-    rows: list[dict[str, Any]] = []
-
-    def progress(row: dict[str, Any]) -> None:
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-        log.info(
-            "%s: %d/%d %s seed %d: makespan %s", name, len(rows), len(runs), row["label"], row["seed"], row["makespan"]
-        )
-
-    if workers == 1:
-        for r in runs:
-            progress(execute(r))
-        return rows
-    with worker_pool(workers) as pool:
-        for row in pool.map(execute, runs):  # results come back in submission order
-            progress(row)
-    return rows
+    found: dict[int, dict[str, Any]] = {}
+    with make_executor(workers=workers, scheduler=scheduler) as executor:
+        for i, row in executor.run(execute, runs):
+            found[i] = row
+            if on_row is not None:
+                on_row(row)
+            log.info(
+                "%s: %d/%d %s seed %d: makespan %s",
+                name,
+                len(found),
+                len(runs),
+                row["label"],
+                row["seed"],
+                row["makespan"],
+            )
+    return [found[i] for i in range(len(runs))]  # in run order, whatever the order of arrival
 
 
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

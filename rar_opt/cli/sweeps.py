@@ -17,7 +17,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("experiment", parents=[common], help="the paper's sweeps: policies, kappa, servers, lambda")
     p.add_argument("name", choices=list(EXPERIMENTS))
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")
+    where.add_argument("--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT")
     p.add_argument("--jobs", type=int, default=160, help="jobs per instance (Philly mix scaled; default 160)")
     p.add_argument("--preset", choices=list(PRESETS), default="paper-literal", help="the generator's reading of 15%%")
     p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
@@ -41,6 +43,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             budget=args.budget,
             preset=args.preset,
             on_row=lambda _: bar.update(),
+            scheduler=args.scheduler,
         )
     summary = summarise(rows)
     record = {
@@ -50,6 +53,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "budget": args.budget,
         "preset": args.preset,
         "workers": args.workers,
+        "scheduler": args.scheduler,
         "wall_s": round(time.perf_counter() - began, 3),
         "versions": versions(),
         "summary": summary,
