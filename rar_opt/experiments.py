@@ -2,8 +2,9 @@
 
 Each experiment is a list of runs (instance generator arguments, policy, options); runs
 are independent tasks for an executor (:mod:`rar_opt.executors`: serial, a local Dask
-cluster of single-threaded worker processes, or an existing Dask scheduler). Every row records the seed, the instance and what the policy chose, so a result
-file says exactly how it was made.
+cluster of single-threaded worker processes, or an existing Dask scheduler). Every row
+records the seed, the instance and what the policy chose, so a result file says exactly
+how it was made.
 
 * ``policies``: every policy on the paper setting (160 jobs, 20 servers, T = 1200).
 * ``kappa``: SJF-BCO with kappa fixed to 1, 2, 4, 8, 10, 16, 32 (the paper: U-shaped).
