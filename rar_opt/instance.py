@@ -216,7 +216,7 @@ class Instance:
             if b.phi_min[j] < 1:
                 raise InputError(
                     f"worst-case per-iteration time {b.tau_max[j]:.6g} slots exceeds 1 slot "
-                    f"(at {b.p_worst} contending jobs): job {self.jobs[j].name!r} could stall",
+                    f"(at {_worst_case(self.cluster, b.p_worst)}): job {self.jobs[j].name!r} could stall",
                     where=f"jobs[{j}]",
                 )
         for j in range(self.num_jobs):
@@ -311,6 +311,12 @@ class Instance:
 
 
 _CACHED = frozenset({"arrays", "time_model", "bounds"})
+
+
+def _worst_case(cluster: Cluster, p_worst: int) -> str:
+    if cluster.topology is None:
+        return f"{p_worst} contending jobs"
+    return f"contention level {p_worst} of the topology, docs/model.md section 3.8"
 
 
 def _check_name(name: Any) -> None:

@@ -16,7 +16,7 @@ from rar_opt.solvers import Status, solve
 from rar_opt.topology import Topology
 
 from .bruteforce import brute_force
-from .helpers import instance_dict, policy_makespans, run
+from .helpers import INSTANCES, instance_dict, policy_makespans, run
 from .topology_strategies import micro_topology_instances, reference_topology_simulate, with_topology
 
 
@@ -188,3 +188,13 @@ def test_a_heuristic_schedule_is_a_feasible_point_of_the_topology_milp(inst: Ins
     compact.set_start(model, inst, sched)
     assert violated(model) == []
     assert round(model.makespan.value) == span
+
+
+@pytest.mark.parametrize("name", ["topology-two-rack", "topology-6x4-two-rack"])
+def test_the_topology_instances_keep_their_optima(name: str) -> None:
+    inst = Instance.read(INSTANCES / f"{name}.json")
+    assert inst.cluster.topology is not None and inst.time_model.links is not None
+    res = solve(inst, "compact", warm_start="sjf-bco", time_limit=120)
+    assert res.status == Status.OPTIMAL and res.schedule is not None
+    assert max(reference_topology_simulate(inst, res.schedule)["completion"]) == res.makespan
+    assert res.makespan == inst.meta["topology_optimum"] == inst.meta.get("brute_force", res.makespan)

@@ -8,6 +8,11 @@ then l = min_j rho_hat_j / rho_max_j <= rho_hat / rho <= max_j rho_hat_j / rho_m
 hold for every schedule, which is what Theorem 5's bound n_g * varphi * u / l needs.
 
 Estimators are replaceable: register a function ``(instance) -> rho_hat`` under a name.
+
+The range comes from the time model (``TimeModel.job_bounds``), so on a cluster with a
+network topology (docs/model.md section 3.8) the estimates take the links' bandwidths
+into account: the best case is the fastest server uplink's share at one ring, the worst
+the smallest share any link can give at its most rings.
 """
 
 from __future__ import annotations
