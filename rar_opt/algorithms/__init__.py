@@ -30,6 +30,7 @@ from .baselines import (
     oblivious_sjf_policy,
     random_policy,
 )
+from .engine import Progress, reporting
 from .result import PolicyResult
 from .sjf_bco import SjfBcoParams, sjf_bco
 
@@ -66,12 +67,15 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-def run_policy(instance: Instance, name: str, *, seed: int = 0, **options: Any) -> PolicyResult:
+def run_policy(
+    instance: Instance, name: str, *, seed: int = 0, progress: Progress | None = None, **options: Any
+) -> PolicyResult:
     """Run the policy ``name`` with validated params; ``seed`` reaches seeded policies only.
 
     Returns the :class:`PolicyResult`; its ``schedule`` is the solution. An unknown policy,
     an option the policy does not take, or a value out of range is an
-    :class:`~rar_opt.errors.InputError`.
+    :class:`~rar_opt.errors.InputError`. ``progress``, if given, hears from every trial
+    (:data:`~.engine.Progress`: trial number, jobs placed, jobs); silent by default.
     """
     if name not in POLICIES:
         raise InputError(f"unknown policy {name!r} (known: {', '.join(POLICIES)})", where="policy")
@@ -89,7 +93,8 @@ def run_policy(instance: Instance, name: str, *, seed: int = 0, **options: Any) 
         params = policy.params(**options)
     except (TypeError, ValueError) as exc:
         raise InputError(str(exc), where="policy options") from None
-    return policy.run(instance, params)
+    with reporting(progress):
+        return policy.run(instance, params)
 
 
 __all__ = [
@@ -100,6 +105,7 @@ __all__ = [
     "OrderedParams",
     "Policy",
     "PolicyResult",
+    "Progress",
     "RandParams",
     "SjfBcoParams",
     "run_policy",

@@ -16,7 +16,9 @@ and U_g + weight[j] <= theta.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +37,8 @@ class ClusterState:
     """GPU identities, occupancy and loads during one trial (read by placement rules).
 
     A :data:`GpuPicker` reads the numpy arrays ``server``, ``load`` and ``owner`` (the last
-    two built on demand from the plain lists ``loads`` and ``owners``). The state keeps index structures (:mod:`.index`) so that the built-in rules
+    two built on demand from the plain lists ``loads`` and ``owners``). The state keeps
+    index structures (:mod:`.index`) so that the built-in rules
     (:func:`least_loaded_rule`, :func:`first_fit_rule` and the policies' own) cost
     O(log G) plus the GPUs and servers they touch per decision instead of a scan of every
     GPU; they take the same decisions as the scans, which the tests compare.
@@ -301,6 +304,33 @@ class Trial:
         return Schedule._from_gpu_ids(instance.name, self.starts, self.gpu_ids, instance.num_servers, meta)
 
 
+Progress = Callable[[int, int, int], None]
+"""A progress report: ``report(trial, placed, jobs)``, the trial's number in this run
+(from 1), the jobs it has placed so far and the jobs to place."""
+
+
+class _Reporter:
+    """The report of one policy run and the number of trials it has begun."""
+
+    def __init__(self, report: Progress) -> None:
+        self.report = report
+        self.trials = 0
+
+
+_REPORT: ContextVar[_Reporter | None] = ContextVar("rar_opt_progress", default=None)
+
+
+@contextlib.contextmanager
+def reporting(report: Progress | None) -> Iterator[None]:
+    """Within the block, every list-scheduling trial reports its progress to ``report``
+    (about every 1% of the jobs and at its end); ``None`` reports nothing (the default)."""
+    token = _REPORT.set(None if report is None else _Reporter(report))
+    try:
+        yield
+    finally:
+        _REPORT.reset(token)
+
+
 def run_list(
     instance: Instance,
     order: Sequence[int] | np.ndarray,
@@ -320,7 +350,12 @@ def run_list(
     gpus_of: list[list[int]] = [[] for _ in range(n_jobs)]
     server_of, local_of = state.server_of, state.local.tolist()
     last_slot = instance.horizon - 1 if within_horizon else NEVER
-    for j in np.asarray(order).tolist():
+    reporter, step = _REPORT.get(), max(1, n_jobs // 100)
+    if reporter is not None:
+        reporter.trials += 1
+    for placed, j in enumerate(np.asarray(order).tolist()):
+        if reporter is not None and placed % step == 0:
+            reporter.report(reporter.trials, placed, n_jobs)
         while (chosen := rule(state, j)) is None:
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:
@@ -336,6 +371,8 @@ def run_list(
         state.place(j, gpus)
         starts[j] = state.now
         gpus_of[j] = gpus
+    if reporter is not None:
+        reporter.report(reporter.trials, n_jobs, n_jobs)
     clock.run_until(NEVER)
     res = clock.result()
     if not res.all_complete or res.makespan is None or (within_horizon and res.makespan > instance.horizon):

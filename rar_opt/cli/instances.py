@@ -15,7 +15,7 @@ from ..generate import GENERATORS, generate
 from ..instance import Instance
 from ..library import instance_path
 from ..schedule import Schedule
-from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table
+from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -129,7 +129,19 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         if v is not None
     }
     began = time.perf_counter()
-    result = run_policy(instance, args.policy, seed=args.seed, **options)
+    with progress(args, instance.num_jobs, "job") as bar:
+        current = [0]  # the trial the bar shows: each trial restarts it
+
+        def report(trial: int, placed: int, jobs: int) -> None:
+            if trial != current[0]:
+                current[0] = trial
+                bar.reset(total=jobs)
+                bar.set_description(f"{args.policy} trial {trial}")
+            bar.n = placed
+            bar.refresh()
+
+        hook = report if show_progress(args) else None
+        result = run_policy(instance, args.policy, seed=args.seed, progress=hook, **options)
     schedule = result.schedule
     wall = time.perf_counter() - began
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
