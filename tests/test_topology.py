@@ -198,3 +198,12 @@ def test_the_topology_instances_keep_their_optima(name: str) -> None:
     assert res.status == Status.OPTIMAL and res.schedule is not None
     assert max(reference_topology_simulate(inst, res.schedule)["completion"]) == res.makespan
     assert res.makespan == inst.meta["topology_optimum"] == inst.meta.get("brute_force", res.makespan)
+
+
+def test_a_topology_travels_to_worker_processes(tiny_8x2_s20: Instance) -> None:
+    import pickle
+
+    inst = with_topology(tiny_8x2_s20, [[0], [1]], tiny_8x2_s20.cluster.b_inter, 0.7 * tiny_8x2_s20.cluster.b_inter)
+    again = pickle.loads(pickle.dumps(inst))
+    assert again == inst and again.cluster.topology is not None and again.cluster.topology.graph.number_of_edges() == 4
+    assert np.array_equal(again.time_model.phi_table(), inst.time_model.phi_table())
