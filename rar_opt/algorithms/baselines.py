@@ -207,7 +207,7 @@ def random_rule(seed: int, mode: str = "gpus") -> PlacementRule:
             flags = state.idle_flags()
             return [flags.kth(int(k)) for k in rng.choice(len(state.idle), size=need, replace=False)]
         out: list[int] = []
-        for s in rng.permutation(np.flatnonzero(state.idle_count > 0)).tolist():
+        for s in rng.permutation(np.flatnonzero(np.array(state.idle_counts) > 0)).tolist():
             out.extend(state.gpus_on(s, cut)[: need - len(out)])
             if len(out) == need:
                 break

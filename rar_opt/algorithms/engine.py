@@ -69,13 +69,13 @@ class ClusterState:
         self.busy: list[bool] = [False] * n_gpus
         self.owners: list[int] = [-1] * n_gpus
         self.idle = SortedKeys([(0.0, g) for g in range(n_gpus)])  # idle GPUs by (load, index)
-        self.idle_min = MinTree([0.0] * len(cap))  # per server: the least load of its idle GPUs
-        self.idle_count = cap.astype(np.int64).copy()  # idle GPUs per server
+        self.idle_counts: list[int] = cap.tolist()  # idle GPUs per server
         self._threshold = self.theta + LOAD_TOL
         self._by_average: SortedKeys | None = None  # servers by (average load, index), on demand
         self._average: list[float] = []
         self._by_idle: list[SortedKeys] | None = None  # servers by idle count, on demand
         self._idle_flags: CountTree | None = None  # idle GPUs by index, on demand
+        self._idle_min: MinTree | None = None  # per server, the least load of its idle GPUs, on demand
 
     @property
     def load(self) -> np.ndarray:
@@ -154,7 +154,7 @@ class ClusterState:
         if self._idle_flags is not None:
             for g in gpus:
                 self._idle_flags.add(g, delta)
-        loads, busy, server_of = self.loads, self.busy, self.server_of
+        server_of = self.server_of
         i = 0
         while i < len(gpus):  # the GPUs of one server are consecutive in a sorted list
             s = server_of[gpus[i]]
@@ -162,14 +162,10 @@ class ClusterState:
             while i + count < len(gpus) and server_of[gpus[i + count]] == s:
                 count += 1
             i += count
-            before = int(self.idle_count[s])
-            self.idle_count[s] = before + delta * count
-            a = self.first_gpu[s]
-            least = INF
-            for g in range(a, a + self.caps[s]):
-                if not busy[g] and loads[g] < least:
-                    least = loads[g]
-            self.idle_min.set(s, least)
+            before = self.idle_counts[s]
+            self.idle_counts[s] = before + delta * count
+            if self._idle_min is not None:
+                self._idle_min.set(s, self._least_idle_load(s))
             if self._by_idle is not None:
                 self._by_idle[before].remove(s)
                 self._by_idle[before + delta * count].add(s)
@@ -186,6 +182,20 @@ class ClusterState:
             total += self.loads[g]
         return total / self.caps[s]
 
+    def _least_idle_load(self, s: int) -> float:
+        loads, busy, a = self.loads, self.busy, self.first_gpu[s]
+        least = INF
+        for g in range(a, a + self.caps[s]):
+            if not busy[g] and loads[g] < least:
+                least = loads[g]
+        return least
+
+    def idle_min(self) -> MinTree:
+        """Per server, the least load of its idle GPUs (``inf`` when none is idle)."""
+        if self._idle_min is None:
+            self._idle_min = MinTree([self._least_idle_load(s) for s in range(len(self.caps))])
+        return self._idle_min
+
     def by_average(self) -> SortedKeys:
         """Servers by (average GPU load sum_g U_g / O_s, index)."""
         if self._by_average is None:
@@ -197,7 +207,7 @@ class ClusterState:
         """Per count c = 0..max O_s, the servers with exactly c idle GPUs (by index)."""
         if self._by_idle is None:
             groups: list[list[int]] = [[] for _ in range(max(self.caps) + 1)]
-            for s, c in enumerate(self.idle_count.tolist()):
+            for s, c in enumerate(self.idle_counts):
                 groups[c].append(s)
             self._by_idle = [SortedKeys(g) for g in groups]
         return self._by_idle
@@ -271,7 +281,7 @@ def first_fit_rule(state: ClusterState, job: int) -> list[int] | None:
     if cut is None or not state.enough(job, cut):
         return None
     need, out = state.gpus_needed[job], list[int]()
-    for s in state.idle_min.at_most(cut):
+    for s in state.idle_min().at_most(cut):
         out.extend(state.gpus_on(s, cut)[: need - len(out)])
         if len(out) == need:
             break
@@ -363,7 +373,7 @@ def run_list(
             for done in clock.run_until(wake).tolist():
                 state.release(gpus_of[done])
             state.now = wake
-        gpus = sorted(int(g) for g in chosen)
+        gpus = sorted(chosen.tolist() if isinstance(chosen, np.ndarray) else chosen)
         y = np.zeros(n_servers, dtype=np.int64)
         for g in gpus:
             y[server_of[g]] += 1
