@@ -55,6 +55,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=["evolve", "random"], default="evolve", help="default: evolve")
     p.add_argument("--batch", type=int, default=8, help="candidates per generation (default 8)")
     p.add_argument("--elite", type=int, default=4, help="parents kept per generation (default 4)")
+    p.add_argument("--initial", type=int, default=8, help="evolve: random instances before mutating (default 8)")
     p.add_argument("-o", "--output", help="write the worst instance found as an instance file")
     _executor_options(p)
     p.add_argument("--json", action="store_true")
@@ -201,7 +202,7 @@ def cmd_worst(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         method=args.method or "",
     )
-    config = WorstConfig(study, args.strategy, args.batch, args.elite)
+    config = WorstConfig(study, args.strategy, args.batch, args.elite, args.initial)
     if Path(args.store).exists():  # refused before any cluster starts
         open_search(args.store, config).close()
     with _executor(args) as executor, progress(args, args.evaluations, "eval") as bar:

@@ -36,7 +36,7 @@ class PolicyStats:
     median_ratio: float | None
     p95_ratio: float | None
     max_ratio: float | None
-    worst: str | None  # the instance of the largest ratio (the first one in task order on ties)
+    worst: str | None  # the instance of the largest ratio (the first in task order on ties; None if never above 1)
     theorem5_at_worst: float | None  # Theorem 5's bound on that instance
     unproven: int
     unproven_ratio_range: tuple[float, float] | None  # min ALG/best .. max ALG/lower bound over them
@@ -112,8 +112,8 @@ def policy_stats(policy: str, rows: list[TaskRow]) -> PolicyStats:
         float(np.median(ratios)),
         float(np.percentile(ratios, 95)),
         float(np.max(ratios)),
-        worst.outputs["instance"],
-        worst.outputs.get("theorem5_bound"),
+        worst.outputs["instance"] if np.max(ratios) > 1.0 else None,
+        worst.outputs.get("theorem5_bound") if np.max(ratios) > 1.0 else None,
         len(unproven),
         span,
     )

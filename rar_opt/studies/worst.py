@@ -6,7 +6,8 @@ the store like a study's rows. Two strategies, compared at the same number of ev
 
 * ``random``: instances of the family with seeds ``seed``, ``seed + 1``, ... (what a study
   samples);
-* ``evolve`` (default): generation 0 is ``batch`` random instances; every later generation
+* ``evolve`` (default): generation 0 is ``initial`` random instances (the same ones the
+  random strategy starts with); every later generation of ``batch`` candidates
   mutates the best instances found so far (``elite`` of them; among equal ratios the most
   recent first, so the search moves along plateaus) and adds one fresh random instance.
   Child c of a generation depends only on the seed, the generation, c and the earlier
@@ -75,6 +76,7 @@ class WorstConfig:
     strategy: str = "evolve"
     batch: int = 8
     elite: int = 4
+    initial: int = 8  # evolve: random instances before the first mutation
 
     def __post_init__(self) -> None:
         if len(self.study.policies) != 1:
@@ -83,7 +85,7 @@ class WorstConfig:
             raise InputError(f"no mutation ranges for the {self.study.family} family", where="--family")
         if self.strategy not in STRATEGIES:
             raise InputError(f"unknown strategy {self.strategy!r} (known: {', '.join(STRATEGIES)})", where="--strategy")
-        for name, low in (("batch", 2), ("elite", 1)):
+        for name, low in (("batch", 2), ("elite", 1), ("initial", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InputError(f"= {value!r} must be an integer >= {low}", where=f"--{name}")
@@ -95,7 +97,13 @@ class WorstConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as the store records it."""
-        return {**self.study.to_dict(), "strategy": self.strategy, "batch": self.batch, "elite": self.elite}
+        return {
+            **self.study.to_dict(),
+            "strategy": self.strategy,
+            "batch": self.batch,
+            "elite": self.elite,
+            "initial": self.initial,
+        }
 
 
 @dataclass(frozen=True)
@@ -234,16 +242,18 @@ def search(
         )
 
     while len(done) < evaluations:
-        size = min(config.batch, evaluations - len(done))
+        sampling = config.strategy == "random" or len(done) < config.initial
+        size = config.initial - len(done) if config.strategy == "evolve" and sampling else config.batch
+        size = min(size, evaluations - len(done))
         batch: list[tuple[dict[str, Any], str | None]] = []
-        if config.strategy == "random" or generation == 0:
+        if sampling:
             batch = [(random_inputs(study.seed + len(done) + c), None) for c in range(size)]
         else:
             ranked = sorted(done, key=lambda e: (-e.fitness, -e.index))[: config.elite]
             for c in range(size):
                 rng = np.random.default_rng([study.seed, generation, c])
-                if c == 0:  # one fresh random instance per generation (first: a shorter last generation keeps it)
-                    batch.append((random_inputs(study.seed + FRESH_SEED_OFFSET + generation), None))
+                if c == 0:  # one fresh random instance first (a shorter last generation keeps it)
+                    batch.append((random_inputs(study.seed + FRESH_SEED_OFFSET + generation * config.batch + c), None))
                     continue
                 parent = ranked[int(rng.integers(len(ranked)))]
                 name = f"{study.family}-worst-{policy}-s{study.seed}-g{generation}-c{c}"

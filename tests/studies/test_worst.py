@@ -18,7 +18,9 @@ from ..helpers import run
 
 
 def _config(strategy: str = "evolve") -> WorstConfig:
-    return WorstConfig(StudyConfig(family="tiny", seed=5, policies=("sjf-bco",), time_limit=5.0), strategy, batch=4)
+    return WorstConfig(
+        StudyConfig(family="tiny", seed=5, policies=("sjf-bco",), time_limit=5.0), strategy, batch=4, initial=4
+    )
 
 
 def test_the_search_is_deterministic_for_a_seed_and_resumes(tmp_path) -> None:

@@ -1,0 +1,153 @@
+"""Studies at scale: executor speedup and overhead, the store's write rate, and the
+worst-case search against random sampling at the same number of exact solves.
+
+    python benchmarks/study.py            # speedup, overhead, write rate -> results/study.json
+    python benchmarks/study.py --search   # search vs random             -> results/study-search.json
+
+* speedup: a 40-instance tiny study (6 jobs, 4 servers each) serially and on a local Dask
+  cluster of 2 workers, timed without the cluster's start-up (reported apart) and with
+  workers warmed up (rar-opt imported); the goal on a 2-core machine is >= 1.7x.
+* overhead: the time per trivial task through Dask (1 worker) minus serially.
+* write rate: rows per second written into a fresh store (one transaction per row, as a
+  study writes them).
+* search: for every policy, the worst ALG/OPT found by ``study worst --strategy evolve``
+  and by ``--strategy random`` at the same number of evaluations, over several seeds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import save, table
+
+from rar_opt.algorithms import POLICIES
+from rar_opt.executors import DaskExecutor, SerialExecutor
+from rar_opt.studies.run import StudyConfig, run_study
+from rar_opt.studies.store import open_store
+from rar_opt.studies.worst import WorstConfig, open_search, search
+
+COUNT = 40
+
+
+def _warm(_: int) -> int:
+    import rar_opt.studies.tasks  # noqa: F401  (what a study's first task would import)
+
+    return 0
+
+
+def _noop(x: int) -> int:
+    return x
+
+
+def speedup(repeat: int = 3) -> list[dict[str, float]]:
+    config = StudyConfig(family="tiny", seed=0, jobs=6, servers=4, time_limit=30.0)
+    rows = []
+    for r in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            began = time.perf_counter()
+            run_study(Path(tmp) / "serial.db", config, COUNT, SerialExecutor())
+            serial = time.perf_counter() - began
+            began = time.perf_counter()
+            with DaskExecutor(workers=2) as dask:
+                start = time.perf_counter() - began
+                list(dask.run(_warm, list(range(8))))
+                began = time.perf_counter()
+                run_study(Path(tmp) / "dask.db", config, COUNT, dask)
+                parallel = time.perf_counter() - began
+        rows.append(
+            {
+                "round": r,
+                "serial_s": serial,
+                "dask2_s": parallel,
+                "speedup": serial / parallel,
+                "cluster_start_s": start,
+                "speedup_with_start": serial / (parallel + start),
+            }
+        )
+    return rows
+
+
+def overhead(tasks: int = 400) -> dict[str, float]:
+    serial = SerialExecutor()
+    began = time.perf_counter()
+    list(serial.run(_noop, list(range(tasks))))
+    t_serial = (time.perf_counter() - began) / tasks
+    with DaskExecutor(workers=1) as dask:
+        list(dask.run(_warm, [0]))
+        began = time.perf_counter()
+        list(dask.run(_noop, list(range(tasks))))
+        t_dask = (time.perf_counter() - began) / tasks
+    return {
+        "tasks": tasks,
+        "serial_ms": 1e3 * t_serial,
+        "dask_ms": 1e3 * t_dask,
+        "overhead_ms": 1e3 * (t_dask - t_serial),
+    }
+
+
+def write_rate(rows: int = 2000) -> dict[str, float]:
+    outputs = {"instance": "x", "policies": {p: {"makespan": 10, "ratio": 1.0} for p in POLICIES}, "proven": True}
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "w.db", "bench", {"n": rows}) as store:
+        began = time.perf_counter()
+        for i in range(rows):
+            store.add(f"k{i}", i, {"seed": i}, outputs, 0.0)
+        seconds = time.perf_counter() - began
+    return {"rows": rows, "rows_per_s": rows / seconds, "us_per_row": 1e6 * seconds / rows}
+
+
+def search_vs_random(
+    evaluations: int = 200, seeds: tuple[int, ...] = (0, 10_000, 20_000, 30_000, 40_000)
+) -> list[dict[str, object]]:
+    """Seeds far apart: the random strategy's samples (seed, seed + 1, ...) do not overlap."""
+    rows = []
+    for policy in POLICIES:
+        for seed in seeds:
+            found = {}
+            for strategy in ("random", "evolve"):
+                study = StudyConfig(family="tiny", seed=seed, policies=(policy,), time_limit=10.0)
+                config = WorstConfig(study, strategy)
+                with tempfile.TemporaryDirectory() as tmp, open_search(Path(tmp) / "s.db", config) as store:
+                    result = search(store, config, evaluations, SerialExecutor())
+                worst = result.worst
+                found[strategy] = (worst.fitness, worst.proven, worst.index, result.evaluations)
+            unproven = sum(not e.proven for s in found.values() for e in s[3])
+            rows.append(
+                {
+                    "policy": policy,
+                    "seed": seed,
+                    "evaluations": evaluations,
+                    "random_worst": found["random"][0],
+                    "evolve_worst": found["evolve"][0],
+                    "evolve_found_at": found["evolve"][2],
+                    "unproven": unproven,
+                }
+            )
+            print(table(rows[-1:]), flush=True)
+    return rows
+
+
+def main() -> None:
+    if "--search" in sys.argv:
+        rows = search_vs_random()
+        print(table(rows))
+        wins = sum(r["evolve_worst"] > r["random_worst"] + 1e-9 for r in rows)
+        losses = sum(r["evolve_worst"] < r["random_worst"] - 1e-9 for r in rows)
+        print(f"evolve beats random on {wins} of {len(rows)} (policy, seed) pairs, loses on {losses}")
+        path = save("study-search", rows, evaluations=200, family="tiny", time_limit_s=10.0)
+    else:
+        rows = speedup()
+        print(table(rows))
+        over, rate = overhead(), write_rate()
+        print(table([over]))
+        print(table([rate]))
+        load = os.getloadavg()
+        path = save("study", rows, instances=COUNT, family="tiny 6x4", overhead=over, write_rate=rate, load=load)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
