@@ -216,6 +216,12 @@ def cmd_worst(args: argparse.Namespace) -> int:
         with open_search(args.store, config) as store:
             result = search(store, config, args.evaluations, executor, on_result=finished)
             row = worst_row(store, result)
+            violated: dict[str, int] = {}
+            for key in {e.key for e in result.evaluations}:
+                found = store.get(key)
+                for claim in found.outputs.get("claims", []) if found else []:
+                    if claim["holds"] is False:
+                        violated[claim["claim"]] = violated.get(claim["claim"], 0) + 1
     worst = result.worst
     record = {
         "policy": args.policy,
@@ -229,6 +235,7 @@ def cmd_worst(args: argparse.Namespace) -> int:
         "found_at": worst.index,
         "generation": worst.generation,
         "theorem5_bound": row.outputs.get("theorem5_bound"),
+        "claims_violated": dict(sorted(violated.items())),  # SJF-BCO only: evaluations where a claim failed
         "best_so_far": best_so_far(result),
     }
     if args.output:
@@ -246,6 +253,8 @@ def cmd_worst(args: argparse.Namespace) -> int:
     )
     if record["theorem5_bound"] is not None:
         print(f"Theorem 5's bound on that instance: {record['theorem5_bound']:.4g}")
+    for claim, count in record["claims_violated"].items():
+        print(f"claim {claim} violated on {count} of the {record['distinct']} instances evaluated")
     if args.output:
         print(f"wrote {args.output}")
     return EXIT_OK

@@ -112,7 +112,8 @@ def worst_gantt(row: TaskRow, policy: str, path: Path) -> None:
         plot_schedule(instance, optimum, right)
         images = [plt.imread(left), plt.imread(right)]
     ratio = row.outputs["policies"][policy]["ratio"]
-    fig, axes = plt.subplots(1, 2, figsize=(16, 5.2))
+    aspect = max(image.shape[0] / image.shape[1] for image in images)
+    fig, axes = plt.subplots(1, 2, figsize=(16, 8 * aspect + 0.8))
     for ax, image, label in zip(axes, images, (policy, "optimum"), strict=True):
         ax.imshow(image)
         ax.set_axis_off()
