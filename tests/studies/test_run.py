@@ -155,3 +155,33 @@ def test_config_validation() -> None:
         StudyConfig(family="tiny", policies=("nope",))
     with pytest.raises(InputError, match="--workers"):
         make_executor(workers=0)
+
+
+def _worker_pids() -> list[int]:
+    """This process's Dask worker processes (the multiprocessing spawns, not the resource tracker)."""
+    from pathlib import Path
+
+    kids: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        kids |= {int(c) for c in (task / "children").read_text().split()}
+    return sorted(k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes())
+
+
+@pytest.mark.slow  # about 20 s: Dask notices the dead worker, the nanny starts another, its tasks run again
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_killed_mid_study_loses_nothing(tmp_path, config) -> None:
+    count = 12
+    run_study(tmp_path / "serial.db", config, count, SerialExecutor())
+    killed: list[int] = []
+
+    def kill_one(_) -> None:
+        if not killed:
+            pids = _worker_pids()
+            assert len(pids) == 2
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    with DaskExecutor(workers=2) as local:
+        run_study(tmp_path / "local.db", config, count, local, on_result=kill_one)
+    assert killed
+    assert digest(tmp_path / "local.db") == digest(tmp_path / "serial.db")
