@@ -106,6 +106,7 @@ class DaskExecutor:
     def __init__(self, workers: int = 2, address: str | None = None, timeout: float = CONNECT_TIMEOUT_S) -> None:
         from distributed import Client, LocalCluster
 
+        quiet_dask()
         self._cluster: Any = None
         self._client: Any = None
         self.address = address
@@ -171,6 +172,13 @@ class DaskExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def quiet_dask() -> None:
+    """Dask's own loggers print their progress (INFO) to stderr by default; only its errors
+    are kept, and only rar-opt's command line prints."""
+    level = logging.DEBUG if log.isEnabledFor(logging.DEBUG) else logging.ERROR
+    logging.getLogger("distributed").setLevel(level)
 
 
 def make_executor(workers: int = 1, scheduler: str | None = None) -> SerialExecutor | DaskExecutor:
