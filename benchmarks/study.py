@@ -3,6 +3,7 @@ worst-case search against random sampling at the same number of exact solves.
 
     python benchmarks/study.py            # speedup, overhead, write rate -> results/study.json
     python benchmarks/study.py --search   # search vs random             -> results/study-search.json
+    python benchmarks/study.py --theorem5 # the same, hunting Theorem 5  -> results/study-search-theorem5.json
 
 * speedup: a 40-instance tiny study (6 jobs, 4 servers each) serially and on a local Dask
   cluster of 2 workers, timed without the cluster's start-up (reported apart) and with
@@ -100,21 +101,26 @@ def write_rate(rows: int = 2000) -> dict[str, float]:
 
 
 def search_vs_random(
-    evaluations: int = 200, seeds: tuple[int, ...] = (0, 10_000, 20_000, 30_000, 40_000)
+    evaluations: int = 200,
+    seeds: tuple[int, ...] = (0, 10_000, 20_000, 30_000, 40_000),
+    policies: tuple[str, ...] = tuple(POLICIES),
+    objective: str = "ratio",
 ) -> list[dict[str, object]]:
     """Seeds far apart: the random strategy's samples (seed, seed + 1, ...) do not overlap."""
     rows = []
-    for policy in POLICIES:
+    for policy in policies:
         for seed in seeds:
             found = {}
             for strategy in ("random", "evolve"):
                 study = StudyConfig(family="tiny", seed=seed, policies=(policy,), time_limit=10.0)
-                config = WorstConfig(study, strategy)
+                config = WorstConfig(study, strategy, objective=objective)
                 with tempfile.TemporaryDirectory() as tmp, open_search(Path(tmp) / "s.db", config) as store:
                     result = search(store, config, evaluations, SerialExecutor())
                 worst = result.worst
                 found[strategy] = (worst.fitness, worst.proven, worst.index, result.evaluations)
-            unproven = sum(not e.proven for s in found.values() for e in s[3])
+                above = [e.index for e in result.evaluations if e.fitness > 1.0 + 1e-9]
+                found[strategy + "_above"] = (len(above), above[0] if above else None)
+            unproven = sum(not e.proven for k in ("random", "evolve") for e in found[k][3])
             rows.append(
                 {
                     "policy": policy,
@@ -124,6 +130,15 @@ def search_vs_random(
                     "evolve_worst": found["evolve"][0],
                     "evolve_found_at": found["evolve"][2],
                     "unproven": unproven,
+                    **(
+                        {
+                            "random_violations": found["random_above"][0],
+                            "evolve_violations": found["evolve_above"][0],
+                            "evolve_first_violation": found["evolve_above"][1],
+                        }
+                        if objective == "theorem5"
+                        else {}
+                    ),
                 }
             )
             print(table(rows[-1:]), flush=True)
@@ -131,7 +146,11 @@ def search_vs_random(
 
 
 def main() -> None:
-    if "--search" in sys.argv:
+    if "--theorem5" in sys.argv:  # fitness ALG/OPT over Theorem 5's bound: above 1 breaks the theorem
+        rows = search_vs_random(policies=("sjf-bco",), objective="theorem5")
+        print(table(rows))
+        path = save("study-search-theorem5", rows, evaluations=200, family="tiny", time_limit_s=10.0)
+    elif "--search" in sys.argv:
         rows = search_vs_random()
         print(table(rows))
         wins = sum(r["evolve_worst"] > r["random_worst"] + 1e-9 for r in rows)

@@ -19,10 +19,13 @@ the store like a study's rows. Two strategies, compared at the same number of ev
   could stall) is drawn again.
 
 The fitness is ALG/OPT when the optimum is proven, else ALG / the best schedule known (a
-value the true ratio is at least). The search is deterministic for a seed: children are
-drawn from ``(seed, generation, child)`` and a generation's results are used only once all
-of them are back, so neither the executor nor the order of arrival matters; a re-run
-replays it and finds its evaluations in the store (resume).
+value the true ratio is at least); with ``objective="theorem5"`` (SJF-BCO) it is divided by
+the instance's Theorem 5 bound, so a fitness above 1 is an instance that breaks Theorem 5.
+
+The search is deterministic for a seed: children are drawn from ``(seed, generation,
+child)`` and a generation's results are used only once all of them are back, so neither
+the executor nor the order of arrival matters; a re-run replays it and finds its
+evaluations in the store (resume).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from .tasks import TaskResult, generated_inputs, instance_inputs, instance_of, r
 
 WORST_KIND = "worst"
 STRATEGIES = ("evolve", "random")
+OBJECTIVES = ("ratio", "theorem5")
 FRESH_SEED_OFFSET = 1_000_000
 """Fresh random instances of the evolve strategy use seeds from here on (apart from generation 0's)."""
 
@@ -77,12 +81,19 @@ class WorstConfig:
     batch: int = 8
     elite: int = 4
     initial: int = 8  # evolve: random instances before the first mutation
+    objective: str = "ratio"  # or "theorem5": ALG/OPT divided by Theorem 5's bound (SJF-BCO only)
 
     def __post_init__(self) -> None:
         if len(self.study.policies) != 1:
             raise InputError("a worst-case search is about one policy", where="--policy")
         if self.study.family not in RANGES:
             raise InputError(f"no mutation ranges for the {self.study.family} family", where="--family")
+        if self.objective not in OBJECTIVES:
+            raise InputError(
+                f"unknown objective {self.objective!r} (known: {', '.join(OBJECTIVES)})", where="--objective"
+            )
+        if self.objective == "theorem5" and self.study.policies != ("sjf-bco",):
+            raise InputError("Theorem 5 is about SJF-BCO: use --policy sjf-bco", where="--objective")
         if self.strategy not in STRATEGIES:
             raise InputError(f"unknown strategy {self.strategy!r} (known: {', '.join(STRATEGIES)})", where="--strategy")
         for name, low in (("batch", 2), ("elite", 1), ("initial", 1)):
@@ -103,6 +114,7 @@ class WorstConfig:
             "batch": self.batch,
             "elite": self.elite,
             "initial": self.initial,
+            "objective": self.objective,
         }
 
 
@@ -132,10 +144,12 @@ class SearchResult:
         return max(self.evaluations, key=lambda e: (e.fitness, -e.index))
 
 
-def fitness(outputs: dict[str, Any], policy: str) -> float:
-    """ALG/OPT when proven, else ALG / the best schedule known (a lower estimate)."""
+def fitness(outputs: dict[str, Any], policy: str, objective: str = "ratio") -> float:
+    """ALG/OPT when proven, else ALG / the best schedule known (a lower estimate); with the
+    ``theorem5`` objective divided by the instance's Theorem 5 bound (above 1: a violation)."""
     row = outputs["policies"][policy]
-    return float(row["ratio"] if outputs["proven"] else row["ratio_low"])
+    value = float(row["ratio"] if outputs["proven"] else row["ratio_low"])
+    return value / float(outputs["theorem5_bound"]) if objective == "theorem5" else value
 
 
 def mutate(
@@ -265,7 +279,13 @@ def search(
             key = task_key(x)
             instances[key] = instance_of(x)
             ev = Evaluation(
-                len(done), generation, key, out["instance"], fitness(out, policy), bool(out["proven"]), parent_key
+                len(done),
+                generation,
+                key,
+                out["instance"],
+                fitness(out, policy, config.objective),
+                bool(out["proven"]),
+                parent_key,
             )
             done.append(ev)
             if on_result is not None:

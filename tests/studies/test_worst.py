@@ -82,3 +82,17 @@ def test_the_command_writes_the_worst_instance_with_both_schedules(tmp_path) -> 
     assert record["worst_proven"] and mine / best == record["worst_ratio"] == meta["ratio"]
     assert inst.meta["search"]["evaluations"] == 8 and inst.meta["search"]["lineage"][-1] == meta["key"]
     assert record["best_so_far"] == sorted(record["best_so_far"])
+
+
+def test_the_theorem5_objective_divides_by_the_bound_and_is_for_sjf_bco_only() -> None:
+    import pytest
+
+    from rar_opt import InputError
+    from rar_opt.studies.worst import fitness
+
+    out = {"proven": True, "theorem5_bound": 2.0, "policies": {"sjf-bco": {"ratio": 1.5, "ratio_low": 1.5}}}
+    assert fitness(out, "sjf-bco") == 1.5 and fitness(out, "sjf-bco", "theorem5") == 0.75
+    out = {**out, "proven": False, "policies": {"sjf-bco": {"ratio": None, "ratio_low": 1.2}}}
+    assert fitness(out, "sjf-bco") == 1.2  # not proven: the lower estimate
+    with pytest.raises(InputError, match="Theorem 5 is about SJF-BCO"):
+        WorstConfig(StudyConfig(family="tiny", policies=("ls",)), objective="theorem5")
