@@ -5,7 +5,11 @@ Lower bounds (all valid for every feasible schedule):
 * ``longest``: max_j rho_min_j, the longest job's best execution time;
 * ``work``: ceil(sum_j G_j rho_min_j / N), best-case GPU-slots over the cluster's GPUs;
 * ``load``: the tightest integer theta of the load ILP (14)-(16) over enumerated schedules
-  (tiny instances only; :func:`load_bound`).
+  (tiny instances only; :func:`load_bound`);
+* ``relaxation``: the contention-free relaxation solved by CP-SAT within a time limit, or
+  CP-SAT's bound on it when the limit is reached (every job at its uncontended rate, so no
+  schedule is faster: docs/exactness.md). It needs a solve, so it is computed only when
+  :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale.
 """
 
 from __future__ import annotations
@@ -26,18 +30,36 @@ class LowerBounds:
     longest: int
     work: int
     load: int | None = None
+    relaxation: int | None = None
+    relaxation_proven: bool | None = None  # True: the relaxation's optimum; False: CP-SAT's bound on it
 
     @property
     def best(self) -> int:
         """The largest of the bounds computed."""
-        return max(v for v in (self.longest, self.work, self.load) if v is not None)
+        return max(v for v in (self.longest, self.work, self.load, self.relaxation) if v is not None)
 
 
-def lower_bounds(instance: Instance, load: int | None = None) -> LowerBounds:
-    """The longest-job and work bounds of ``instance`` (and ``load`` if already computed)."""
+def lower_bounds(
+    instance: Instance, load: int | None = None, *, relaxation_time_limit: float | None = None, seed: int = 0
+) -> LowerBounds:
+    """The longest-job and work bounds of ``instance`` (and ``load`` if already computed);
+    with ``relaxation_time_limit`` (seconds) also the contention-free relaxation's bound
+    (on a network that is not a star that relaxation does not apply and is skipped)."""
     b = instance.bounds
     work = float(np.sum(instance.arrays.gpus * b.rho_min)) / instance.cluster.num_gpus
-    return LowerBounds(longest=int(b.rho_min.max()), work=math.ceil(work - 1e-9), load=load)
+    relaxation = proven = None
+    if relaxation_time_limit is not None and instance.time_model.links is None:
+        from .solvers import relaxation_bound
+
+        found = relaxation_bound(instance, time_limit=relaxation_time_limit, seed=seed)
+        relaxation, proven = found.bound, found.proven if found.bound is not None else None
+    return LowerBounds(
+        longest=int(b.rho_min.max()),
+        work=math.ceil(work - 1e-9),
+        load=load,
+        relaxation=relaxation,
+        relaxation_proven=proven,
+    )
 
 
 def load_bound(instance: Instance, max_start: int, time_limit: float | None = 60.0) -> int | None:

@@ -83,5 +83,3 @@ def run() -> None:
         with contextlib.suppress(BrokenPipeError, ValueError):
             stream.flush()
     os._exit(code)
-
-

@@ -12,7 +12,7 @@ from typing import Any
 from ..algorithms import POLICIES
 from ..errors import InputError
 from ..formulations import FORMULATIONS
-from ..formulations.base import OBJECTIVES
+from ..formulations.base import RICH_OBJECTIVES
 from ..instance import Instance
 from ..library import instance_path, model_path
 from ..models import EXPORT_FORMATS
@@ -46,7 +46,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=list(POLICIES),
         help="MIP start (and horizon) from a heuristic: " + ", ".join(POLICIES),
     )
-    p.add_argument("--objective", choices=list(OBJECTIVES), help="shortcut for --option objective=...")
+    p.add_argument("--objective", choices=list(RICH_OBJECTIVES), help="shortcut for --option objective=...")
     p.add_argument(
         "--symmetry", action=argparse.BooleanOptionalAction, help="symmetry-breaking rows (compact; default on)"
     )
@@ -67,8 +67,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
     p.add_argument("instance")
     p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: all registered policies")
-    p.add_argument("--exact", action="store_true", help="solve for OPT (compact MILP, warm-started)")
+    p.add_argument("--exact", action="store_true", help="solve for OPT (the auto method, warm-started)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact (default 60)")
+    p.add_argument(
+        "--bound-time-limit",
+        type=float,
+        default=10.0,
+        help="seconds for the contention-free relaxation's lower bound (default 10; 0: cheap bounds only)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
@@ -171,8 +177,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.policies and len(set(args.policies)) < len(args.policies):
         repeated = sorted({p for p in args.policies if args.policies.count(p) > 1})
         raise InputError(f"names {', '.join(repeated)} more than once", where="--policies")
+    if not (math.isfinite(args.bound_time_limit) and args.bound_time_limit >= 0):
+        raise InputError(
+            f"must be a finite number of seconds >= 0, got {args.bound_time_limit}", where="--bound-time-limit"
+        )
     instance = Instance.read(instance_path(args.instance))
-    result = compare(instance, args.policies, exact=args.exact, time_limit=args.time_limit, seed=args.seed)
+    result = compare(
+        instance,
+        args.policies,
+        exact=args.exact,
+        time_limit=args.time_limit,
+        seed=args.seed,
+        bound_time_limit=args.bound_time_limit or None,
+    )
     if args.json:
         emit_json(result.to_dict())
         return EXIT_OK
@@ -183,6 +200,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"{instance.name}: ratios to the {result.reference_kind} {result.reference}{solved}; "
         f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
     )
+    if result.bounds is not None:
+        b = result.bounds
+        relax = "not computed" if b["relaxation"] is None else b["relaxation"]
+        if b["relaxation_proven"] is False:
+            relax = f"{relax} (CP-SAT's bound on the relaxation, not its optimum)"
+        print(f"lower bounds: longest job {b['longest']}, work {b['work']}, contention-free relaxation {relax}")
     emit_table(
         [
             (

@@ -150,3 +150,14 @@ def weight_coefficients(weights: Sequence[float]) -> tuple[list[int], int]:
         if abs(c - scale * w) > 1e-9 * scale * w:
             warnings.warn(f"jobs[{j}].weight {w!r} rounded to {c}/{scale} for the weighted objective", stacklevel=2)
     return coefficients, scale
+
+
+def require_star(instance: Instance, formulation: str) -> None:
+    """Refuse an instance whose network is not the paper's star (docs/model.md section 3.8):
+    ``formulation`` counts contention per server only."""
+    if instance.time_model.links is not None:
+        raise InputError(
+            f"the {formulation} formulation counts contention per server only; this cluster's network is not "
+            "a star: use the compact formulation",
+            where="cluster.topology",
+        )

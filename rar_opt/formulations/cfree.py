@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ortools.sat.python import cp_model
 
 from ..instance import Instance
-from .base import ModelData, check_count, check_flag, resolve_horizon
+from .base import ModelData, check_count, check_flag, require_star, resolve_horizon
 from .cpsat import CpsatModel, read_schedule
 
 __all__ = ["Options", "build", "execution_times", "read_schedule"]
@@ -56,6 +56,7 @@ def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
 
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     """The relaxation or the restriction (see the module docstring) as a CP-SAT model."""
+    require_star(instance, "cfree")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     rho = execution_times(instance)
@@ -98,6 +99,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])  # (2) capacity
         if options.restrict:  # at most one split job on s at any time: contention is always 1
             m.add_cumulative(intervals, [split[j][s] for j in range(n_jobs)], 1)
+    # redundant, for the search: the cluster as one pool of GPUs
+    m.add_cumulative(intervals, gpus, sum(cap))
     makespan = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(makespan, end)
     m.minimize(makespan)

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
 from ..simulate import simulate
-from .base import ModelData, check_count, model_data, resolve_horizon
+from .base import ModelData, check_count, model_data, require_star, resolve_horizon
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,14 @@ class CpsatModel:
     values: dict[str, Any] = field(default_factory=dict)
 
 
+def count_cells(instance: Instance, horizon: int) -> int:
+    """The model's size measure: split-capable jobs x servers x slots."""
+    return int((instance.bounds.n_max >= 2).sum()) * instance.num_servers * horizon
+
+
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     """The CP-SAT model of ``instance`` (see the module docstring)."""
+    require_star(instance, "cpsat")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     b, tm = instance.bounds, instance.time_model
@@ -74,7 +80,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     phi_max = [int(p) for p in b.phi_max]
     if any(horizon < r for r in rho_min):
         raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(rho_min)}", where="horizon")
-    cells = sum(splittable) * n_servers * horizon
+    cells = count_cells(instance, horizon)
     if cells > options.max_cells:
         raise InputError(
             f"the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {options.max_cells:,})",
@@ -97,6 +103,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         intervals.append(m.new_interval_var(start[j], duration, end[j], f"job{j}"))
     for s in range(n_servers):  # (2) capacity, per server
         m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])
+    # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
+    m.add_cumulative(intervals, [int(g) for g in gpus], int(sum(cap)))
 
     split_jobs = [j for j in range(n_jobs) if splittable[j]]
     split: dict[int, Any] = {}

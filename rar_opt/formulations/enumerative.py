@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..gpus import assign_gpu_ids
 from ..instance import Instance
 from ..schedule import Schedule
-from .base import OBJECTIVES, ModelData, check_choice, check_count, model_data, resolve_horizon
+from .base import OBJECTIVES, ModelData, check_choice, check_count, model_data, require_star, resolve_horizon
 
 DEFAULT_LIMIT = 100_000
 
@@ -140,6 +140,7 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
 
     With the horizon set to an upper bound on the optimum (a heuristic's makespan), every
     optimal schedule is still listed, so the ILP stays exact."""
+    require_star(instance, "enumerative")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     enumerated = enumerate_schedules(instance, max_start=horizon, limit=options.limit, horizon=horizon)

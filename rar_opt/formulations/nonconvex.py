@@ -31,7 +31,7 @@ import pyomo.environ as pyo
 from ..instance import Instance
 from ..schedule import Schedule
 from ..timemodel import FLOOR_RTOL, Contention
-from .base import ModelData, check_count, model_data, resolve_horizon
+from .base import ModelData, check_count, model_data, require_star, resolve_horizon
 from .values import slot_values
 
 
@@ -92,6 +92,7 @@ class NonconvexData:
 
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The MINLP of ``instance`` over ``options.horizon`` slots (default: the instance's T)."""
+    require_star(instance, "nonconvex")
     options = options or Options()
     d = NonconvexData.of(instance, resolve_horizon(options.horizon, instance))
     m = pyo.ConcreteModel(name=f"rar-ddls[{instance.name}]")

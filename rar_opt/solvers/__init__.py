@@ -4,10 +4,12 @@
 * :mod:`.result`: :class:`SolveResult` and the shared finish (check, re-simulate, record);
 * :mod:`.status`: :class:`Status` and one table per backend;
 * :mod:`.backend`: the :class:`Backend` protocol, :class:`Capabilities`, :class:`SolveOptions`;
-* :mod:`.appsi_highs`, :mod:`.scip`: the backends; :mod:`.registry`: :data:`BACKENDS`.
+* :mod:`.decompose`: the decomposition and ``auto`` methods, :func:`relaxation_bound`;
+* :mod:`.appsi_highs`, :mod:`.scip`, :mod:`.cpsat`: the backends; :mod:`.registry`: :data:`BACKENDS`.
 """
 
 from .backend import Backend, Capabilities, RawOutcome, SolveOptions
+from .decompose import RelaxationBound, relaxation_bound
 from .registry import BACKENDS
 from .result import SolveResult, gap
 from .solve import solve, solve_model
@@ -19,11 +21,13 @@ __all__ = [
     "Backend",
     "Capabilities",
     "RawOutcome",
+    "RelaxationBound",
     "SolveOptions",
     "SolveResult",
     "Status",
     "gap",
     "map_status",
+    "relaxation_bound",
     "solve",
     "solve_model",
 ]

@@ -1,15 +1,23 @@
-"""The contention-free decomposition: a relaxation for the bound, a restriction for the
-schedule, and the full CP-SAT model only when the two do not meet.
+"""The contention-free decomposition and the ``auto`` method built on it.
 
-1. Relaxation (:mod:`rar_opt.formulations.cfree`, ``restrict=False``) on CP-SAT: its bound
-   is a lower bound on OPT; if it is infeasible, so is the instance within its horizon.
-2. Restriction (``restrict=True``): a schedule whose true makespan (re-simulated) equals
-   the model's. If it meets the relaxation's bound, it is optimal: proven.
-3. Otherwise the full CP-SAT model runs over the restriction's makespan as horizon, with
-   its schedule as the start, for the time that is left; its bound and the relaxation's
-   are combined (the larger is proven).
+Phases, each on CP-SAT, each recorded with its status, objective, bound and seconds:
 
-Every phase's status, bound and seconds are recorded in the result's options.
+0. (``auto`` only) Heuristics: the best schedule of a few list-scheduling policies that ends
+   within the horizon is the first incumbent; its makespan caps every later horizon.
+1. Relaxation (:mod:`rar_opt.formulations.cfree`, ``restrict=False``): every job at its
+   uncontended rate. Its bound is a lower bound on OPT; if it is infeasible, so is the
+   instance within its horizon.
+2. Restriction (``restrict=True``): split jobs that share a server never overlap, so its
+   makespan is its schedule's true makespan (re-simulated; a mismatch is an error). If the
+   best schedule so far meets the relaxation's bound, it is optimal: proven.
+3. Otherwise the full CP-SAT model runs over the best makespan so far as horizon, with the
+   best schedule as its hint and (``auto``) the relaxation's bound as a floor on the
+   makespan, for the time that is left; the larger of its bound and the relaxation's is
+   the result's bound.
+
+``decompose`` is phases 1-3 as the decomposition was first stated (30% of the time for the
+relaxation, 50% of the rest for the restriction); ``auto`` adds phase 0 and the floor and
+gives the first two phases less time when they do not close at once (docs/exactness.md).
 """
 
 from __future__ import annotations
@@ -17,58 +25,95 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..check import check
+from ..errors import InputError
 from ..formulations import cfree, cpsat
 from ..formulations import formulation as get_formulation
 from ..instance import Instance
+from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .cpsat import Cpsat
 from .result import SolveResult, finish, gap
 from .status import Status
 
 
-def decompose(instance: Instance, *, time_limit: float | None = None, seed: int = 0, threads: int = 1) -> SolveResult:
-    """Solve ``instance`` by the decomposition (see the module docstring)."""
+@dataclass(frozen=True)
+class Plan:
+    """How a decomposition run spends its time."""
+
+    name: str
+    relax_share: float  # share of the time left that the relaxation may use
+    restrict_share: float  # share of the time left that the restriction may use
+    heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
+    floor: bool = False  # the full model gets makespan >= the relaxation's bound
+
+
+DECOMPOSE = Plan("decompose", 0.3, 0.5)
+AUTO = Plan("auto", 0.15, 0.2, heuristics=("sjf-bco", "ls", "ff"), floor=True)
+PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
+
+
+@dataclass
+class _Best:
+    """The best schedule found so far and where it came from."""
+
+    schedule: Schedule | None = None
+    span: int | None = None
+    source: str | None = None
+
+    def offer(self, schedule: Schedule | None, span: int | None, source: str) -> None:
+        if schedule is not None and span is not None and (self.span is None or span < self.span):
+            self.schedule, self.span, self.source = schedule, span, source
+
+
+def decompose(
+    instance: Instance,
+    *,
+    time_limit: float | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    plan: Plan = DECOMPOSE,
+    warm_start: str | None = None,
+    horizon: int | None = None,
+) -> SolveResult:
+    """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says.
+
+    ``warm_start`` adds a policy to the plan's heuristics; ``horizon`` (at most T) caps the
+    slots every phase may use."""
     wall0 = time.perf_counter()
     engine = Cpsat()
     phases: list[dict[str, Any]] = []
-
-    def left() -> float | None:
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), 0.05)
-
-    def run(model: Any, name: str, share: float = 1.0) -> Any:
-        limit = left()
-        settings = SolveOptions(time_limit=None if limit is None else limit * share, threads=threads, seed=seed)
-        began = time.perf_counter()
-        raw = engine.solve(model, settings)
-        phases.append(
-            {
-                "phase": name,
-                "status": str(raw.status),
-                "objective": raw.objective,
-                "bound": raw.bound,
-                "seconds": round(time.perf_counter() - began, 3),
-            }
-        )
-        return raw
-
-    relaxation = cfree.build(instance, cfree.Options(restrict=False))
-    relaxed = run(relaxation, "relaxation", 0.3)
-    bound = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
+    limit_horizon = instance.horizon if horizon is None else min(horizon, instance.horizon)
     record: dict[str, Any] = {
-        "formulation": "decompose",
+        "formulation": plan.name,
         "backend": engine.name,
         "time_limit": time_limit,
         "seed": seed,
         "threads": threads,
+        "plan": dataclasses.asdict(plan),
+        "warm_start": warm_start,
         "phases": phases,
-        "horizon": instance.horizon,
+        "horizon": limit_horizon,
     }
 
-    def done(model: Any, outcome: RawOutcome) -> SolveResult:
-        """The shared finish: the schedule read back, checked and re-simulated, with the phases."""
+    def left() -> float | None:
+        return None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), 0.05)
+
+    def note(name: str, began: float, **fields: Any) -> None:
+        phases.append({"phase": name, **fields, "seconds": round(time.perf_counter() - began, 3)})
+
+    def run(model: Any, name: str, share: float = 1.0) -> RawOutcome:
+        limit = left()
+        settings = SolveOptions(time_limit=None if limit is None else limit * share, threads=threads, seed=seed)
+        began = time.perf_counter()
+        raw = engine.solve(model, settings)
+        note(name, began, status=str(raw.status), objective=raw.objective, bound=raw.bound)
+        return raw
+
+    def done(model: Any, outcome: RawOutcome, incumbent: Schedule | None = None) -> SolveResult:
         return finish(
             instance,
             get_formulation("cpsat"),
@@ -77,54 +122,145 @@ def decompose(instance: Instance, *, time_limit: float | None = None, seed: int 
             options=record,
             build_s=0.0,
             wall_s=time.perf_counter() - wall0,
+            incumbent=incumbent,
         )
 
-    if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits in T
+    def proven(how: str, best: _Best, solver: dict[str, Any] | None, model: Any = None) -> SolveResult:
+        record["proved_by"] = how
+        outcome = RawOutcome(
+            Status.OPTIMAL,
+            has_solution=True,
+            objective=float(best.span or 0),
+            bound=float(best.span or 0),
+            termination=f"the {best.source} schedule met the relaxation's bound",
+            solver=solver or {},
+        )
+        return done(model, outcome, incumbent=None if model is not None else best.schedule)
+
+    max_cells = cpsat.Options().max_cells
+    if time_limit is None and cpsat.count_cells(instance, limit_horizon) > max_cells:
+        raise InputError(
+            f"the full CP-SAT model would have {cpsat.count_cells(instance, limit_horizon):,} split-job x server x "
+            f"slot cells (limit {max_cells:,}), too many to prove an optimum; give a time limit for the best "
+            "bound and schedule found within it",
+            where="instance",
+        )
+    best = _Best()
+    policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
+    if policies:
+        best = _heuristics(instance, policies, limit_horizon, note)
+
+    # 1. the relaxation, over the best makespan so far (every optimal schedule fits in it)
+    relaxation = cfree.build(instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon))
+    relaxed = run(relaxation, "relaxation", plan.relax_share)
+    bound = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
+    if relaxed.status != Status.INFEASIBLE:  # no job finishes before its fastest execution time
+        bound = max(bound or 0.0, float(instance.bounds.rho_min.max()))
+    floor = None if bound is None else math.ceil(bound - 1e-9)
+    if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits
         record["proved_by"] = "relaxation"
         return done(None, relaxed)
-    restriction = cfree.build(instance, cfree.Options(restrict=True))
-    restricted = run(restriction, "restriction", 0.5)
+    if floor is not None and best.span is not None and best.span <= floor:
+        return proven("relaxation", best, relaxed.solver)
+
+    # 2. the restriction: a schedule whose makespan is exact
+    restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon))
+    restricted = run(restriction, "restriction", plan.restrict_share)
     schedule = cpsat.read_schedule(restriction, instance) if restricted.has_solution else None
     span = check(instance, schedule).result.makespan if schedule is not None else None
     if span is not None and restricted.objective is not None and span != round(restricted.objective):
         raise RuntimeError(f"the restriction's makespan {restricted.objective} is not its schedule's {span}")
-    if span is not None and bound is not None and span <= math.ceil(bound - 1e-9):
-        record["proved_by"] = "decomposition"
-        outcome = RawOutcome(
-            Status.OPTIMAL,
-            has_solution=True,
-            objective=float(span),
-            bound=float(span),
-            solver_s=restricted.solver_s,
-            model_size=restricted.model_size,
-            termination="the restriction met the relaxation's bound",
-            solver=restricted.solver,
-        )
-        return done(restriction, outcome)
-    horizon = span if span is not None else instance.horizon
-    full = cpsat.build(instance, cpsat.Options(horizon=horizon))
-    if schedule is not None:
-        cpsat.set_start(full, instance, schedule)
+    best.offer(schedule, span, "restriction")
+    best_model = restriction if best.source == "restriction" else None
+    if floor is not None and best.span is not None and best.span <= floor:
+        how = "decomposition" if best.source == "restriction" else "relaxation"
+        return proven(how, best, restricted.solver, best_model)
+
+    # 3. the full model over the best makespan so far, hinted with the best schedule
+    if cpsat.count_cells(instance, best.span or limit_horizon) > max_cells:
+        record["full_model"] = "skipped: too large"
+        return _without_full_model(instance, best, best_model, bound, done)
+    full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon))
+    if best.schedule is not None:
+        cpsat.set_start(full, instance, best.schedule)
+    if plan.floor and floor is not None:
+        full.model.add(full.makespan >= floor)
     raw = run(full, "full cp-sat")
-    if not raw.has_solution and schedule is not None:  # no time left to improve: keep the restriction's
-        model, raw = (
-            restriction,
-            RawOutcome(
-                Status.FEASIBLE,
-                has_solution=True,
-                objective=float(span or 0),
-                solver_s=restricted.solver_s,
-                termination="the full model found nothing better in time",
-                solver=restricted.solver,
-            ),
-        )
-    else:
-        model = full
-    best_bound = (
-        max(b for b in (bound, raw.bound) if b is not None) if (bound is not None or raw.bound is not None) else None
-    )
+    bounds = [b for b in (bound, raw.bound) if b is not None]
+    best_bound = max(bounds) if bounds else None
+    record["horizon"] = best.span or limit_horizon
     if raw.status == Status.OPTIMAL:
         record["proved_by"] = "full cp-sat"
-    record["horizon"] = horizon
-    result = done(model, raw)
+        result = done(full, raw)
+    elif not raw.has_solution and best.schedule is not None:  # nothing better in time: keep the best so far
+        kept = RawOutcome(
+            Status.FEASIBLE,
+            has_solution=True,
+            objective=float(best.span or 0),
+            solver_s=raw.solver_s,
+            termination=f"the full model found nothing in time; the {best.source} schedule is kept",
+            solver=raw.solver,
+        )
+        result = done(best_model, kept, incumbent=None if best_model is not None else best.schedule)
+    else:
+        result = done(full, raw)
+    if result.status == Status.OPTIMAL:
+        return result
     return dataclasses.replace(result, bound=best_bound, gap=gap(result.objective, best_bound))
+
+
+def _without_full_model(instance: Instance, best: _Best, model: Any, bound: float | None, done: Any) -> SolveResult:
+    """The result when the full model is too large: the best schedule so far and the
+    relaxation's bound (or no schedule at all)."""
+    if best.schedule is None:
+        return dataclasses.replace(done(None, RawOutcome(Status.NO_SOLUTION, bound=bound)), bound=bound)
+    kept = RawOutcome(
+        Status.FEASIBLE,
+        has_solution=True,
+        objective=float(best.span or 0),
+        bound=bound,
+        termination=f"the full model is too large; the {best.source} schedule is kept",
+    )
+    return done(model, kept, incumbent=None if model is not None else best.schedule)
+
+
+def _heuristics(instance: Instance, policies: tuple[str, ...], horizon: int, note: Any) -> _Best:
+    """Phase 0: the best schedule of ``policies`` that ends within ``horizon``."""
+    from ..algorithms import run_policy
+
+    best = _Best()
+    began = time.perf_counter()
+    tried = {}
+    for name in policies:
+        run = run_policy(instance, name)
+        span = check(instance, run.schedule).result.makespan
+        tried[name] = span
+        if span is not None and span <= horizon:
+            best.offer(run.schedule.with_meta({**run.schedule.meta, "method": name}), span, name)
+    note("heuristics", began, status="feasible" if best.span else "no_solution", objective=best.span, tried=tried)
+    return best
+
+
+@dataclass(frozen=True)
+class RelaxationBound:
+    """The contention-free relaxation's lower bound on the makespan, as far as it was solved."""
+
+    bound: int | None  # a proven lower bound on OPT (rounded up), or None if none was found
+    proven: bool  # True: the relaxation was solved to optimality (the bound is its optimum)
+    status: str
+    seconds: float
+
+
+def relaxation_bound(
+    instance: Instance, *, time_limit: float | None = 10.0, seed: int = 0, threads: int = 1
+) -> RelaxationBound:
+    """Phase 1 alone: the contention-free relaxation's optimum, or CP-SAT's bound on it when
+    the time runs out (still a lower bound on OPT: docs/exactness.md)."""
+    began = time.perf_counter()
+    relaxed = Cpsat().solve(
+        cfree.build(instance, cfree.Options(restrict=False)),
+        SolveOptions(time_limit=time_limit, threads=threads, seed=seed),
+    )
+    value = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
+    bound = None if value is None or not math.isfinite(value) else math.ceil(value - 1e-9)
+    return RelaxationBound(bound, relaxed.status == Status.OPTIMAL, str(relaxed.status), time.perf_counter() - began)

@@ -92,20 +92,23 @@ def finish(
     options: dict[str, Any],
     build_s: float,
     wall_s: float,
+    incumbent: Schedule | None = None,
 ) -> SolveResult:
-    """Turn a backend's outcome into a :class:`SolveResult`: read the schedule back, check and
+    """Turn a backend's outcome into a :class:`SolveResult`: read the schedule back (or take
+    ``incumbent``, a schedule found outside the model, e.g. by a heuristic), check and
     re-simulate it, and record versions and options. The same for every backend."""
     status, message = raw.status, raw.message
     schedule = None
     makespan = avg = completion = None
-    if raw.has_solution and model is not None:
-        read = formulation.read_schedule(model, instance)
+    if raw.has_solution and (model is not None or incumbent is not None):
+        read = incumbent if incumbent is not None else formulation.read_schedule(model, instance)
         schedule = Schedule.from_arrays(
             instance.name,
             read.start_array,
             read.placement_array,
             meta={
-                "method": f"{formulation.name}-{formulation.problem}",
+                "method": (read.meta.get("method") if incumbent is not None else None)
+                or f"{formulation.name}-{formulation.problem}",
                 "status": str(status),
                 "options": options,
                 "solver": raw.solver,

@@ -22,8 +22,11 @@ from ..check import check
 from ..errors import InputError
 from ..formulations import formulation as get_formulation
 from ..formulations import model_data
+from ..formulations.base import resolve_horizon
 from ..instance import Instance
+from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
+from .decompose import PLANS
 from .registry import DEFAULT_BACKEND
 from .registry import backend as get_backend
 from .result import SolveResult, finish, gap
@@ -46,9 +49,13 @@ INTEGRAL_ABS_GAP = 0.99
 an incumbent within 0.99 of the bound is optimal, exactly."""
 
 
+SPAN_OBJECTIVES = ("makespan", "lexicographic")
+"""Objectives whose optimal schedules all end by any feasible schedule's makespan."""
+
+
 def solve(
     instance: Instance,
-    formulation: str = "compact",
+    formulation: str = "auto",
     *,
     backend: str | None = None,
     time_limit: float | None = None,
@@ -57,6 +64,8 @@ def solve(
     warm_start: str | None = None,
     mip_start: bool = True,
     heuristic_horizon: bool = True,
+    start: Schedule | None = None,
+    lower_bound: float | None = None,
     **options: Any,
 ) -> SolveResult:
     """Solve ``instance`` exactly with a formulation and a backend.
@@ -64,25 +73,62 @@ def solve(
     ``options`` are the formulation's own (``objective``, ``symmetry``, ``horizon``, ...: see
     its ``Options``); one it does not take is an :class:`~rar_opt.errors.InputError`.
     ``backend`` defaults to HiGHS for MILPs, SCIP for the non-convex model and CP-SAT for the
-    ``cpsat`` model. ``formulation="decompose"`` runs the contention-free decomposition
-    (:mod:`.decompose`) instead of one formulation.
+    ``cpsat`` model. Two names are methods over several models (:mod:`.decompose`):
+    ``"decompose"``, the contention-free decomposition, and ``"auto"`` (the default), which
+    adds heuristics and a floor to it; ``auto`` hands the request to the compact MILP when it
+    asks for what only that model answers (another objective, a MILP option or backend).
     ``time_limit`` (seconds) bounds the whole call: the heuristic, the build, the hand-off
     to the solver, the solve and the checks; the solver gets what is left.
     ``warm_start`` names a policy (``sjf-bco``, ``ls``, ...) whose schedule is handed over
     as a complete MIP start (unless ``mip_start`` is False or the backend cannot take one);
     with ``heuristic_horizon`` (default) and the makespan objective, the model then has only
-    as many slots as that schedule's makespan.
+    as many slots as that schedule's makespan. ``start`` is a schedule given directly, used
+    the same way (it replaces ``warm_start``). ``lower_bound``, a proven lower bound on the
+    makespan (e.g. the contention-free relaxation's), becomes a row ``objective >= bound``.
     """
     from ..algorithms import run_policy
 
     wall0 = time.perf_counter()
-    if formulation == "decompose":  # a method over several models, not one formulation
+    if formulation == "auto":
+        formulation, why = _auto_choice(instance, backend, options)
+        if formulation == "compact":
+            log.info("auto: the compact MILP, because %s", why)
+            result = solve(
+                instance,
+                "compact",
+                backend=backend,
+                time_limit=time_limit,
+                threads=threads,
+                seed=seed,
+                warm_start=warm_start,
+                mip_start=mip_start,
+                heuristic_horizon=heuristic_horizon,
+                **options,
+            )
+            return dataclasses.replace(result, options={**result.options, "method": "auto", "auto_choice": why})
+    if formulation in PLANS:  # a method over several models, not one formulation
         from .decompose import decompose
 
-        if options or warm_start or backend not in (None, "cpsat"):
-            raise InputError("the decompose method takes only a time limit, threads and a seed", where="formulation")
-        _settings(time_limit, threads, seed)
-        return decompose(instance, time_limit=time_limit, seed=seed, threads=threads)
+        extra = set(options) - {"horizon", "objective"}
+        if extra or options.get("objective", "makespan") != "makespan" or backend not in (None, "cpsat"):
+            raise InputError(
+                f"the {formulation} method takes a time limit, threads, a seed, a warm start and a horizon "
+                "(makespan objective, CP-SAT backend) only",
+                where="formulation",
+            )
+        solve_settings(time_limit, threads, seed)
+        horizon = options.get("horizon")
+        if horizon is not None:  # the same checks as every formulation's horizon
+            resolve_horizon(get_formulation("cpsat").make_options({"horizon": horizon}).horizon, instance)
+        return decompose(
+            instance,
+            time_limit=time_limit,
+            seed=seed,
+            threads=threads,
+            plan=PLANS[formulation],
+            warm_start=warm_start,
+            horizon=horizon,
+        )
     form = get_formulation(formulation)
     engine = get_backend(backend or DEFAULT_BACKEND[form.problem])
     if (form.problem == "cp") != (engine.name == "cpsat"):
@@ -92,24 +138,30 @@ def solve(
             f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
             where="backend",
         )
-    settings = _settings(time_limit, threads, seed)
+    settings = solve_settings(time_limit, threads, seed)
     if threads != 1 and not engine.capabilities.threads:
         raise InputError(f"= {threads}: the {engine.name} backend runs on one thread only", where="threads")
     opts = form.make_options(options)
-    warm_start = warm_start or form.default_warm_start
-    start = None
+    if start is not None and warm_start:
+        raise InputError("give a start schedule or a warm-start policy, not both", where="warm_start")
+    warm_start = None if start is not None else warm_start or form.default_warm_start
+    if lower_bound is not None and getattr(opts, "objective", "makespan") != "makespan":
+        raise InputError("is a bound on the makespan; the objective is not the makespan", where="lower_bound")
     if warm_start:
         run = run_policy(instance, warm_start)
         if run.exceeds_horizon:  # its schedule ends after T: no start, no horizon from it
             log.warning("warm start from %s skipped: its schedule ends after the horizon", warm_start)
         else:
             start = run.schedule
-    if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") == "makespan":
+    # a heuristic's makespan caps every optimum's makespan (also the lexicographic one's)
+    if start is not None and heuristic_horizon and getattr(opts, "objective", "makespan") in SPAN_OBJECTIVES:
         span = check(instance, start).result.makespan
         if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):
             opts = dataclasses.replace(opts, horizon=span)
     build0 = time.perf_counter()
     model = form.build(instance, opts)
+    if lower_bound is not None:
+        _add_floor(model, lower_bound)
     use_start = False
     if start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start:
         use_start = True
@@ -141,8 +193,9 @@ def solve(
         "backend": engine.name,
         **dataclasses.asdict(opts),
         "horizon": model_data(model).horizon,
-        "warm_start": warm_start,
+        "warm_start": warm_start if start is None else start.meta.get("method", "given"),
         "mip_start": use_start,
+        "lower_bound": lower_bound,
         **settings.to_dict(),
         "time_limit": time_limit,  # the caller's limit for the whole call
         "solver_time_limit": settings.time_limit,  # what the solver was given of it
@@ -153,6 +206,31 @@ def solve(
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), MIN_SOLVER_SECONDS)
         result = _verify(instance, result, dataclasses.replace(settings, time_limit=remaining, deadline=None))
     return dataclasses.replace(result, wall_s=time.perf_counter() - wall0)
+
+
+def _add_floor(model: Any, lower_bound: float) -> None:
+    """The row ``makespan >= ceil(lower_bound)`` in a Pyomo or a CP-SAT model."""
+    floor = math.ceil(lower_bound - 1e-9)
+    if isinstance(model, pyo.ConcreteModel):
+        model.floor = pyo.Constraint(expr=model.obj.expr >= floor, doc="a proven lower bound on the makespan")
+    else:
+        model.model.add(model.makespan >= floor)
+
+
+def _auto_choice(instance: Instance, backend: str | None, options: dict[str, Any]) -> tuple[str, str]:
+    """What ``auto`` runs: the CP-SAT decomposition for the makespan, unless the request is one
+    only the compact MILP answers (a network that is not a star, another objective, a MILP
+    option, a MILP backend)."""
+    if instance.time_model.links is not None:
+        return "compact", "the cluster's network is not a star; the CP-SAT models count contention per server"
+    if options.get("objective", "makespan") != "makespan":
+        return "compact", f"the objective is {options['objective']!r}, which the CP-SAT models do not optimise"
+    milp_only = sorted(set(options) - {"objective", "horizon"})
+    if milp_only:
+        return "compact", f"option(s) {', '.join(milp_only)} belong to the compact MILP"
+    if backend not in (None, "cpsat"):
+        return "compact", f"the {backend} backend was asked for"
+    return "auto", "the makespan on CP-SAT: heuristics, relaxation, restriction, full model"
 
 
 def _start_only(model: pyo.ConcreteModel, use_start: bool, termination: str, message: str) -> RawOutcome:
@@ -220,7 +298,9 @@ def solve_model(
     return get_backend(backend).solve(model, SolveOptions(time_limit=time_limit, **settings))
 
 
-def _settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
+def solve_settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
+    """Validated solver settings: a finite positive time limit, threads within the machine's
+    CPUs, a non-negative seed; an :class:`~rar_opt.errors.InputError` names what is wrong."""
     if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)):
         raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
     if time_limit is not None and not time_limit > 0:

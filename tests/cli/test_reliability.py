@@ -113,7 +113,7 @@ def test_the_time_limit_covers_build_and_hand_off() -> None:
     from rar_opt import Instance
     from rar_opt.solvers import solve
 
-    res = solve(Instance.read(INSTANCES / "tiny-8x4-s19.json"), time_limit=2.0)
+    res = solve(Instance.read(INSTANCES / "tiny-8x4-s19.json"), "compact", time_limit=2.0)
     assert res.options["time_limit"] == 2.0
     assert res.options["solver_time_limit"] <= 2.0 - res.build_s
 

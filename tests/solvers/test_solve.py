@@ -21,7 +21,7 @@ from ..helpers import makespan
 
 def test_time_limit_without_incumbent_is_a_status(tiny_8x4_s19: Instance) -> None:
     # an 8-job instance HiGHS needs about a second for, stopped after a millisecond
-    res = solve(tiny_8x4_s19, time_limit=0.001)
+    res = solve(tiny_8x4_s19, "compact", time_limit=0.001)
     assert res.status in (Status.NO_SOLUTION, Status.FEASIBLE)
     assert res.termination
     if res.status == Status.NO_SOLUTION:
@@ -30,7 +30,7 @@ def test_time_limit_without_incumbent_is_a_status(tiny_8x4_s19: Instance) -> Non
 
 def test_time_limit_with_incumbent_keeps_the_warm_start(tiny_8x4_s19: Instance) -> None:
     # room for the build and the hand-off, not necessarily for the proof
-    res = solve(tiny_8x4_s19, time_limit=3.0, warm_start="ls")
+    res = solve(tiny_8x4_s19, "compact", time_limit=3.0, warm_start="ls")
     assert res.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert res.schedule is not None
     assert makespan(tiny_8x4_s19, res.schedule) <= makespan(tiny_8x4_s19, run_policy(tiny_8x4_s19, "ls").schedule)
@@ -38,22 +38,44 @@ def test_time_limit_with_incumbent_keeps_the_warm_start(tiny_8x4_s19: Instance) 
 
 def test_a_limit_too_short_for_the_solver_still_returns_the_warm_start(tiny_8x4_s19: Instance) -> None:
     # the heuristic's schedule is feasible and known before the solver is even asked
-    res = solve(tiny_8x4_s19, time_limit=0.001, warm_start="ls")
+    res = solve(tiny_8x4_s19, "compact", time_limit=0.001, warm_start="ls")
     assert res.status == Status.FEASIBLE and res.schedule is not None
 
 
-def test_infeasible_horizon_is_a_status() -> None:
+@pytest.mark.parametrize("method", ["auto", "decompose", "cpsat"])
+def test_cp_methods_under_a_tiny_limit_return_a_status(tiny_8x4_s19: Instance, method: str) -> None:
+    res = solve(tiny_8x4_s19, method, time_limit=0.001)
+    assert res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.NO_SOLUTION)
+    if res.schedule is not None:  # whatever it kept is the simulator's truth
+        assert makespan(tiny_8x4_s19, res.schedule) == res.makespan == round(res.objective)
+        assert res.bound is None or res.bound <= res.makespan
+
+
+@pytest.mark.parametrize("method", ["compact", "auto", "decompose", "cpsat"])
+def test_infeasible_horizon_is_a_status(method: str) -> None:
     # six 1-GPU jobs on one 1-GPU server, and a horizon for only the longest of them
     inst = tiny(3)
     short = dataclasses.replace(inst, horizon=int(inst.bounds.rho_min.max()))
-    res = solve(short)
+    res = solve(short, method)
     assert res.status == Status.INFEASIBLE
     assert res.schedule is None
 
 
 def test_paper_scale_is_refused_before_building(paper_instance: Instance) -> None:
     with pytest.raises(InputError, match="job-server-slot cells"):
+        solve(paper_instance, "compact")
+    # auto without a time limit could not prove anything at this size: refused at once
+    with pytest.raises(InputError, match="give a time limit"):
         solve(paper_instance)
+
+
+def test_auto_at_paper_scale_returns_the_best_schedule_and_bound(paper_instance: Instance) -> None:
+    res = solve(paper_instance, time_limit=8.0)
+    assert res.status == Status.FEASIBLE and res.schedule is not None
+    assert res.options["full_model"] == "skipped: too large"
+    # the kept schedule is the simulator's, and the bound is a valid one below it
+    assert res.makespan == round(res.objective) and res.bound is not None and res.bound <= res.makespan
+    assert res.bound >= paper_instance.bounds.rho_min.max()
 
 
 def test_missing_scip_is_a_status_not_a_crash(monkeypatch) -> None:
@@ -71,7 +93,7 @@ def test_the_highs_table_covers_every_termination() -> None:
 
 
 def test_results_record_how_they_were_made(wait_beats_start: Instance) -> None:
-    res = solve(wait_beats_start, warm_start="sjf-bco", seed=3)
+    res = solve(wait_beats_start, "compact", warm_start="sjf-bco", seed=3)
     assert res.status == Status.OPTIMAL and res.makespan == 6
     assert res.options["seed"] == 3 and res.options["threads"] == 1 and res.options["mip_start"] is True
     assert res.options["horizon"] == 8  # the warm start's makespan bounds the model
@@ -79,8 +101,25 @@ def test_results_record_how_they_were_made(wait_beats_start: Instance) -> None:
     assert res.schedule is not None and res.schedule.meta["versions"]
 
 
+def test_auto_records_its_phases_and_what_proved(wait_beats_start: Instance) -> None:
+    res = solve(wait_beats_start, warm_start="ls", seed=2)
+    assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
+    assert res.options["formulation"] == "auto" and res.options["seed"] == 2 and res.options["warm_start"] == "ls"
+    phases = [p["phase"] for p in res.options["phases"]]
+    assert phases[0] == "heuristics" and res.options["phases"][0]["tried"]["ls"] is not None
+    # contention decides this instance: the relaxation and restriction do not meet, the full model proves
+    assert phases[-1] == "full cp-sat" and res.options["proved_by"] == "full cp-sat"
+    assert res.solver["name"] == "cpsat" and res.solver["version"]
+
+
+def test_auto_hands_milp_only_requests_to_the_compact_model(wait_beats_start: Instance) -> None:
+    res = solve(wait_beats_start, objective="total")
+    assert res.formulation == "compact" and "objective" in res.options["auto_choice"]
+    assert res.status == Status.OPTIMAL
+
+
 def test_results_name_the_warm_start_policy(wait_beats_start: Instance) -> None:
-    res = solve(wait_beats_start, warm_start="ls")
+    res = solve(wait_beats_start, "compact", warm_start="ls")
     assert res.options["warm_start"] == "ls"  # which heuristic's schedule was the start
 
 
