@@ -152,7 +152,10 @@ def decompose(
 
     # 1. the relaxation, over the best makespan so far (every optimal schedule fits in it)
     relaxation = cfree.build(instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon))
-    relaxed = run(relaxation, "relaxation", plan.relax_share)
+    # when the full model cannot be built even over the best makespan so far, the first two
+    # phases get all the time: half for the bound, the rest for the restriction's schedule
+    full_fits = cpsat.count_cells(instance, best.span or limit_horizon) <= max_cells
+    relaxed = run(relaxation, "relaxation", plan.relax_share if full_fits else 0.5)
     bound = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
     if relaxed.status != Status.INFEASIBLE:  # no job finishes before its fastest execution time
         bound = max(bound or 0.0, float(instance.bounds.rho_min.max()))
@@ -165,7 +168,7 @@ def decompose(
 
     # 2. the restriction: a schedule whose makespan is exact
     restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon))
-    restricted = run(restriction, "restriction", plan.restrict_share)
+    restricted = run(restriction, "restriction", plan.restrict_share if full_fits else 1.0)
     schedule = cpsat.read_schedule(restriction, instance) if restricted.has_solution else None
     span = check(instance, schedule).result.makespan if schedule is not None else None
     if span is not None and restricted.objective is not None and span != round(restricted.objective):
