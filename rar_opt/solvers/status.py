@@ -34,6 +34,7 @@ class Status(StrEnum):
     NO_SOLUTION = "no_solution"
     INFEASIBLE = "infeasible"
     UNVERIFIED = "unverified"
+    BOUND = "bound"  # a relaxation was solved: its value is a lower bound, there is no schedule
     ERROR = "error"
 
     def __str__(self) -> str:

@@ -185,3 +185,17 @@ def test_a_schedule_the_checker_rejects_is_never_handed_out(wait_beats_start: In
     res = solve(wait_beats_start, backend="fake")
     assert res.status == Status.ERROR and "failed the checker" in res.message
     assert res.schedule is None  # README/result.py: "A schedule the checker rejects is never handed out"
+
+
+@pytest.mark.parametrize("relaxation", ["lp", "preemptive", "contention-free"])
+def test_a_relaxation_solves_to_a_bound_never_a_schedule(library, relaxation: str) -> None:
+    for known in library[:4]:
+        res = solve(known.instance, relaxation=relaxation, time_limit=20)
+        assert res.status == Status.BOUND and res.schedule is None and res.objective is None
+        assert res.bound is not None and res.bound <= known.optimum + 1e-6, known.instance.name
+        assert res.options["relaxation"] == relaxation
+
+
+def test_a_relaxation_refuses_a_start(wait_beats_start: Instance) -> None:
+    with pytest.raises(InputError, match="relaxation"):
+        solve(wait_beats_start, "compact", relaxation="lp", warm_start="ls")
