@@ -8,12 +8,18 @@ no-op and the pool's own shutdown is all there is.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 
@@ -57,3 +63,48 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` spawned processes that die with this one."""
     ctx = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
+
+
+class TimeUp(Exception):
+    """The deadline of :func:`alarm_at` passed while its block ran."""
+
+
+@contextlib.contextmanager
+def alarm_at(deadline: float | None) -> Iterator[None]:
+    """Raise :class:`TimeUp` inside the block when ``time.perf_counter()`` passes
+    ``deadline`` (a SIGALRM timer). Only the main thread of a process can take signals, so
+    elsewhere (and without a deadline) the block runs unguarded. Python code (a model build)
+    is interrupted at once; native code only when it returns to Python, so wrap Python work
+    only, never a solver call whose result must not be lost."""
+    guarded = (
+        deadline is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    )
+    if not guarded:
+        yield
+        return
+    assert deadline is not None
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise TimeUp
+
+    def ring(signum: int, frame: Any) -> None:
+        raise TimeUp
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    # Pyomo logs a rule it sees fail before re-raising: not news here
+    quiet = [logging.getLogger(name) for name in ("pyomo", "pyomo.core", "pyomo.core.base")]
+    for logger in quiet:
+        logger.addFilter(_not_time_up)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        for logger in quiet:
+            logger.removeFilter(_not_time_up)
+
+
+def _not_time_up(record: logging.LogRecord) -> bool:
+    """Drop Pyomo's reports of a rule interrupted by :class:`TimeUp`."""
+    return "TimeUp" not in record.getMessage()

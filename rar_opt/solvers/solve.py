@@ -24,6 +24,7 @@ from ..formulations import formulation as get_formulation
 from ..formulations import model_data
 from ..formulations.base import resolve_horizon
 from ..instance import Instance
+from ..processes import TimeUp, alarm_at
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .decompose import PLANS
@@ -163,17 +164,21 @@ def solve(
         if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):
             opts = dataclasses.replace(opts, horizon=span)
     build0 = time.perf_counter()
-    model = form.build(instance, opts)
-    if lower_bound is not None:
-        _add_floor(model, lower_bound)
     use_start = False
-    if start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start:
-        use_start = True
-        try:
-            form.set_start(model, instance, start)
-        except ValueError as exc:  # the start does not fit the modelled horizon
-            log.warning("warm start from %s not used: %s", warm_start, exc)
-            use_start = False
+    try:  # a build that would outlast the time limit is stopped at it (Python code: interruptible)
+        with alarm_at(None if time_limit is None else wall0 + time_limit * (1 - FINISH_RESERVE)):
+            model = form.build(instance, opts)
+            if lower_bound is not None:
+                _add_floor(model, lower_bound)
+            if start is not None and mip_start and form.set_start is not None and engine.capabilities.mip_start:
+                use_start = True
+                try:
+                    form.set_start(model, instance, start)
+                except ValueError as exc:  # the start does not fit the modelled horizon
+                    log.warning("warm start from %s not used: %s", warm_start, exc)
+                    use_start = False
+    except TimeUp:
+        return _stopped_in_build(instance, form, engine.name, opts, start, wall0, time.perf_counter() - build0)
     build_s = time.perf_counter() - build0
     settings = dataclasses.replace(settings, warm_start=use_start, abs_gap=INTEGRAL_ABS_GAP)
     if time_limit is not None:
@@ -209,6 +214,25 @@ def solve(
     if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), MIN_SOLVER_SECONDS)
         result = _verify(instance, result, dataclasses.replace(settings, time_limit=remaining, deadline=None))
+    return dataclasses.replace(result, wall_s=time.perf_counter() - wall0)
+
+
+def _stopped_in_build(
+    instance: Instance, form: Any, backend: str, opts: Any, start: Schedule | None, wall0: float, build_s: float
+) -> SolveResult:
+    """The result when the time limit ends the model's build: the heuristic's schedule, if
+    one was run, is the incumbent (``feasible``); otherwise there is no schedule."""
+    message = f"the time limit ran out after {build_s:.2f} s of building the model; the solver never started"
+    span = None if start is None else check(instance, start).result.makespan
+    raw = RawOutcome(
+        Status.NO_SOLUTION if span is None else Status.FEASIBLE,
+        has_solution=span is not None,
+        objective=None if span is None else float(span),
+        termination="time limit during the build",
+        message=message,
+    )
+    record = {"formulation": form.name, "backend": backend, **dataclasses.asdict(opts), "stopped": "build"}
+    result = finish(instance, form, None, raw, options=record, build_s=build_s, wall_s=0.0, incumbent=start)
     return dataclasses.replace(result, wall_s=time.perf_counter() - wall0)
 
 

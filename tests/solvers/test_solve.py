@@ -199,3 +199,14 @@ def test_a_relaxation_solves_to_a_bound_never_a_schedule(library, relaxation: st
 def test_a_relaxation_refuses_a_start(wait_beats_start: Instance) -> None:
     with pytest.raises(InputError, match="relaxation"):
         solve(wait_beats_start, "compact", relaxation="lp", warm_start="ls")
+
+
+def test_a_build_longer_than_the_limit_is_stopped_at_it() -> None:
+    inst = tiny(5, jobs=10, servers=4)  # a build of a good part of a second
+    res = solve(inst, "compact", time_limit=0.02)
+    assert res.status == Status.NO_SOLUTION and res.schedule is None
+    assert res.options["stopped"] == "build" and "building the model" in res.message
+    # with a warm start its schedule is the incumbent, checked and re-simulated
+    res = solve(inst, "compact", time_limit=0.02, warm_start="ls")
+    assert res.status == Status.FEASIBLE and res.options["stopped"] == "build"
+    assert res.makespan == makespan(inst, run_policy(inst, "ls").schedule) == round(res.objective)
