@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given, settings
 
 from rar_opt import Instance
@@ -16,10 +18,10 @@ from ..helpers import policy_makespans
 from ..strategies import communication_heavy_instances, micro_instances, reference_simulate
 
 
-def _optimum(inst: Instance) -> int:
-    res = solve(inst, "decompose")
+def _optimum(inst: Instance, method: str = "decompose") -> int:
+    res = solve(inst, method)
     assert res.status == Status.OPTIMAL, res.message
-    assert max(reference_simulate(inst, res.schedule)["completion"]) == res.makespan
+    assert max(reference_simulate(inst, res.schedule)["completion"]) == res.makespan == round(res.objective)
     return res.makespan
 
 
@@ -31,10 +33,10 @@ def _solve_cfree(inst: Instance, restrict: bool):
 
 @settings(max_examples=25)
 @given(micro_instances())
-def test_decomposition_equals_brute_force(inst: Instance) -> None:
+def test_decomposition_and_auto_equal_brute_force(inst: Instance) -> None:
     upper = min(policy_makespans(inst).values())
     bf = brute_force(inst, upper)
-    assert bf is not None and _optimum(inst) == bf[0]
+    assert bf is not None and _optimum(inst) == bf[0] == _optimum(inst, "auto")
 
 
 @settings(max_examples=20)
@@ -61,3 +63,36 @@ def test_where_contention_decides_the_full_model_carries_the_proof(wait_beats_st
 def test_every_library_optimum(library) -> None:
     for known in library:
         assert _optimum(known.instance) == known.optimum, known.instance.name
+        assert _optimum(known.instance, "auto") == known.optimum, known.instance.name
+
+
+def test_auto_keeps_the_counterexamples_optima(counterexample) -> None:
+    assert _optimum(counterexample.instance, "auto") == counterexample.optimum
+
+
+@settings(max_examples=10)
+@given(communication_heavy_instances())
+def test_auto_equals_the_compact_milp_where_contention_decides(inst: Instance) -> None:
+    assert _optimum(inst, "auto") == solve(inst, "compact").makespan
+
+
+@settings(max_examples=15)
+@given(communication_heavy_instances())
+def test_auto_phases_bound_below_and_above(inst: Instance) -> None:
+    res = solve(inst, "auto")
+    opt = res.makespan
+    for phase in res.options["phases"]:
+        if phase["phase"] == "relaxation" and phase["bound"] is not None:
+            assert phase["bound"] <= opt + 1e-6
+        if phase["phase"] in ("restriction", "heuristics") and phase["objective"] is not None:
+            assert phase["objective"] >= opt
+
+
+def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
+    from rar_opt.generate import tiny
+
+    inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server; a horizon for the longest only
+    short = dataclasses.replace(inst, horizon=int(inst.bounds.rho_min.max()))
+    for method in ("decompose", "auto"):
+        res = solve(short, method)
+        assert res.status == Status.INFEASIBLE and res.options["proved_by"] == "relaxation"
