@@ -158,6 +158,11 @@ class DaskExecutor:
             for f in futures:
                 f.cancel()
 
+    def on_every_worker(self, fn: Callable[[], Any]) -> dict[str, Any]:
+        """Run ``fn`` once in every worker process (e.g. to import or warm up what the tasks
+        use); the results by worker address."""
+        return dict(self._client.run(fn))
+
     def close(self) -> None:
         """Close the client, and the local cluster if this executor started it."""
         client, self._client = getattr(self, "_client", None), None
