@@ -104,3 +104,21 @@ def test_export_writes_the_worst_instances_with_both_schedules(store, tmp_path) 
 def test_export_needs_a_target(store) -> None:
     out = run("study", "export", str(store), "--worst", "2")
     assert out.returncode == 2 and "-o DIR" in out.stderr
+
+
+def _row(i: int, proven: bool, ratio: float, low: float, high: float):
+    from rar_opt.studies.store import TaskRow
+
+    policy = {"ratio": ratio if proven else None, "ratio_low": low, "ratio_high": high, "optimal": ratio == 1.0}
+    outputs = {"instance": f"i{i}", "proven": proven, "policies": {"ls": policy}, "theorem5_bound": 3.0}
+    return TaskRow(f"k{i}", i, {"seed": i}, outputs, {}, 0.0, 0.0)
+
+
+def test_unproven_instances_are_counted_apart() -> None:
+    rows = [_row(0, True, 1.0, 1.0, 1.0), _row(1, True, 1.5, 1.5, 1.5), _row(2, False, 0, 1.1, 1.9)]
+    stats = report(rows).policies["ls"]
+    assert (stats.count, stats.proven, stats.unproven) == (3, 2, 1)
+    assert stats.max_ratio == 1.5 and stats.mean_ratio == 1.25 and stats.optimal_share == 0.5
+    assert stats.unproven_ratio_range == (1.1, 1.9)  # never mixed into the proven statistics
+    assert stats.worst == "i1" and stats.theorem5_at_worst == 3.0
+    assert report(rows[:1]).policies["ls"].worst is None  # optimal everywhere: no worst instance
