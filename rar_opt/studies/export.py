@@ -87,6 +87,7 @@ def instance_file(row: TaskRow, policy: str, store: str, config: dict[str, Any])
         "optimum": row.outputs["optimum"],
         "status": row.outputs["status"],
         "theorem5_bound": row.outputs.get("theorem5_bound"),
+        "solve": row.outputs["solve"],  # status, bound, method, backend and its options
         "policies": {n: {"makespan": p["makespan"], "ratio": p["ratio"]} for n, p in row.outputs["policies"].items()},
         "schedules": {policy: schedule.to_dict(), "optimum": row.outputs["optimum_schedule"]},
         "versions": row.versions,

@@ -117,7 +117,15 @@ def _rows(path) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL semantics")
-def test_a_study_killed_mid_way_resumes_to_the_same_rows_and_report(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "sig",
+    [
+        signal.SIGKILL,
+        pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+        pytest.param(signal.SIGTERM, marks=pytest.mark.slow),
+    ],
+)
+def test_a_study_killed_mid_way_resumes_to_the_same_rows_and_report(tmp_path, sig: int) -> None:
     count = 60
     args = ["study", "run", "--family", "tiny", "--seed", "100", "--time-limit", "5", "--count", str(count)]
     path = tmp_path / "killed.db"
@@ -126,7 +134,7 @@ def test_a_study_killed_mid_way_resumes_to_the_same_rows_and_report(tmp_path) ->
     deadline = time.time() + 60
     while time.time() < deadline and _rows(path) < 3:
         time.sleep(0.01)
-    os.kill(client.pid, signal.SIGKILL)
+    os.kill(client.pid, sig)
     client.wait(timeout=30)
     partial = _rows(path)
     assert 3 <= partial < count, "the study was not killed mid-way"
