@@ -65,8 +65,9 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
 
 
-class TimeUp(Exception):
-    """The deadline of :func:`alarm_at` passed while its block ran."""
+class TimeUp(BaseException):
+    """The deadline of :func:`alarm_at` passed while its block ran (a BaseException, like
+    KeyboardInterrupt, so that no library's ``except Exception`` swallows it)."""
 
 
 @contextlib.contextmanager

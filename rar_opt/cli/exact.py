@@ -17,19 +17,21 @@ from ..instance import Instance
 from ..library import instance_path, model_path
 from ..models import EXPORT_FORMATS
 from ..processes import seconds_since_start
+from ..solvers.decompose import PLANS
 from ..solvers.registry import BACKENDS
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add this module's subcommands to ``sub``."""
-    p = sub.add_parser("solve", parents=[common], help="solve an instance exactly (default: compact MILP, HiGHS)")
+    p = sub.add_parser("solve", parents=[common], help="solve an instance exactly (default: the auto method on CP-SAT)")
     p.add_argument("instance")
     p.add_argument(
         "--formulation",
-        choices=[*FORMULATIONS, "decompose"],
-        help="; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values())
-        + "; decompose: the contention-free relaxation and restriction, then cpsat if they do not meet",
+        choices=[*PLANS, *FORMULATIONS],
+        help="auto (default): heuristics, the contention-free relaxation and restriction, then the full cpsat "
+        "model (the compact MILP for what only it answers); decompose: the same without heuristics and floor; "
+        + "; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values()),
     )
     p.add_argument("--backend", choices=list(BACKENDS), help="solver (default: highs for MILPs, scip for nonconvex)")
     p.add_argument("--model", help="a model spec from models/: its formulation and every option")
@@ -85,7 +87,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from ..solvers import Status, solve
 
     instance = Instance.read(instance_path(args.instance))
-    formulation = args.formulation or "compact"
+    formulation = args.formulation or "auto"
     options: dict[str, Any] = {}
     if args.model:
         from ..models import ModelSpec

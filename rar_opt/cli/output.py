@@ -145,9 +145,15 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
     from tqdm import tqdm
 
     done = threading.Event()
-    with tqdm(
-        total=round(seconds, 1), unit="s", file=sys.stderr, leave=False, bar_format="{l_bar}{bar}| {n:.1f}/{total} s"
-    ) as bar:
+    # the bar writes to its own copy of the terminal's descriptor: solver interfaces redirect
+    # descriptors 1 and 2 while they run (Pyomo captures HiGHS' output), which would swallow it
+    terminal = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+    with (
+        terminal,
+        tqdm(
+            total=round(seconds, 1), unit="s", file=terminal, leave=False, bar_format="{l_bar}{bar}| {n:.1f}/{total} s"
+        ) as bar,
+    ):
 
         def tick() -> None:
             began = time.perf_counter()

@@ -11,6 +11,7 @@ recorded: HiGHS' run time swings with it.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import time
 from typing import Any
@@ -19,6 +20,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.appsi.solvers import Highs
 from pyomo.version import version as PYOMO_VERSION
 
+from ..processes import TimeUp, alarm_at
 from .backend import Capabilities, RawOutcome, SolveOptions
 from .status import HIGHS_TABLE, Status, map_status
 
@@ -74,8 +76,13 @@ class AppsiHighs:
         }
         began = time.perf_counter()
         try:
-            # the hand-off first, on its own clock, so that HiGHS gets exactly what is left
-            opt.set_instance(model)
+            # the hand-off first, on its own clock, so that HiGHS gets exactly what is left; it
+            # is Python code, so the deadline can stop it (the half-built solver is dropped)
+            try:
+                with alarm_at(options.deadline):
+                    opt.set_instance(model)
+            except TimeUp:
+                pass  # reported below as a time limit during the hand-off
             for flag in _UPDATE_FLAGS:  # nothing changes between the hand-off and the solve
                 setattr(opt.update_config, flag, False)
             limit = options.time_limit
@@ -95,7 +102,13 @@ class AppsiHighs:
                 limit = left if limit is None else min(limit, left)
             if limit is not None:
                 opt.config.time_limit = max(float(limit), 0.01)
-            res = opt.solve(model)
+            watch = _watch(getattr(opt, "_solver_model", None), options.deadline)
+            appsi_log = logging.getLogger("pyomo.contrib.appsi.solvers.highs")
+            appsi_log.addFilter(_not_our_interrupt)  # our deadline stop is a time limit, not news
+            try:
+                res = opt.solve(model)
+            finally:
+                appsi_log.removeFilter(_not_our_interrupt)
         except Exception as exc:
             return RawOutcome(
                 Status.ERROR,
@@ -114,16 +127,23 @@ class AppsiHighs:
             termination = h.modelStatusToString(h.getModelStatus())
         except Exception:
             pass
-        has_solution = res.best_feasible_objective is not None
+        objective = res.best_feasible_objective
+        bound = res.best_objective_bound
+        if watch["stopped"] and objective is None:  # appsi does not read an interrupted solve back
+            objective, bound = _incumbent(h, bound)
+        has_solution = objective is not None
         if has_solution:
             opt.load_vars()
-        bound = res.best_objective_bound
         if bound is not None and not math.isfinite(bound):  # HiGHS reports -inf before any bound
             bound = None
+        status = map_status(HIGHS_TABLE, res.termination_condition, has_solution)
+        if watch["stopped"]:  # stopped by us at the deadline: a time limit
+            status = Status.FEASIBLE if has_solution else Status.NO_SOLUTION
+            termination = "time limit (stopped at the deadline by the interrupt callback)"
         return RawOutcome(
-            status=map_status(HIGHS_TABLE, res.termination_condition, has_solution),
+            status=status,
             has_solution=has_solution,
-            objective=res.best_feasible_objective,
+            objective=objective,
             bound=bound,
             solver_s=solver_s,
             handoff_s=None if solver_s is None else total - solver_s,
@@ -131,3 +151,51 @@ class AppsiHighs:
             termination=termination or str(res.termination_condition),
             solver=solver,
         )
+
+
+def _incumbent(highs: Any, bound: float | None) -> tuple[float | None, float | None]:
+    """HiGHS' incumbent objective (the MIP start at least, when it was taken) and dual bound
+    after an interrupt, read from its info; (None, bound) when it has no feasible point."""
+    try:
+        info = highs.getInfo()
+        if int(info.primal_solution_status) != 2:  # 2: kSolutionStatusFeasible
+            return None, bound
+        return float(info.objective_function_value), float(info.mip_dual_bound)
+    except Exception:
+        return None, bound
+
+
+GIL_YIELD_S = 0.05
+"""How often (seconds) a running HiGHS lets other Python threads run (see :func:`_watch`)."""
+
+
+def _not_our_interrupt(record: logging.LogRecord) -> bool:
+    """Drop appsi's warning about HiGHS' interrupt status, which our deadline causes."""
+    return "kInterrupt" not in record.getMessage()
+
+
+def _watch(highs: Any, deadline: float | None) -> dict[str, bool]:
+    """Subscribe to HiGHS' interrupt callbacks (MIP and simplex): stop at ``deadline`` (a
+    ``time.perf_counter()`` value) even inside MIP routines that check their own clock
+    rarely, and every :data:`GIL_YIELD_S` give other Python threads a moment (HiGHS holds
+    the interpreter lock while it runs, so a progress bar or a Dask heartbeat would stall)."""
+    state = {"stopped": False}
+    if highs is None or not hasattr(highs, "cbMipInterrupt"):
+        return state
+    last = [time.perf_counter()]
+
+    def interrupt(event: Any) -> None:
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
+            state["stopped"] = True
+            event.interrupt()
+        if now - last[0] >= GIL_YIELD_S:
+            last[0] = now
+            time.sleep(0)  # releases the interpreter lock for a moment
+
+    try:
+        highs.cbMipInterrupt.subscribe(interrupt)
+        highs.cbSimplexInterrupt.subscribe(interrupt)
+    except Exception:  # an older highspy without these events: its own time limit still holds
+        pass
+    return state
