@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..algorithms import POLICIES
@@ -96,8 +97,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         method=args.method or "",
     )
-    from pathlib import Path
-
     from ..studies.run import open_study
 
     if Path(args.store).exists():  # a foreign or mismatched store is refused before any cluster starts
@@ -191,11 +190,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_worst(args: argparse.Namespace) -> int:
     """``rar-opt study worst``: a worst-case search for one policy."""
-    from pathlib import Path
-
     from ..jsonio import dump_json
     from ..studies.export import instance_file
-    from ..studies.run import StudyConfig
+    from ..studies.run import StudyConfig, discard_if_empty
     from ..studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
 
     study = StudyConfig(
@@ -219,7 +216,8 @@ def cmd_worst(args: argparse.Namespace) -> int:
             bar.set_postfix(worst=f"{top[0]:.4g}", refresh=False)
             bar.update()
 
-        with open_search(args.store, config) as store:
+        new = not Path(args.store).exists()
+        with open_search(args.store, config) as store, discard_if_empty(store, new):
             result = search(store, config, args.evaluations, executor, on_result=finished)
             row = worst_row(store, result)
             violated: dict[str, int] = {}

@@ -12,7 +12,8 @@ executor), so rows of different configurations never mix.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,20 @@ class RunSummary:
     executor: dict[str, Any]
 
 
+@contextmanager
+def discard_if_empty(store: Store, new: bool) -> Iterator[None]:
+    """A store this command created is removed again when the command fails before its first
+    row (a bad option found by the first task, say), so no empty store is left bound to it."""
+    try:
+        yield
+    except BaseException:
+        if new and store.count() == 0:
+            store.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+        raise
+
+
 def open_study(path: str | Path, config: StudyConfig) -> Store:
     """The store at ``path`` for ``config`` (created if new; refused if made otherwise)."""
     return open_store(path, STUDY_KIND, config.to_dict())
@@ -123,7 +138,8 @@ def run_study(
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InputError(f"= {count!r} must be an integer >= 1", where="--count")
     inputs = config.inputs(count)
-    with open_study(path, config) as store:
+    new = not Path(path).exists()
+    with open_study(path, config) as store, discard_if_empty(store, new):
         done = store.keys()
         todo = [(i, x) for i, x in enumerate(inputs) if task_key(x) not in done]
         if on_start is not None:
