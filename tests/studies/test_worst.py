@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,3 +97,15 @@ def test_the_theorem5_objective_divides_by_the_bound_and_is_for_sjf_bco_only() -
     assert fitness(out, "sjf-bco") == 1.2  # not proven: the lower estimate
     with pytest.raises(InputError, match="Theorem 5 is about SJF-BCO"):
         WorstConfig(StudyConfig(family="tiny", policies=("ls",)), objective="theorem5")
+
+
+@pytest.mark.slow  # starts a local Dask cluster
+def test_the_search_does_not_depend_on_the_executor(tmp_path) -> None:
+    from rar_opt.executors import DaskExecutor
+
+    config = _config()
+    with open_search(tmp_path / "serial.db", config) as store:
+        serial = search(store, config, 12, SerialExecutor())
+    with DaskExecutor(workers=2) as dask, open_search(tmp_path / "dask.db", config) as store:
+        parallel = search(store, config, 12, dask)
+    assert [(e.key, e.fitness) for e in serial.evaluations] == [(e.key, e.fitness) for e in parallel.evaluations]
