@@ -54,14 +54,20 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
     split_each = tau_free - tau_min - overhead_each
     iterations = np.zeros(instance.num_jobs)
     contention = 0.0
+    if tm.links is not None:  # on a topology a job alone still has its own links' shares
+        tau_free = _alone_on_links(instance, on, n, tau_free)
+        split_each = tau_free - tau_min - overhead_each
     for seg in simulate(instance, schedule).segments:
         length = seg.last - seg.first + 1
         run = seg.active & (seg.iterations > 0)
         idx = np.flatnonzero(run)
         if not len(idx):
             continue
-        p = np.where(n[idx] >= 2, np.where(on[idx], seg.contention[None, :], 0).max(axis=1), 0)
-        tau = tm.tau(p, n[idx], idx)
+        if tm.links is None:
+            p = np.where(n[idx] >= 2, np.where(on[idx], seg.contention[None, :], 0).max(axis=1), 0)
+            tau = tm.tau(p, n[idx], idx)
+        else:
+            tau = _tau_on_links(instance, on, n, seg.active, tau_free)[idx]
         count = seg.iterations[idx] * length
         iterations[idx] += count
         contention += float(np.sum(count * (tau - tau_free[idx])))
@@ -73,3 +79,28 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
         overhead=float(np.sum(iterations * overhead_each)) / base,
         split=float(np.sum(iterations * split_each)) / base,
     )
+
+
+def _tau_on_links(
+    instance: Instance, on: np.ndarray, n: np.ndarray, active: np.ndarray, tau_free: np.ndarray
+) -> np.ndarray:
+    """Every job's per-iteration time in a slot with the ``active`` set, on a topology
+    (single-server jobs and inactive jobs keep ``tau_free``)."""
+    pair_job, pair_server = np.nonzero(on & (active & (n >= 2))[:, None])
+    tau = tau_free.copy()
+    if len(pair_job):
+        _, _, bw = instance.time_model.link_bandwidths(n, pair_job, pair_server, instance.num_servers)
+        split = np.unique(pair_job)
+        tau[split] = instance.time_model.tau_at_bandwidth(bw[split], n[split], split)
+    return tau
+
+
+def _alone_on_links(instance: Instance, on: np.ndarray, n: np.ndarray, tau_free: np.ndarray) -> np.ndarray:
+    """Each split job's per-iteration time when it runs alone on a topology."""
+    out = tau_free.copy()
+    for j in np.flatnonzero(n >= 2):
+        servers = np.flatnonzero(on[j])
+        jobs = np.full(len(servers), j)
+        _, _, bw = instance.time_model.link_bandwidths(n, jobs, servers, instance.num_servers)
+        out[j] = instance.time_model.tau_at_bandwidth(bw[[j]], n[[j]], np.array([j]))[0]
+    return out

@@ -300,9 +300,15 @@ class TimeModel:
         self, bandwidth: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)
     ) -> np.ndarray:
         """Iterations per slot (8)-(9) of ``jobs`` at a split ring's ``bandwidth`` (b_intra where n = 1)."""
+        return robust_floor_inverse(self.tau_at_bandwidth(bandwidth, n, jobs))
+
+    def tau_at_bandwidth(
+        self, bandwidth: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)
+    ) -> np.ndarray:
+        """Per-iteration time (8) of ``jobs`` at a split ring's ``bandwidth`` (b_intra where n = 1)."""
         n = np.asarray(n, dtype=float)
         bw = np.where(n >= 2, bandwidth, self._b_intra)
-        return robust_floor_inverse(self.ring_volume[jobs] / bw + self.fixed_time[jobs] + self._xi2 * n)
+        return self.ring_volume[jobs] / bw + self.fixed_time[jobs] + self._xi2 * n
 
     def phi(self, p: np.ndarray, n: np.ndarray, jobs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Iterations per slot (9) of ``jobs`` at contention ``p`` and span ``n``."""
@@ -357,7 +363,21 @@ class TimeModel:
         if self.links is None:
             c, phi = self.rates_from_pairs(active, n, pair_job, pair_server, n_servers)
             return c, np.zeros(0, dtype=np.int64), phi
+        c, c_inner, bw = self.link_bandwidths(n, pair_job, pair_server, n_servers)
+        phi = np.zeros(len(n), dtype=np.int64)
+        idx = np.flatnonzero(active)
+        phi[idx] = self.phi_at_bandwidth(bw[idx], n[idx], idx)
+        return c, c_inner, phi
+
+    def link_bandwidths(
+        self, n: np.ndarray, pair_job: np.ndarray, pair_server: np.ndarray, n_servers: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(c_s, c_e, B_j) on a topology: split rings per server uplink and per
+        switch-to-switch link, and each job's bandwidth, the smallest share over the links
+        its ring uses (infinite for a job in no pair). The pairs are the active split jobs'
+        (job, server) pairs."""
         lay = self.links
+        assert lay is not None, "link_bandwidths needs a topology"
         c = np.bincount(pair_server, minlength=n_servers).astype(np.int64)
         bw = np.full(len(n), np.inf)
         np.minimum.at(bw, pair_job, self.link_share(lay.server_bw[pair_server], c[pair_server]))
@@ -370,10 +390,7 @@ class TimeModel:
             c_inner = used.sum(axis=0).astype(np.int64)
             share = self.link_share(lay.inner_bw, c_inner)
             bw[jobs] = np.minimum(bw[jobs], np.where(used, share[None, :], np.inf).min(axis=1))
-        phi = np.zeros(len(n), dtype=np.int64)
-        idx = np.flatnonzero(active)
-        phi[idx] = self.phi_at_bandwidth(bw[idx], n[idx], idx)
-        return c, c_inner, phi
+        return c, c_inner, bw
 
     def slot_rates(self, active: np.ndarray, spans: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(c_s, phi_j) of one slot: contention per server and iterations of every job.

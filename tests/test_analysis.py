@@ -87,3 +87,23 @@ def test_theta_binding_is_reported() -> None:
         assert run.max_load <= (run.theta or np.inf) + 1e-9
     # theta = T never refuses a GPU: the load of a GPU is at most the makespan estimate sum
     assert not run_policy(inst, "consolidate").theta_binding
+
+
+@settings(max_examples=25, deadline=None)
+@given(tiny_instances())
+def test_on_links_that_never_bind_the_shares_are_the_stars(inst: Instance) -> None:
+    """One server per rack behind a rack link far faster than any uplink: every ring's
+    tightest link is its servers' uplink, as on the star, so the topology path of the
+    analysis must give the star's shares."""
+    import dataclasses
+
+    racks = {"racks": [[s] for s in range(inst.num_servers)], "rack_link": 1e9}
+    if inst.num_servers < 2:
+        return
+    fat = dataclasses.replace(inst, cluster=dataclasses.replace(inst.cluster, topology=racks))
+    assert fat.time_model.links is not None  # the topology path, not the star's
+    schedule = run_policy(inst, "ls").schedule
+    star, links = realized_shares(inst, schedule), realized_shares(fat, schedule)
+    assert links.contention == pytest.approx(star.contention, abs=1e-9)
+    assert links.split == pytest.approx(star.split, abs=1e-9)
+    assert links.overhead == pytest.approx(star.overhead, abs=1e-9)
