@@ -89,6 +89,9 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
         raise TimeUp
 
     def ring(signum: int, frame: Any) -> None:
+        # raised where the interpreter happens to be; if that is a place that swallows
+        # exceptions (a garbage-collector callback), the timer rings again in 10 ms
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
         raise TimeUp
 
     previous = signal.signal(signal.SIGALRM, ring)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import InputError, Instance, Schedule, check
+from rar_opt.formulations import compact
 from rar_opt.formulations.base import weight_coefficients
 from rar_opt.models import ModelSpec
 from rar_opt.solvers import Status, solve
@@ -115,8 +116,10 @@ def test_relaxation_bounds_are_at_most_the_optimum(inst: Instance, objective: st
 
 
 def test_a_relaxation_is_not_solved_as_a_schedule(wait_beats_start: Instance) -> None:
+    res = solve(wait_beats_start, relaxation="lp")  # a bound, never a schedule
+    assert res.status == "bound" and res.schedule is None and res.bound <= 6
     with pytest.raises(InputError, match=r"options\.relaxation: = 'lp': a relaxation gives a bound"):
-        solve(wait_beats_start, relaxation="lp")
+        compact.build(wait_beats_start, compact.Options(relaxation="lp"))
     with pytest.raises(InputError, match=r"options\.relaxation: the contention-free relaxation bounds the makespan"):
         solve(wait_beats_start, objective="total", relaxation="contention-free")
 
