@@ -100,6 +100,7 @@ def run(method: str, inst: Instance, time_limit: float, seed: int = 0):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="with --summary: the README's pivot table")
     parser.add_argument("--sizes", help="e.g. 8x4x60,12x4x80")
     parser.add_argument("--methods", help="e.g. auto,cpsat")
     parser.add_argument("--families", help="tiny,heavy")
@@ -109,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.summary:
         data = json.loads((RESULTS / f"{args.out}.json").read_text())
-        print(table(summarise(data["rows"])))
+        print(markdown(data["rows"]) if args.markdown else table(summarise(data["rows"])))
         return
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")] if args.sizes else SIZES
     methods = args.methods.split(",") if args.methods else list(METHODS)
@@ -166,6 +167,25 @@ def summarise(rows: list[dict]) -> list[dict]:
             }
         )
     return out
+
+
+def markdown(rows: list[dict]) -> str:
+    """One line per size and family, one column per method: proven/runs and median seconds."""
+    cells = {(r["size"], r["family"], r["method"]): r for r in summarise(rows)}
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    lines = ["| size | family | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+    for size, family in dict.fromkeys((r["size"], r["family"]) for r in rows):
+        out = []
+        for m in methods:
+            c = cells.get((size, family, m))
+            if c is None:
+                out.append("not run")
+                continue
+            t = "-" if math.isinf(c["median_s"]) else f"{c['median_s']:.1f} s"
+            g = "" if math.isinf(c["median_gap"]) or c["median_gap"] == 0 else f", gap {100 * c['median_gap']:.0f}%"
+            out.append(f"{c['proven']} ({t}{g})")
+        lines.append(f"| {size} | {family} | " + " | ".join(out) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
