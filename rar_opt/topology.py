@@ -175,6 +175,9 @@ class Topology:
         ``server_link`` defaults to ``default_bandwidth`` (the cluster's b_inter).
         """
         if isinstance(data, Mapping) and "links" in data:
+            both = sorted(k for k in ("racks", "server_link", "rack_link") if k in data)
+            if both:
+                raise InputError(f"give either links or racks (with server_link, rack_link), not links and {both[0]}")
             d = jio.expect_object(data, required=("links",))
             return cls(tuple(d["links"]))
         d = jio.expect_object(data, required=("racks",), optional=("server_link", "rack_link"))
@@ -188,14 +191,16 @@ class Topology:
 
     # -- reading it ------------------------------------------------------------------------
     def check_servers(self, n_servers: int) -> None:
-        """InputError (field ``links``) unless the servers are exactly 0..n_servers-1, each a leaf."""
+        """InputError (field ``links``, or ``racks`` for the racks form) unless the servers are
+        exactly 0..n_servers-1, each a leaf."""
+        field = "racks" if self.shorthand is not None else "links"
         servers = {v for v in self.graph.nodes if isinstance(v, int)}
         extra = sorted(s for s in servers if s >= n_servers)
         if extra:
-            raise InputError(f"names server {extra[0]}, but the cluster has {n_servers} servers", where="links")
+            raise InputError(f"names server {extra[0]}, but the cluster has {n_servers} servers", where=field)
         missing = sorted(set(range(n_servers)) - servers)
         if missing:
-            raise InputError(f"server {missing[0]} is missing from the network", where="links")
+            raise InputError(f"server {missing[0]} is missing from the network", where=field)
         inner = [s for s in sorted(servers) if self.graph.degree[s] != 1]
         if inner:
             raise InputError(

@@ -124,7 +124,8 @@ BAD = {
     "text bandwidth": ({"links": [[0, "t0", "fast"], [1, "t0", 1.0]]}, "links[0][2]", "must be a number"),
     "server to server": ({"links": [[0, 1, 1.0]]}, "cluster.topology.links[0]", "two servers"),
     "server in two racks": ({"racks": [[0, 1], [1]], "rack_link": 1.0}, "cluster.topology.racks", "more than one"),
-    "server off a rack": ({"racks": [[0]]}, "cluster.topology.links", "server 1 is missing"),
+    "server off a rack": ({"racks": [[0]]}, "cluster.topology.racks", "server 1 is missing"),
+    "links and racks": ({"links": [[0, "t0", 1.0]], "racks": [[0]]}, "cluster.topology", "either links or racks"),
     "no rack link": ({"racks": [[0], [1]]}, "cluster.topology.rack_link", "required"),
     "unknown key": ({"racks": [[0, 1]], "spine": 2}, "cluster.topology", "unknown key 'spine'"),
 }

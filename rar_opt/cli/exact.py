@@ -58,7 +58,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_solve)
 
-    p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS or NL")
+    p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
     p.add_argument("instance")
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
@@ -123,12 +123,25 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     if args.output and res.schedule is not None:
         res.schedule.write(args.output)
-    out = {"instance": instance.name, **res.summary()}
+    elif args.output:
+        print(f"note: the solve ended {res.status} without a schedule; {args.output} was not written", file=sys.stderr)
+    # the limit as given (the solver's share of it, after start-up and build, is in options)
+    out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
     if args.json:
         emit_json(out)
     else:
         keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
-        emit_table([(k, out[k]) for k in keys] + [("horizon", res.options["horizon"]), ("model", res.model_size)])
+        rows = [(k, out[k]) for k in keys] + [("horizon", res.options.get("horizon")), ("model", res.model_size)]
+        if res.options.get("proved_by"):
+            rows.append(("proved_by", res.options["proved_by"]))
+        if res.options.get("auto_choice"):
+            rows.append(("auto", res.options["auto_choice"]))
+        emit_table(rows)
+        for phase in res.options.get("phases", ()):
+            print(
+                f"phase {phase['phase']}: {phase.get('status')}, objective {phase.get('objective')}, "
+                f"bound {phase.get('bound')}, {phase.get('seconds')} s"
+            )
         if res.message:
             print(f"message  {res.message}")
     if res.status == Status.INFEASIBLE:

@@ -8,7 +8,9 @@ from typing import Any
 
 from ..algorithms import POLICIES
 from ..calibration import PRESETS
+from ..formulations import FORMULATIONS
 from ..generate import GENERATORS
+from ..solvers.decompose import PLANS
 from .output import EXIT_OK, emit_json, emit_table, progress
 
 
@@ -25,7 +27,11 @@ def _family_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, help="jobs per instance (default: the generator's)")
     p.add_argument("--servers", type=int, help="servers per instance (default: the generator's)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve (default 60)")
-    p.add_argument("--method", help="exact method of rar_opt.solvers.solve (default: auto when available)")
+    p.add_argument(
+        "--method",
+        choices=[*PLANS, *FORMULATIONS],
+        help="exact method or formulation of rar_opt.solvers.solve (default: auto)",
+    )
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -154,16 +160,24 @@ def _print_report(path: str, as_json: bool) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``rar-opt study report``: the statistics (and pictures) of a store."""
+    code = _print_report(args.store, args.json)
     if args.plots:
+        import sys
+
+        from ..errors import InputError
         from ..studies.plots import write_plots
         from ..studies.store import open_store
 
         with open_store(args.store) as store:
-            written = write_plots(list(store.rows()), args.plots)
+            try:
+                written = write_plots(list(store.rows()), args.plots)
+            except InputError as exc:  # nothing to draw: the report above still stands
+                print(f"note: no pictures: {exc}", file=sys.stderr)
+                written = []
         if not args.json:
             for path in written:
                 print(f"wrote {path}")
-    return _print_report(args.store, args.json)
+    return code
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -152,12 +152,12 @@ def weight_coefficients(weights: Sequence[float]) -> tuple[list[int], int]:
     return coefficients, scale
 
 
-def require_star(instance: Instance, formulation: str) -> None:
+def require_star(instance: Instance, what: str) -> None:
     """Refuse an instance whose network is not the paper's star (docs/model.md section 3.8):
-    ``formulation`` counts contention per server only."""
+    ``what`` (e.g. "the cpsat formulation") counts contention per server only."""
     if instance.time_model.links is not None:
         raise InputError(
-            f"the {formulation} formulation counts contention per server only; this cluster's network is not "
-            "a star: use the compact formulation",
+            f"{what} counts contention per server only; this cluster's network is not "
+            "a star: use the compact formulation (or the default auto, which hands it there)",
             where="cluster.topology",
         )

@@ -56,7 +56,7 @@ def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
 
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     """The relaxation or the restriction (see the module docstring) as a CP-SAT model."""
-    require_star(instance, "cfree")
+    require_star(instance, "the cfree formulation")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     rho = execution_times(instance)

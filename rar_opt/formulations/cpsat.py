@@ -65,7 +65,7 @@ def count_cells(instance: Instance, horizon: int) -> int:
 
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     """The CP-SAT model of ``instance`` (see the module docstring)."""
-    require_star(instance, "cpsat")
+    require_star(instance, "the cpsat formulation")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     b, tm = instance.bounds, instance.time_model

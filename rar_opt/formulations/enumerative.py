@@ -140,7 +140,7 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
 
     With the horizon set to an upper bound on the optimum (a heuristic's makespan), every
     optimal schedule is still listed, so the ILP stays exact."""
-    require_star(instance, "enumerative")
+    require_star(instance, "the enumerative formulation")
     options = options or Options()
     horizon = resolve_horizon(options.horizon, instance)
     enumerated = enumerate_schedules(instance, max_start=horizon, limit=options.limit, horizon=horizon)

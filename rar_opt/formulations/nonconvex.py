@@ -92,7 +92,7 @@ class NonconvexData:
 
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The MINLP of ``instance`` over ``options.horizon`` slots (default: the instance's T)."""
-    require_star(instance, "nonconvex")
+    require_star(instance, "the nonconvex formulation")
     options = options or Options()
     d = NonconvexData.of(instance, resolve_horizon(options.horizon, instance))
     m = pyo.ConcreteModel(name=f"rar-ddls[{instance.name}]")

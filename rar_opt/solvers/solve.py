@@ -22,7 +22,7 @@ from ..check import check
 from ..errors import InputError
 from ..formulations import formulation as get_formulation
 from ..formulations import model_data
-from ..formulations.base import resolve_horizon
+from ..formulations.base import require_star, resolve_horizon
 from ..instance import Instance
 from ..processes import TimeUp, alarm_at
 from ..schedule import Schedule
@@ -120,6 +120,7 @@ def solve(
                 where="formulation",
             )
         solve_settings(time_limit, threads, seed)
+        require_star(instance, f"the {formulation} method (its CP-SAT models)")
         horizon = options.get("horizon")
         if horizon is not None:  # the same checks as every formulation's horizon
             resolve_horizon(get_formulation("cpsat").make_options({"horizon": horizon}).horizon, instance)
@@ -302,7 +303,10 @@ def _auto_choice(instance: Instance, backend: str | None, options: dict[str, Any
     only the compact MILP answers (a network that is not a star, another objective, a MILP
     option, a MILP backend)."""
     if instance.time_model.links is not None:
-        return "compact", "the cluster's network is not a star; the CP-SAT models count contention per server"
+        return "compact", (
+            "the cluster has a network topology (racks or uplinks of several bandwidths); "
+            "the CP-SAT models count contention per server at one bandwidth"
+        )
     if options.get("objective", "makespan") != "makespan":
         return "compact", f"the objective is {options['objective']!r}, which the CP-SAT models do not optimise"
     milp_only = sorted(set(options) - {"objective", "horizon"})

@@ -4,7 +4,7 @@ policies, the exact method, the time limit, the seed) to one JSON-ready row.
 A task reads nothing but its inputs and draws random numbers only from the seeds in them,
 so the same inputs give the same outputs on any executor and any worker (timing is kept
 apart, in :class:`TaskResult`). Each task solves its instance exactly with the best
-method the solver layer offers (:func:`exact_method`), runs every policy, and records per
+method (``auto`` unless told otherwise, :func:`exact_method`), runs every policy, and records per
 policy the makespan, the average JCT and ALG/OPT; for SJF-BCO also Theorem 5's bound and
 the checks of Lemma 2, Lemma 3 and Theorem 5 (:mod:`rar_opt.bounds`).
 
@@ -16,7 +16,6 @@ ALG / best makespan and ALG / lower bound, and the row says ``proven: false``.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -33,20 +32,13 @@ from ..provenance import versions
 from ..schedule import Schedule
 from .store import canonical
 
-FALLBACK_METHOD = "decompose"
-"""The exact method used when the solver layer has no ``auto`` method."""
-
-PREFERRED_METHOD = "auto"
-"""The solver layer's own choice of exact method, used as soon as it is the default."""
+EXACT_METHOD = "auto"
+"""The exact method of the studies: the solver layer's default (docs/exactness.md)."""
 
 
 def exact_method() -> str:
-    """``auto`` when :func:`rar_opt.solvers.solve` takes it as its default method, else the
-    contention-free decomposition (CP-SAT), which proves tiny instances in milliseconds."""
-    from ..solvers import solve
-
-    params = inspect.signature(solve).parameters.values()
-    return PREFERRED_METHOD if any(p.default == PREFERRED_METHOD for p in params) else FALLBACK_METHOD
+    """The exact method a study uses unless told otherwise: ``auto``."""
+    return EXACT_METHOD
 
 
 def task_key(inputs: dict[str, Any]) -> str:
