@@ -47,13 +47,7 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
             f"the schedule is infeasible: {listed}{more}; use --allow-infeasible to draw it with the violations marked",
             where="schedule",
         )
-    res = report.result
-    lanes = _lanes(instance, schedule, report.feasible)
-    cap = np.array(instance.cluster.servers)
-    height = np.maximum(cap, [max([lane + 1 for s2, lane in _all(lanes) if s2 == s] or [0]) for s in range(len(cap))])
-    offset = np.concatenate([[0], np.cumsum(height)[:-1]])
-    end_of = res.completion if res.all_complete else np.where(res.stalled, instance.horizon, res.completion)
-    span = float(max(int(np.max(end_of)), 1))
+    height = _heights(instance, schedule, report)
     fig, (gantt, cont) = plt.subplots(
         2,
         1,
@@ -61,10 +55,38 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
         sharex=True,
         gridspec_kw={"height_ratios": [3, 1]},
     )
-    cmap = plt.get_cmap("turbo")
+    draw_schedule(instance, schedule, report, gantt, cont)
+    fig.tight_layout()
+    with atomic_target(path, suffix=f".{fmt}") as tmp:
+        fig.savefig(tmp, dpi=130, format=fmt)
+    plt.close(fig)
+
+
+def _heights(instance: Instance, schedule: Schedule, report: Any) -> np.ndarray:
+    """Lanes drawn per server: its GPUs, or more when an infeasible schedule overfills it."""
+    lanes = _lanes(instance, schedule, report.feasible)
+    cap = np.array(instance.cluster.servers)
+    return np.maximum(cap, [max([lane + 1 for s2, lane in _all(lanes) if s2 == s] or [0]) for s in range(len(cap))])
+
+
+def draw_schedule(
+    instance: Instance, schedule: Schedule, report: Any, gantt: Any, cont: Any, span: float | None = None
+) -> None:
+    """Draw ``schedule`` (checked: ``report``) into two axes: the Gantt chart per GPU and
+    c_s[t] per server, over slots up to ``span`` (default: its own last completion)."""
+    import matplotlib
+
+    res = report.result
+    lanes = _lanes(instance, schedule, report.feasible)
+    cap = np.array(instance.cluster.servers)
+    height = _heights(instance, schedule, report)
+    offset = np.concatenate([[0], np.cumsum(height)[:-1]])
+    end_of = res.completion if res.all_complete else np.where(res.stalled, instance.horizon, res.completion)
+    span = float(max(int(np.max(end_of)), 1)) if span is None else span
+    cmap = matplotlib.colormaps["turbo"]
     # a label needs about 7 points of height: on a crowded chart only jobs holding enough
     # adjacent GPUs (and long enough bars) get one
-    points_per_lane = 0.75 * 72 * fig.get_size_inches()[1] * 0.75 / float(height.sum())
+    points_per_lane = 0.75 * 72 * gantt.figure.get_size_inches()[1] * 0.75 / float(height.sum())
     lanes_for_label = int(np.ceil(7.0 / max(points_per_lane, 1e-9)))
     for j, ids in enumerate(lanes):
         start, end = int(schedule.starts[j]), int(end_of[j])
@@ -74,6 +96,8 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
         if ids and (end - start) >= 0.03 * span:
             s = ids[0][0]
             own = sorted(lane for s2, lane in ids if s2 == s)
+            block = next((k for k in range(1, len(own)) if own[k] != own[k - 1] + 1), len(own))
+            own = own[:block]  # the first run of adjacent lanes: a label never lands on an idle one
             if len(own) >= lanes_for_label:
                 middle = offset[s] + (own[0] + own[-1] + 1) / 2
                 gantt.text(start + 0.02 * (end - start), middle, str(j), va="center", fontsize=6)
@@ -93,10 +117,6 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
     _contention(cont, res, len(cap))
     cont.set_xlabel("slot")
     cont.set_xlim(min(0, int(np.min(schedule.start_array))), span)
-    fig.tight_layout()
-    with atomic_target(path, suffix=f".{fmt}") as tmp:
-        fig.savefig(tmp, dpi=130, format=fmt)
-    plt.close(fig)
 
 
 def _contention(ax: Any, res: Any, n_servers: int) -> None:

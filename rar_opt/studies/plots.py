@@ -10,16 +10,16 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..algorithms import POLICIES, run_policy
+from ..check import check
 from ..errors import InputError
 from ..jsonio import atomic_target
-from ..plot import plot_schedule
+from ..plot import draw_schedule
 from ..schedule import Schedule
 from .store import TaskRow
 from .tasks import instance_of
@@ -101,25 +101,28 @@ def ratio_vs_parameters(rows: list[TaskRow], path: Path) -> None:
 
 
 def worst_gantt(row: TaskRow, policy: str, path: Path) -> None:
-    """The row's instance under ``policy`` (left) and under the optimum (right)."""
+    """The row's instance under ``policy`` (left) and under the optimum (right), drawn on
+    one slot axis so that the two makespans compare at a glance."""
     plt = _pyplot()
     instance = instance_of(row.inputs)
     mine = run_policy(instance, policy, seed=int(row.inputs["seed"])).schedule
     optimum = Schedule.from_dict(row.outputs["optimum_schedule"])
-    with tempfile.TemporaryDirectory() as tmp:
-        left, right = Path(tmp) / "policy.png", Path(tmp) / "optimum.png"
-        plot_schedule(instance, mine, left)
-        plot_schedule(instance, optimum, right)
-        images = [plt.imread(left), plt.imread(right)]
+    reports = [check(instance, mine), check(instance, optimum)]
+    span = float(max(max(int(r.result.makespan or 1), 1) for r in reports))
+    lanes = float(sum(instance.cluster.servers))
+    fig, axes = plt.subplots(
+        2,
+        2,
+        figsize=(14, 2.6 + min(0.3 * lanes, 9)),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 1]},
+        squeeze=False,
+    )
+    for col, (schedule, report, label) in enumerate(zip((mine, optimum), reports, (policy, "optimum"), strict=True)):
+        draw_schedule(instance, schedule, report, axes[0][col], axes[1][col], span=span)
+        axes[0][col].set_title(f"{label}: makespan {report.result.makespan}", fontsize=10)
     ratio = row.outputs["policies"][policy]["ratio"]
-    aspect = max(image.shape[0] / image.shape[1] for image in images)
-    fig, axes = plt.subplots(1, 2, figsize=(16, 8 * aspect + 0.8))
-    for ax, image, label in zip(axes, images, (policy, "optimum"), strict=True):
-        ax.imshow(image)
-        ax.set_axis_off()
-        ax.set_title(label, fontsize=11)
-    title = f"{row.outputs['instance']}: {policy} / OPT = {ratio:.4g} (each panel on its own slot axis)"
-    fig.suptitle(title, fontsize=12)
+    fig.suptitle(f"{row.outputs['instance']}: {policy} / OPT = {ratio:.4g}", fontsize=12)
     fig.tight_layout()
     _save(fig, path)
 
