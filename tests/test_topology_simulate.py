@@ -3,6 +3,8 @@ slot-by-slot reference of tests/topology_strategies.py and a hand-derived exampl
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -76,3 +78,18 @@ def test_every_heuristic_is_feasible_and_simulated_on_a_topology(data: st.DataOb
     inst, _ = data.draw(topology_instance_and_schedule(feasible=True))
     spans = policy_makespans(inst)  # each schedule checked, its makespan the simulator's
     assert all(span >= int(inst.bounds.rho_min.max()) for span in spans.values())
+
+
+def test_the_trace_shows_the_rack_links_on_a_topology(tmp_path) -> None:
+    from rar_opt.algorithms import run_policy
+    from rar_opt.library import instance_path
+
+    from .helpers import run
+
+    inst = Instance.read(instance_path("topology-two-rack"))
+    run_policy(inst, "sjf-bco").schedule.write(tmp_path / "s.json")
+    out = run("simulate", str(instance_path("topology-two-rack")), str(tmp_path / "s.json"), "--trace", "--json")
+    assert out.returncode == 0, out.stderr
+    trace = json.loads(out.stdout)["trace"]
+    expected = simulate(inst, Schedule.read(tmp_path / "s.json")).trace()
+    assert [row["links"] for row in trace] == [[int(v) for v in r] for r in expected.links]

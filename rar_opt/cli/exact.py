@@ -218,6 +218,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if result.bounds is not None:
         b = result.bounds
         relax = "not computed" if b["relaxation"] is None else b["relaxation"]
+        if b["relaxation"] is None and instance.time_model.links is not None:
+            relax = "not computed (it assumes the paper's star; this cluster has a topology)"
+        elif b["relaxation"] is None and not args.bound_time_limit:
+            relax = "not computed (--bound-time-limit 0)"
         if b["relaxation_proven"] is False:
             relax = f"{relax} (CP-SAT's bound on the relaxation, not its optimum)"
         print(f"lower bounds: longest job {b['longest']}, work {b['work']}, contention-free relaxation {relax}")

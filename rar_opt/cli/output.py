@@ -70,6 +70,8 @@ def emit_simulation(
                 "active": [int(j) for j in np.flatnonzero(tr.active[i])],
                 "contention": [int(c) for c in tr.contention[i]],
                 "iterations": [int(v) for v in tr.iterations[i]],
+                # on a topology: split rings on each switch-to-switch link (docs/model.md 3.8)
+                **({"links": [int(v) for v in tr.links[i]]} if tr.links is not None and tr.links.size else {}),
             }
             for i in range(len(tr.active))
         ]
@@ -96,7 +98,8 @@ def emit_simulation(
         for v in report.violations:
             print(f"violation {v}")
         for row in out.get("trace", []):
-            print(f"slot {row['slot']}: active {row['active']} c_s {row['contention']} phi {row['iterations']}")
+            links = f" c_e {row['links']}" if "links" in row else ""
+            print(f"slot {row['slot']}: active {row['active']} c_s {row['contention']}{links} phi {row['iterations']}")
         for c in checks:
             verdict = {True: "holds", False: "VIOLATED", None: "inconclusive"}[c.holds]
             print(f"claim {c.claim}: {verdict} (margin {c.margin:.4g}; {c.detail})")
