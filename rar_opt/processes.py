@@ -88,7 +88,11 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
     if left <= 0:
         raise TimeUp
 
+    active = [True]  # False once the block is over: a late ring then does nothing
+
     def ring(signum: int, frame: Any) -> None:
+        if not active[0]:
+            return
         # raised where the interpreter happens to be; if that is a place that swallows
         # exceptions (a garbage-collector callback), the timer rings again in 10 ms
         signal.setitimer(signal.ITIMER_REAL, 0.01)
@@ -103,6 +107,12 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
     try:
         yield
     finally:
+        while True:  # a ring from here on is a no-op, so the cleanup always runs
+            try:
+                active[0] = False
+                break
+            except TimeUp:  # rang in the instant before: try again
+                continue
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         for logger in quiet:

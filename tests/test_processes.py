@@ -1,0 +1,45 @@
+"""The deadline alarm: it interrupts Python work at the deadline and never outlives its block."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from rar_opt.processes import TimeUp, alarm_at
+
+
+def _busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        sum(range(200))
+
+
+def test_the_alarm_stops_python_work_at_the_deadline() -> None:
+    began = time.perf_counter()
+    with pytest.raises(TimeUp), alarm_at(began + 0.05):
+        _busy(5.0)
+    assert time.perf_counter() - began < 1.0  # stopped long before the work's 5 s
+
+
+@pytest.mark.parametrize("margin_ms", [-0.2, 0.0, 0.1, 0.3, 0.6, 1.0])
+def test_a_block_ending_at_the_deadline_leaves_no_alarm_behind(margin_ms: float) -> None:
+    """Blocks that end just before, at or just after the deadline: whatever happens inside,
+    afterwards the previous handler is back and no timer is armed."""
+    previous = signal.getsignal(signal.SIGALRM)
+    for _ in range(40):
+        try:
+            with alarm_at(time.perf_counter() + 0.001):
+                _busy(0.001 + margin_ms / 1000)
+        except TimeUp:
+            pass
+        assert signal.getsignal(signal.SIGALRM) is previous
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    _busy(0.05)  # a stray ring would raise here
+
+
+def test_no_deadline_means_no_alarm() -> None:
+    with alarm_at(None):
+        _busy(0.01)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
