@@ -78,9 +78,13 @@ def decompose(
     plan: Plan = DECOMPOSE,
     warm_start: str | None = None,
     horizon: int | None = None,
+    start: Schedule | None = None,
+    lower_bound: float | None = None,
 ) -> SolveResult:
     """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says.
 
+    ``start`` is a schedule to begin from (an incumbent if it ends within the horizon);
+    ``lower_bound`` a proven lower bound on the makespan, joined to the relaxation's.
     ``warm_start`` adds a policy to the plan's heuristics; ``horizon`` (at most T) caps the
     slots every phase may use."""
     wall0 = time.perf_counter()
@@ -95,12 +99,17 @@ def decompose(
         "threads": threads,
         "plan": dataclasses.asdict(plan),
         "warm_start": warm_start,
+        "start": None if start is None else start.meta.get("method", "given"),
+        "lower_bound": lower_bound,
         "phases": phases,
         "horizon": limit_horizon,
     }
 
     def left() -> float | None:
         return None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), 0.05)
+
+    def time_up() -> bool:
+        return time_limit is not None and time.perf_counter() - wall0 >= time_limit
 
     def note(name: str, began: float, **fields: Any) -> None:
         phases.append({"phase": name, **fields, "seconds": round(time.perf_counter() - began, 3)})
@@ -149,6 +158,10 @@ def decompose(
     policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
     if policies:
         best = _heuristics(instance, policies, limit_horizon, note)
+    if start is not None:
+        span = check(instance, start).result.makespan
+        if span is not None and span <= limit_horizon:
+            best.offer(start.with_meta({**start.meta, "method": start.meta.get("method", "given")}), span, "given")
 
     # 1. the relaxation, over the best makespan so far (every optimal schedule fits in it)
     relaxation = cfree.build(instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon))
@@ -158,13 +171,19 @@ def decompose(
     relaxed = run(relaxation, "relaxation", plan.relax_share if full_fits else 0.5)
     bound = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
     if relaxed.status != Status.INFEASIBLE:  # no job finishes before its fastest execution time
-        bound = max(bound or 0.0, float(instance.bounds.rho_min.max()))
+        bound = max(bound or 0.0, float(instance.bounds.rho_min.max()), lower_bound or 0.0)
     floor = None if bound is None else math.ceil(bound - 1e-9)
     if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits
+        if best.schedule is not None:  # a schedule within the horizon says otherwise: a bug
+            raise RuntimeError(f"the relaxation is infeasible, yet the {best.source} schedule ends at {best.span}")
         record["proved_by"] = "relaxation"
         return done(None, relaxed)
     if floor is not None and best.span is not None and best.span <= floor:
         return proven("relaxation", best, relaxed.solver)
+
+    if time_up():  # the limit is reached: the best schedule so far and the bound
+        record["stopped"] = "after the relaxation"
+        return _without_full_model(instance, best, None, bound, done, "time limit after the relaxation")
 
     # 2. the restriction: a schedule whose makespan is exact
     restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon))
@@ -182,7 +201,10 @@ def decompose(
     # 3. the full model over the best makespan so far, hinted with the best schedule
     if cpsat.count_cells(instance, best.span or limit_horizon) > max_cells:
         record["full_model"] = "skipped: too large"
-        return _without_full_model(instance, best, best_model, bound, done)
+        return _without_full_model(instance, best, best_model, bound, done, "the full model is too large")
+    if time_up():
+        record["stopped"] = "after the restriction"
+        return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
     full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon))
     if best.schedule is not None:
         cpsat.set_start(full, instance, best.schedule)
@@ -212,17 +234,20 @@ def decompose(
     return dataclasses.replace(result, bound=best_bound, gap=gap(result.objective, best_bound))
 
 
-def _without_full_model(instance: Instance, best: _Best, model: Any, bound: float | None, done: Any) -> SolveResult:
-    """The result when the full model is too large: the best schedule so far and the
-    relaxation's bound (or no schedule at all)."""
+def _without_full_model(
+    instance: Instance, best: _Best, model: Any, bound: float | None, done: Any, why: str
+) -> SolveResult:
+    """The result when the full model does not run (``why``): the best schedule so far and
+    the relaxation's bound (or no schedule at all)."""
     if best.schedule is None:
-        return dataclasses.replace(done(None, RawOutcome(Status.NO_SOLUTION, bound=bound)), bound=bound)
+        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, termination=why)
+        return dataclasses.replace(done(None, outcome), bound=bound)
     kept = RawOutcome(
         Status.FEASIBLE,
         has_solution=True,
         objective=float(best.span or 0),
         bound=bound,
-        termination=f"the full model is too large; the {best.source} schedule is kept",
+        termination=f"{why}; the {best.source} schedule is kept",
     )
     return done(model, kept, incumbent=None if model is not None else best.schedule)
 

@@ -106,6 +106,8 @@ def solve(
                 warm_start=warm_start,
                 mip_start=mip_start,
                 heuristic_horizon=heuristic_horizon,
+                start=start,
+                lower_bound=lower_bound,
                 **options,
             )
             return dataclasses.replace(result, options={**result.options, "method": "auto", "auto_choice": why})
@@ -132,6 +134,8 @@ def solve(
             plan=PLANS[formulation],
             warm_start=warm_start,
             horizon=horizon,
+            start=start,
+            lower_bound=lower_bound,
         )
     form = get_formulation(formulation)
     engine = get_backend(backend or DEFAULT_BACKEND[form.problem])

@@ -210,3 +210,13 @@ def test_a_build_longer_than_the_limit_is_stopped_at_it() -> None:
     res = solve(inst, "compact", time_limit=0.02, warm_start="ls")
     assert res.status == Status.FEASIBLE and res.options["stopped"] == "build"
     assert res.makespan == makespan(inst, run_policy(inst, "ls").schedule) == round(res.objective)
+
+
+def test_auto_takes_a_start_and_a_lower_bound(wait_beats_start: Instance) -> None:
+    opt = wait_beats_start.meta["known_optimum"]
+    given = run_policy(wait_beats_start, "ls").schedule
+    res = solve(wait_beats_start, start=given, lower_bound=opt)
+    assert res.status == Status.OPTIMAL and res.makespan == opt
+    assert res.options["lower_bound"] == opt and res.options["start"] is not None
+    # the floor is the optimum itself: the bound reported is at least it
+    assert res.bound >= opt
