@@ -262,6 +262,12 @@ class TimeModel:
         share = self.link_share(bandwidth, count)
         return 1 + np.sum(self._share_levels[1:] > share[..., None], axis=-1)
 
+    @property
+    def b_inter(self) -> float:
+        """The inter-server bandwidth eq. (8) divides: the cluster's b_inter, or the uplinks'
+        bandwidth of an explicit star (docs/model.md section 3.8)."""
+        return float(self._b_inter)
+
     def link_share(self, bandwidth: np.ndarray | float, count: np.ndarray | int) -> np.ndarray:
         """What each of ``count`` split rings gets of a link of ``bandwidth``: b / f(max(1, xi1 count))."""
         return np.asarray(bandwidth, dtype=float) / self._f(self.effective_contenders(np.asarray(count)), self._alpha)

@@ -83,7 +83,7 @@ class NonconvexData:
             xi1=c.xi1,
             xi2=c.xi2,
             alpha=c.alpha,
-            b_inter=c.b_inter,
+            b_inter=tm.b_inter,  # the time model's: an explicit star may set it by its uplinks
             b_intra=c.b_intra,
             b_low=float(tm.bandwidth(np.array(instance.num_jobs), np.array(2))),
             f=c.contention,

@@ -129,7 +129,9 @@ class AppsiHighs:
             pass
         objective = res.best_feasible_objective
         bound = res.best_objective_bound
-        if watch["stopped"] and objective is None:  # appsi does not read an interrupted solve back
+        # our callback stopped it only if HiGHS ended interrupted (it may have finished first)
+        interrupted = watch["stopped"] and "interrupt" in termination.lower()
+        if interrupted and objective is None:  # appsi does not read an interrupted solve back
             objective, bound = _incumbent(h, bound)
         has_solution = objective is not None
         if has_solution:
@@ -137,7 +139,7 @@ class AppsiHighs:
         if bound is not None and not math.isfinite(bound):  # HiGHS reports -inf before any bound
             bound = None
         status = map_status(HIGHS_TABLE, res.termination_condition, has_solution)
-        if watch["stopped"]:  # stopped by us at the deadline: a time limit
+        if interrupted:  # stopped by us at the deadline: a time limit
             status = Status.FEASIBLE if has_solution else Status.NO_SOLUTION
             termination = "time limit (stopped at the deadline by the interrupt callback)"
         return RawOutcome(
