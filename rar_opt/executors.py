@@ -117,7 +117,11 @@ class DaskExecutor:
                 self._client = Client(address, timeout=timeout, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InputError(f"cannot reach the Dask scheduler {address!r}: {exc}", where="--scheduler") from None
-            self.workers = len(self._client.scheduler_info().get("workers", {}))
+            try:
+                self.workers = len(self._client.scheduler_info().get("workers", {}))
+            except BaseException:
+                self.close()
+                raise
             if self.workers == 0:
                 log.warning("the scheduler at %s has no workers yet; tasks wait for one", address)
             return
@@ -131,8 +135,12 @@ class DaskExecutor:
             dashboard_address=None,
             silence_logs=logging.ERROR,
         )
-        self._client = Client(self._cluster, set_as_default=False)
-        self._client.register_plugin(die_with_client_plugin(os.getpid()))
+        try:  # a failure here must not leave the cluster's worker processes behind
+            self._client = Client(self._cluster, set_as_default=False)
+            self._client.register_plugin(die_with_client_plugin(os.getpid()))
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def description(self) -> dict[str, Any]:

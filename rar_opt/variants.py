@@ -22,7 +22,7 @@ import logging
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,19 +198,6 @@ def disagreements(rows: Sequence[VariantRow]) -> tuple[list[VariantRow], list[st
                 messages.append(f"{r.instance}: {r.spec}'s bound {r.bound} exceeds the proven optimum {best}")
         flagged.append(dataclasses.replace(r, flag=flag))
     return flagged, sorted(set(messages))
-
-
-def variants_table(
-    instances: Iterable[Instance],
-    specs: Sequence[ModelSpec],
-    *,
-    time_limit: float | None = None,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Every spec on every instance, flagged (:func:`disagreements`), with what the numbers depend on."""
-    rows = [measure(spec, inst, time_limit=time_limit, seed=seed) for inst in instances for spec in specs]
-    rows, messages = disagreements(rows)
-    return summary(rows, messages, specs, time_limit=time_limit, seed=seed)
 
 
 def summary(

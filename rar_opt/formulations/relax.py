@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pyomo.environ as pyo
@@ -52,8 +51,3 @@ def build(instance: Instance, options: compact.Options) -> Any:
     if options.relaxation == "lp":
         relax_integers(model)
     return model
-
-
-def exact_options(options: compact.Options) -> compact.Options:
-    """The same options without the relaxation (the exact model a relaxation bounds)."""
-    return dataclasses.replace(options, relaxation="none")

@@ -177,11 +177,6 @@ class Store:
         k, seq, inputs, outputs, vers, wall, at = found
         return TaskRow(k, seq, json.loads(inputs), json.loads(outputs), json.loads(vers), wall, at)
 
-    def created_with(self) -> dict[str, Any]:
-        """The versions recorded when the store was made."""
-        (value,) = self._db.execute("SELECT value FROM meta WHERE key = 'versions'").fetchone()
-        return dict(json.loads(value))
-
 
 def open_store(path: str | Path, kind: str | None = None, config: Mapping[str, Any] | None = None) -> Store:
     """:meth:`Store.open`."""
