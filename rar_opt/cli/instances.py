@@ -39,7 +39,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("instance")
     p.add_argument("schedule")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--trace", action="store_true", help="per slot: active jobs, c_s per server, phi per job")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="per slot: active jobs, c_s per server (c_e per switch link on a topology), phi per job",
+    )
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("schedule", parents=[common], help="schedule an instance with a heuristic policy")

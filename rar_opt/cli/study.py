@@ -89,20 +89,27 @@ def _executor(args: argparse.Namespace) -> Any:
     return make_executor(workers=args.workers, scheduler=args.scheduler)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """``rar-opt study run``: compute what the store lacks, then print the report."""
-    from ..studies.run import StudyConfig, run_study
+def _study_config(args: argparse.Namespace, policies: tuple[str, ...]) -> Any:
+    """The study's configuration from the options ``study run`` and ``study worst`` share."""
+    from ..studies.run import StudyConfig
 
-    config = StudyConfig(
+    return StudyConfig(
         family=args.family,
         seed=args.seed,
         jobs=args.jobs,
         servers=args.servers,
         preset=args.preset,
-        policies=tuple(args.policies or ()),
+        policies=policies,
         time_limit=args.time_limit,
         method=args.method or "",
     )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``rar-opt study run``: compute what the store lacks, then print the report."""
+    from ..studies.run import run_study
+
+    config = _study_config(args, tuple(args.policies or ()))
     from ..studies.run import open_study
 
     if Path(args.store).exists():  # a foreign or mismatched store is refused before any cluster starts
@@ -206,19 +213,10 @@ def cmd_worst(args: argparse.Namespace) -> int:
     """``rar-opt study worst``: a worst-case search for one policy."""
     from ..jsonio import dump_json
     from ..studies.export import instance_file
-    from ..studies.run import StudyConfig, discard_if_empty
+    from ..studies.run import discard_if_empty
     from ..studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
 
-    study = StudyConfig(
-        family=args.family,
-        seed=args.seed,
-        jobs=args.jobs,
-        servers=args.servers,
-        preset=args.preset,
-        policies=(args.policy,),
-        time_limit=args.time_limit,
-        method=args.method or "",
-    )
+    study = _study_config(args, (args.policy,))
     config = WorstConfig(study, args.strategy, args.batch, args.elite, args.initial, args.objective)
     if Path(args.store).exists():  # refused before any cluster starts
         open_search(args.store, config).close()
