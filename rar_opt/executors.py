@@ -15,7 +15,8 @@ the executor or on the number of workers (docs/studies.md).
   belong to whoever started them and outlive the sweep.
 
 Results come back as they finish (:meth:`Executor.run` yields ``(index, result)``), so a
-caller can store each one at once; the order of arrival is the only thing that depends on
+caller can store each one at once (Dask returns short tasks in batches of about half a
+second, :class:`Batcher`); the order of arrival is the only thing that depends on
 the executor.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -100,13 +102,77 @@ def die_with_client_plugin(parent: int) -> Any:
     return DieWithClient()
 
 
-class DaskExecutor:
-    """Tasks on Dask: a local cluster of ``workers`` processes, or the scheduler at ``address``."""
+IN_FLIGHT_PER_WORKER = 2
+"""Batches submitted per worker ahead of the results: one running, one waiting."""
 
-    def __init__(self, workers: int = 2, address: str | None = None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+BATCH_SECONDS = 0.5
+"""What a batch should take: long enough that Dask's per-call cost (a few ms, measured in
+``benchmarks/study.py``) is small beside it, short enough that results reach the store soon."""
+
+
+class Batcher:
+    """Cuts ``count`` tasks into consecutive batches whose size follows the tasks' measured
+    duration: one task at first, then as many as fill about :data:`BATCH_SECONDS`, never so many
+    that the last batches leave a worker idle (at most the rest over two per worker). Tasks of a
+    second or more always go one at a time, so a long exact solve is stored as soon as it ends."""
+
+    def __init__(self, count: int, seconds: float = BATCH_SECONDS) -> None:
+        self.count, self.seconds = count, seconds
+        self.submitted = 0
+        self._tasks = 0
+        self._task_s = 0.0
+
+    def next_batch(self, workers: int) -> range | None:
+        """The indices of the next batch, or None when every task was handed out."""
+        rest = self.count - self.submitted
+        if rest <= 0:
+            return None
+        size = 1
+        if self._tasks:
+            per_task = self._task_s / self._tasks
+            size = int(self.seconds / per_task) if per_task > 0 else rest
+            size = max(1, min(size, -(-rest // (IN_FLIGHT_PER_WORKER * max(1, workers)))))
+        batch = range(self.submitted, self.submitted + size)
+        self.submitted += size
+        return batch
+
+    def finished(self, tasks: int, seconds: float) -> None:
+        """A batch of ``tasks`` tasks took ``seconds`` on its worker."""
+        self._tasks += tasks
+        self._task_s += seconds
+
+
+def run_batch(fn: Callable[[T], R], items: Sequence[T]) -> tuple[list[R], float, Exception | None]:
+    """Run a batch on a worker: the results in order, the batch's seconds, and the exception of
+    the task that failed (the batch stops there) or None."""
+    began = time.perf_counter()
+    results: list[R] = []
+    for item in items:
+        try:
+            results.append(fn(item))
+        except Exception as exc:  # handed back with the results before it, re-raised by the client
+            return results, time.perf_counter() - began, exc
+    return results, time.perf_counter() - began, None
+
+
+class DaskExecutor:
+    """Tasks on Dask: a local cluster of ``workers`` processes, or the scheduler at ``address``.
+
+    Short tasks go in batches of about ``batch_seconds`` (:class:`Batcher`): one Dask call
+    per task would cost a few milliseconds each, in the workers and in the scheduler that
+    shares this machine's cores."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        address: str | None = None,
+        timeout: float = CONNECT_TIMEOUT_S,
+        batch_seconds: float = BATCH_SECONDS,
+    ) -> None:
         from distributed import Client, LocalCluster
 
         quiet_dask()
+        self.batch_seconds = batch_seconds  # 0: one task per Dask call
         self._cluster: Any = None
         self._client: Any = None
         self.address = address
@@ -149,22 +215,44 @@ class DaskExecutor:
         return {"kind": kind, "workers": self.workers, "address": self.address}
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        """Submit every task, then yield results as they finish. A worker that dies mid-task
-        has its task run again elsewhere (Dask's own retry); a task that raises re-raises here."""
+        """Run the tasks in batches (:class:`Batcher`), a few batches per worker in flight, and
+        yield each batch's results as it finishes. A worker that dies mid-batch has its batch
+        run again elsewhere (Dask's own retry); a task that raises re-raises here, after the
+        results of its batch that finished before it."""
         from distributed import as_completed
 
         if not items:
             return
-        futures = self._client.map(fn, list(items), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
+        batcher = Batcher(len(items), self.batch_seconds)
+        pending = as_completed(loop=self._client.loop)
+        batches: dict[str, range] = {}
         try:
-            for future in as_completed(futures, loop=self._client.loop):
-                result = future.result()
-                yield index[future.key], result
+            while True:
+                while pending.count() < IN_FLIGHT_PER_WORKER * self._live_workers():
+                    batch = batcher.next_batch(self._live_workers())
+                    if batch is None:
+                        break
+                    future = self._client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
+                    batches[future.key] = batch
+                    pending.add(future)
+                if pending.is_empty():
+                    return
+                future = next(pending)
+                results, seconds, error = future.result()
+                batcher.finished(len(results) + (error is not None), seconds)
+                yield from zip(batches.pop(future.key), results, strict=False)
                 future.release()
+                if error is not None:
+                    raise error
         finally:
-            for f in futures:
+            for f in list(pending.futures):
                 f.cancel()
+
+    def _live_workers(self) -> int:
+        """Workers the scheduler knows now (at least 1: tasks wait for a worker to join)."""
+        if self.address is None:
+            return self.workers
+        return max(1, len(self._client.scheduler_info().get("workers", {})))
 
     def on_every_worker(self, fn: Callable[[], Any]) -> dict[str, Any]:
         """Run ``fn`` once in every worker process (e.g. to import or warm up what the tasks
