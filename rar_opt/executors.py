@@ -23,8 +23,10 @@ the executor.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -111,46 +113,63 @@ BATCH_SECONDS = 0.5
 
 
 class Batcher:
-    """Cuts ``count`` tasks into consecutive batches whose size follows the tasks' measured
-    duration: one task at first, then as many as fill about :data:`BATCH_SECONDS`, never so many
-    that the last batches leave a worker idle (at most the rest over two per worker). Tasks of a
-    second or more always go one at a time, so a long exact solve is stored as soon as it ends."""
+    """Cuts ``count`` tasks into batches whose size follows the tasks' measured duration: one
+    task at first, then as many as fill about ``seconds`` (:data:`BATCH_SECONDS`), never so many
+    that the last batches leave a worker idle (at most the rest over two batches per worker).
+    ``seconds <= 0`` means one task per batch. A worker stops a batch once it has run for
+    ``seconds`` (:func:`run_batch`) and hands its unstarted tasks back (:meth:`give_back`); they
+    go out first again. So a slow task among fast ones delays its batch-mates by at most its
+    own time, and once tasks take ``seconds`` or more they go one per batch."""
 
     def __init__(self, count: int, seconds: float = BATCH_SECONDS) -> None:
         self.count, self.seconds = count, seconds
-        self.submitted = 0
+        self.submitted = 0  # tasks 0 .. submitted-1 were handed out at least once
+        self._returned: list[int] = []  # handed back unstarted, to go out again first
         self._tasks = 0
         self._task_s = 0.0
 
-    def next_batch(self, workers: int) -> range | None:
+    def next_batch(self, workers: int) -> list[int] | None:
         """The indices of the next batch, or None when every task was handed out."""
-        rest = self.count - self.submitted
+        rest = len(self._returned) + self.count - self.submitted
         if rest <= 0:
             return None
         size = 1
-        if self._tasks:
+        if self._tasks and self.seconds > 0:
             per_task = self._task_s / self._tasks
-            size = int(self.seconds / per_task) if per_task > 0 else rest
+            size = rest if per_task * rest <= self.seconds else int(self.seconds / per_task)
             size = max(1, min(size, -(-rest // (IN_FLIGHT_PER_WORKER * max(1, workers)))))
-        batch = range(self.submitted, self.submitted + size)
-        self.submitted += size
+        batch, self._returned = self._returned[:size], self._returned[size:]
+        fresh = size - len(batch)
+        batch += range(self.submitted, self.submitted + fresh)
+        self.submitted += fresh
         return batch
 
     def finished(self, tasks: int, seconds: float) -> None:
-        """A batch of ``tasks`` tasks took ``seconds`` on its worker."""
+        """``tasks`` tasks of a batch ran in ``seconds`` on their worker."""
         self._tasks += tasks
         self._task_s += seconds
 
+    def give_back(self, indices: Sequence[int]) -> None:
+        """Tasks of a batch that its worker did not start: they are handed out again first."""
+        self._returned = [*indices, *self._returned]
 
-def run_batch(fn: Callable[[T], R], items: Sequence[T]) -> tuple[list[R], float, Exception | None]:
-    """Run a batch on a worker: the results in order, the batch's seconds, and the exception of
-    the task that failed (the batch stops there) or None."""
+
+def run_batch(
+    fn: Callable[[T], R], items: Sequence[T], seconds: float = math.inf
+) -> tuple[list[R], float, Exception | None]:
+    """Run a batch on a worker, stopping early once it has run ``seconds``: the results in
+    order (the first ``len(results)`` items; the rest were not started), the seconds taken,
+    and the exception of the task that failed (the batch stops there; its worker's traceback
+    is attached as a note) or None."""
     began = time.perf_counter()
     results: list[R] = []
     for item in items:
+        if results and time.perf_counter() - began >= seconds:
+            break
         try:
             results.append(fn(item))
         except Exception as exc:  # handed back with the results before it, re-raised by the client
+            exc.add_note(f"raised on a Dask worker:\n{traceback.format_exc()}")
             return results, time.perf_counter() - began, exc
     return results, time.perf_counter() - began, None
 
@@ -216,37 +235,45 @@ class DaskExecutor:
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         """Run the tasks in batches (:class:`Batcher`), a few batches per worker in flight, and
-        yield each batch's results as it finishes. A worker that dies mid-batch has its batch
-        run again elsewhere (Dask's own retry); a task that raises re-raises here, after the
-        results of its batch that finished before it."""
+        yield each batch's results as it comes back. A worker that dies mid-batch has its batch
+        run again elsewhere (Dask's own retry; a task that kills its worker three times ends
+        the run with Dask's ``KilledWorker``, and its batch-mates with it). A task that raises
+        re-raises here, after the results of its batch that finished before it."""
         from distributed import as_completed
 
         if not items:
             return
         batcher = Batcher(len(items), self.batch_seconds)
         pending = as_completed(loop=self._client.loop)
-        batches: dict[str, range] = {}
+        batches: dict[str, list[int]] = {}
         try:
             while True:
-                while pending.count() < IN_FLIGHT_PER_WORKER * self._live_workers():
-                    batch = batcher.next_batch(self._live_workers())
+                workers = self._live_workers()
+                while pending.count() < IN_FLIGHT_PER_WORKER * workers:
+                    batch = batcher.next_batch(workers)
                     if batch is None:
                         break
-                    future = self._client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
+                    chunk = [items[i] for i in batch]
+                    future = self._client.submit(run_batch, fn, chunk, 2 * self.batch_seconds, pure=False)
                     batches[future.key] = batch
                     pending.add(future)
                 if pending.is_empty():
                     return
                 future = next(pending)
                 results, seconds, error = future.result()
-                batcher.finished(len(results) + (error is not None), seconds)
-                yield from zip(batches.pop(future.key), results, strict=False)
+                batch = batches.pop(future.key)
+                ran = len(results) + (error is not None)
+                batcher.finished(ran, seconds)
+                yield from zip(batch, results, strict=False)
                 future.release()
                 if error is not None:
                     raise error
+                if ran < len(batch):
+                    batcher.give_back(batch[ran:])
         finally:
-            for f in list(pending.futures):
-                f.cancel()
+            unfinished = list(pending.futures)
+            if unfinished and self._client is not None:
+                self._client.cancel(unfinished)
 
     def _live_workers(self) -> int:
         """Workers the scheduler knows now (at least 1: tasks wait for a worker to join)."""
