@@ -20,12 +20,14 @@ If the two meet, the optimum is proven (:mod:`rar_opt.solvers.decompose`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
 
 from ..instance import Instance
+from . import symmetry
 from .base import ModelData, check_count, check_flag, require_star, resolve_horizon
-from .cpsat import CpsatModel, read_schedule
+from .cpsat import CpsatModel, execution_times, read_schedule
 
 __all__ = ["Options", "build", "execution_times", "read_schedule"]
 
@@ -36,22 +38,12 @@ class Options:
 
     restrict: bool = False  # False: the relaxation (a bound); True: the restriction (a schedule)
     horizon: int | None = None  # slots available (at most T); default T
+    symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
 
     def __post_init__(self) -> None:
         check_flag(self.restrict, "restrict")
+        check_flag(self.symmetry, "symmetry")
         check_count(self.horizon, "horizon", optional=True)
-
-
-def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
-    """rho_j(n) for every job j and feasible span n, uncontended (p = 1 when split)."""
-    tm, b = instance.time_model, instance.bounds
-    phi = tm.phi_table(1)
-    out = {}
-    for j in range(instance.num_jobs):
-        for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1):
-            rate = int(phi[j, 0 if n == 1 else 1, n])
-            out[j, n] = -(-int(instance.jobs[j].iterations) // rate)
-    return out
 
 
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
@@ -66,6 +58,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     gpus = [int(g) for g in instance.arrays.gpus]
     m = cp_model.CpModel()
     start, end, y, intervals, split = [], [], [], [], []
+    used_all: list[list[Any]] = []
     for j in range(n_jobs):
         spans = {n: m.new_bool_var(f"v{j}_{n}") for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1)}
         m.add_exactly_one(spans.values())
@@ -77,6 +70,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         intervals.append(m.new_interval_var(a, d, e, f"job{j}"))
         row = [m.new_int_var(0, min(gpus[j], cap[s]), f"y{j}_{s}") for s in range(n_servers)]
         used = [m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)]
+        used_all.append(used)
         m.add(sum(row) == gpus[j])
         for s in range(n_servers):
             m.add(row[s] >= 1).only_enforce_if(used[s])
@@ -101,6 +95,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
             m.add_cumulative(intervals, [split[j][s] for j in range(n_jobs)], 1)
     # redundant, for the search: the cluster as one pool of GPUs
     m.add_cumulative(intervals, gpus, sum(cap))
+    if options.symmetry:  # equal servers, equal jobs: one schedule per orbit
+        symmetry.add_rows(m, instance, start, used_all)
     makespan = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(makespan, end)
     m.minimize(makespan)

@@ -30,7 +30,8 @@ from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
 from ..simulate import simulate
-from .base import ModelData, check_count, model_data, require_star, resolve_horizon
+from . import symmetry
+from .base import ModelData, check_count, check_flag, model_data, require_star, resolve_horizon
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,12 @@ class Options:
 
     horizon: int | None = None  # slots to model (at most the instance's T); default T
     max_cells: int = 400_000  # refuse more split-capable-job x server x slot cells
+    symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
 
     def __post_init__(self) -> None:
         check_count(self.horizon, "horizon", optional=True)
         check_count(self.max_cells, "max_cells")
+        check_flag(self.symmetry, "symmetry")
 
 
 @dataclass
@@ -56,6 +59,18 @@ class CpsatModel:
     makespan: Any
     rar: ModelData
     values: dict[str, Any] = field(default_factory=dict)
+
+
+def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
+    """rho_j(n), the uncontended execution time of job j on n servers, for every feasible n:
+    ceil(F_j / phi_j(0, 1)) on one server, ceil(F_j / phi_j(1, n)) split (a split job counts
+    itself in c_s, so p >= 1). No schedule runs job j on n servers in fewer slots."""
+    phi, b = instance.time_model.phi_table(1), instance.bounds
+    out = {}
+    for j in range(instance.num_jobs):
+        for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1):
+            out[j, n] = -(-int(instance.jobs[j].iterations) // int(phi[j, 0 if n == 1 else 1, n]))
+    return out
 
 
 def count_cells(instance: Instance, horizon: int) -> int:
@@ -91,7 +106,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     end = [m.new_int_var(rho_min[j], horizon, f"e{j}") for j in range(n_jobs)]
     y = [[m.new_int_var(0, min(gpus[j], cap[s]), f"y{j}_{s}") for s in range(n_servers)] for j in range(n_jobs)]
     z = [[m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)] for j in range(n_jobs)]
-    intervals = []
+    intervals: list[Any] = []
+    durations: list[Any] = []
     for j in range(n_jobs):
         m.add(sum(y[j]) == gpus[j])  # (1) gang size
         for s in range(n_servers):
@@ -100,13 +116,17 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         duration: Any = m.new_int_var(rho_min[j], horizon, f"d{j}")
         if not splittable[j]:  # always on one server: a fixed duration at phi(0, 1)
             duration = int(-(-iters[j] // int(phi[j, 0, 1])))
+        durations.append(duration)
         intervals.append(m.new_interval_var(start[j], duration, end[j], f"job{j}"))
     for s in range(n_servers):  # (2) capacity, per server
         m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])
     # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
     m.add_cumulative(intervals, [int(g) for g in gpus], int(sum(cap)))
+    if options.symmetry:  # equal servers, equal jobs: one schedule per orbit
+        symmetry.add_rows(m, instance, start, z)
 
     split_jobs = [j for j in range(n_jobs) if splittable[j]]
+    rho = execution_times(instance)
     split: dict[int, Any] = {}
     span: dict[int, dict[int, Any]] = {}
     for j in split_jobs:
@@ -115,6 +135,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         m.add(sum(z[j]) == sum(n * v for n, v in span[j].items()))
         split[j] = m.new_bool_var(f"split{j}")
         m.add(split[j] == sum(v for n, v in span[j].items() if n >= 2))
+        for n, v in span[j].items():  # redundant: no contention makes a job faster than rho_j(n)
+            m.add(durations[j] >= rho[j, n]).only_enforce_if(v)
     active: dict[tuple[int, int], Any] = {}
     level: dict[tuple[int, int, int], Any] = {}
     for j in split_jobs:
@@ -174,6 +196,8 @@ def set_start(model: CpsatModel, instance: Instance, schedule: Schedule) -> None
     """Hint CP-SAT with ``schedule``'s starts, placements and completions (from the
     simulator); CP-SAT completes the rest. The schedule must end within the horizon."""
     horizon = model_data(model).horizon
+    if getattr(model_data(model).options, "symmetry", True):
+        schedule = symmetry.canonical(instance, schedule)  # the orbit's member the rows keep
     completion = simulate(instance, schedule).completion
     if completion.max() > horizon:
         raise ValueError("the schedule does not complete within the modelled horizon")

@@ -1,0 +1,82 @@
+"""Symmetry breaking for the CP-SAT models: identical servers and identical jobs.
+
+On the paper's star network a server is nothing but its GPU count O_s, and a job nothing
+but its data (G_j, F_j, gradient, batch, compute times, weight). Two schedules that differ
+by a permutation of equal servers, or by swapping two equal jobs, have the same true
+completion times up to that relabelling, so the same makespan. The CP-SAT models may
+therefore keep one schedule of each such orbit:
+
+* **equal jobs** j < j' (same data): a_j <= a_j'.
+* **equal servers** s < s' (same O_s): the first job placed on s comes no later in job
+  order than the first job placed on s' (an unused server counts as "after every job").
+
+Both hold together for some optimal schedule: sort each class of equal jobs by start (a
+relabelling of jobs), then sort each class of equal servers by their first job (a
+relabelling of servers, which leaves starts alone). :func:`canonical` does exactly this to
+a schedule, so a hint or a warm start always satisfies the rows (docs/exactness.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..instance import Instance
+from ..schedule import Schedule
+
+
+def job_classes(instance: Instance) -> list[list[int]]:
+    """Classes of two or more jobs whose data are equal (job order within a class)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for j, job in enumerate(instance.jobs):
+        key = (job.gpus, job.iterations, job.grad_size, job.batch_size, job.fwd_time, job.bwd_time, job.weight)
+        groups.setdefault(key, []).append(j)
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def server_classes(instance: Instance) -> list[list[int]]:
+    """Classes of two or more servers with the same GPU count (on the star network only,
+    given or implied: on racks or links servers differ by where they sit, and no class is
+    returned)."""
+    if instance.time_model.links is not None:
+        return []
+    groups: dict[int, list[int]] = {}
+    for s, gpus in enumerate(instance.cluster.servers):
+        groups.setdefault(int(gpus), []).append(s)
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def add_rows(model: Any, instance: Instance, start: list[Any], used: list[list[Any]]) -> None:
+    """Add the two symmetry-breaking families to a CP-SAT model whose job starts are
+    ``start[j]`` and whose "job j uses server s" literals are ``used[j][s]``."""
+    n_jobs = instance.num_jobs
+    for group in job_classes(instance):
+        for j, k in itertools.pairwise(group):
+            model.add(start[j] <= start[k])
+    for group in server_classes(instance):
+        first = {}
+        for s in group:
+            # n_jobs - (n_jobs - j) z_js is j when job j uses s, else n_jobs; the least is s's first job
+            first[s] = model.new_int_var(0, n_jobs, f"first{s}")
+            model.add_min_equality(first[s], [n_jobs - (n_jobs - j) * used[j][s] for j in range(n_jobs)])
+        for s, r in itertools.pairwise(group):
+            model.add(first[s] <= first[r])
+
+
+def canonical(instance: Instance, schedule: Schedule) -> Schedule:
+    """The schedule of ``schedule``'s orbit that satisfies :func:`add_rows`: equal jobs
+    relabelled in order of start, then equal servers in order of their first job."""
+    starts = np.array(schedule.starts, dtype=np.int64).copy()
+    y = np.array(schedule.placements, dtype=np.int64).copy()
+    for group in job_classes(instance):
+        order = sorted(group, key=lambda j: (starts[j], j))
+        starts[group], y[group] = starts[order], y[order]
+    n_jobs = instance.num_jobs
+    for group in server_classes(instance):
+        used = y[:, group] > 0
+        first = [int(np.argmax(used[:, k])) if used[:, k].any() else n_jobs for k in range(len(group))]
+        order = [group[k] for k in sorted(range(len(group)), key=lambda k: (first[k], k))]
+        y[:, group] = y[:, order]
+    return Schedule.from_arrays(schedule.instance, starts, y, meta=dict(schedule.meta))
