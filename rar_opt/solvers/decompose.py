@@ -49,10 +49,13 @@ class Plan:
     restrict_share: float  # share of the time left that the restriction may use
     heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
     floor: bool = False  # the full model gets makespan >= the relaxation's bound
+    # the restriction's share when the relaxation did not close: it cannot prove anything
+    # then (its makespan is at least the relaxation's optimum, above the bound), only hint
+    restrict_share_open: float | None = None
 
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
-AUTO = Plan("auto", 0.15, 0.2, heuristics=("sjf-bco", "ls", "ff"), floor=True)
+AUTO = Plan("auto", 0.1, 0.2, heuristics=("sjf-bco", "ls", "ff"), floor=True, restrict_share_open=0.05)
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
@@ -187,7 +190,10 @@ def decompose(
 
     # 2. the restriction: a schedule whose makespan is exact
     restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon))
-    restricted = run(restriction, "restriction", plan.restrict_share if full_fits else 1.0)
+    share = plan.restrict_share
+    if relaxed.status != Status.OPTIMAL and plan.restrict_share_open is not None:
+        share = plan.restrict_share_open
+    restricted = run(restriction, "restriction", share if full_fits else 1.0)
     schedule = cpsat.read_schedule(restriction, instance) if restricted.has_solution else None
     span = check(instance, schedule).result.makespan if schedule is not None else None
     if span is not None and restricted.objective is not None and span != round(restricted.objective):
