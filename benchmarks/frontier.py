@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--seeds", help="e.g. 0,1,2")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT)
     parser.add_argument("--out", default="frontier")
+    parser.add_argument("--update", action="store_true", help="keep the rows of --out that this run does not recompute")
     args = parser.parse_args()
     if args.summary:
         data = json.loads((RESULTS / f"{args.out}.json").read_text())
@@ -116,7 +117,11 @@ def main() -> None:
     methods = args.methods.split(",") if args.methods else list(METHODS)
     families = args.families.split(",") if args.families else list(FAMILIES)
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else list(SEEDS)
-    rows = []
+    rows, kept = [], []
+    if args.update and (RESULTS / f"{args.out}.json").exists():
+        redo = {(f"{j}x{s}x{h}", f, seed, m) for j, s, h in sizes for f in families for seed in seeds for m in methods}
+        old = json.loads((RESULTS / f"{args.out}.json").read_text())["rows"]
+        kept = [r for r in old if (r["size"], r["family"], r["seed"], r["method"]) not in redo]
     for jobs, servers, horizon in sizes:
         for family in families:
             for seed in seeds:
@@ -137,13 +142,38 @@ def main() -> None:
                             "gap": None if res.gap is None else round(res.gap, 4),
                             "wall_s": round(time.perf_counter() - began, 2),
                             "proved_by": res.options.get("proved_by"),
+                            # decompose/auto: each phase's status, objective, bound and seconds
+                            "phases": [
+                                {k: p.get(k) for k in ("phase", "status", "objective", "bound", "seconds")}
+                                for p in res.options.get("phases", [])
+                            ],
                         }
                     )
                     lines = table(rows[-1:]).splitlines()
                     print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
-                    save(args.out, rows, time_limit_s=args.time_limit, threads=1, seeds=seeds, methods=methods)
+                    save(
+                        args.out,
+                        ordered(kept + rows),
+                        time_limit_s=args.time_limit,
+                        threads=1,
+                        seeds=SEEDS,
+                        methods=METHODS,
+                    )
     print(table(summarise(rows)))
     print(f"\nwritten: {RESULTS / args.out}.json", file=sys.stderr)
+
+
+def ordered(rows: list[dict]) -> list[dict]:
+    """Rows by size, family, seed and method, in the order of this module's lists."""
+    sizes = [f"{j}x{s}x{h}" for j, s, h in SIZES]
+
+    def key(r: dict) -> tuple:
+        size = sizes.index(r["size"]) if r["size"] in sizes else len(sizes)
+        family = FAMILIES.index(r["family"]) if r["family"] in FAMILIES else len(FAMILIES)
+        method = METHODS.index(r["method"]) if r["method"] in METHODS else len(METHODS)
+        return size, r["size"], family, r["seed"], method
+
+    return sorted(rows, key=key)
 
 
 def summarise(rows: list[dict]) -> list[dict]:
