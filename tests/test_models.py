@@ -148,6 +148,7 @@ OPTION_EFFECTS = [
     ("enumerative", "horizon", -1, lambda m: int(m.rar.extra["enumerated"].completion.max()) <= m.rar.horizon),
     ("nonconvex", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
     ("cpsat", "horizon", -1, lambda m: max(m.makespan.proto.domain) == m.rar.horizon),
+    ("cpsat", "symmetry", False, lambda m: m.rar.extra["symmetry_rows"] == 0),
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),

@@ -50,7 +50,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--objective", choices=list(RICH_OBJECTIVES), help="shortcut for --option objective=...")
     p.add_argument(
-        "--symmetry", action=argparse.BooleanOptionalAction, help="symmetry-breaking rows (compact; default on)"
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        help="symmetry-breaking rows (compact, gdp, cpsat, auto, decompose; default on)",
     )
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")

@@ -122,8 +122,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])
     # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
     m.add_cumulative(intervals, [int(g) for g in gpus], int(sum(cap)))
-    if options.symmetry:  # equal servers, equal jobs: one schedule per orbit
-        symmetry.add_rows(m, instance, start, z)
+    symmetry_rows = symmetry.add_rows(m, instance, start, z) if options.symmetry else 0  # one schedule per orbit
 
     split_jobs = [j for j in range(n_jobs) if splittable[j]]
     rho = execution_times(instance)
@@ -178,7 +177,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     makespan = m.new_int_var(max(rho_min), horizon, "makespan")
     m.add_max_equality(makespan, end)
     m.minimize(makespan)
-    data = ModelData("cpsat", instance.name, horizon, options, {"levels": levels})
+    data = ModelData("cpsat", instance.name, horizon, options, {"levels": levels, "symmetry_rows": symmetry_rows})
     return CpsatModel(m, start, end, y, makespan, data)
 
 

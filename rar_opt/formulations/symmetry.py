@@ -48,13 +48,15 @@ def server_classes(instance: Instance) -> list[list[int]]:
     return [g for g in groups.values() if len(g) >= 2]
 
 
-def add_rows(model: Any, instance: Instance, start: list[Any], used: list[list[Any]]) -> None:
+def add_rows(model: Any, instance: Instance, start: list[Any], used: list[list[Any]]) -> int:
     """Add the two symmetry-breaking families to a CP-SAT model whose job starts are
-    ``start[j]`` and whose "job j uses server s" literals are ``used[j][s]``."""
-    n_jobs = instance.num_jobs
+    ``start[j]`` and whose "job j uses server s" literals are ``used[j][s]``; the number of
+    ordering rows added."""
+    n_jobs, rows = instance.num_jobs, 0
     for group in job_classes(instance):
         for j, k in itertools.pairwise(group):
             model.add(start[j] <= start[k])
+            rows += 1
     for group in server_classes(instance):
         first = {}
         for s in group:
@@ -63,6 +65,8 @@ def add_rows(model: Any, instance: Instance, start: list[Any], used: list[list[A
             model.add_min_equality(first[s], [n_jobs - (n_jobs - j) * used[j][s] for j in range(n_jobs)])
         for s, r in itertools.pairwise(group):
             model.add(first[s] <= first[r])
+            rows += 1
+    return rows
 
 
 def canonical(instance: Instance, schedule: Schedule) -> Schedule:

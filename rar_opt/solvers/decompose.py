@@ -83,13 +83,15 @@ def decompose(
     horizon: int | None = None,
     start: Schedule | None = None,
     lower_bound: float | None = None,
+    symmetry: bool = True,
 ) -> SolveResult:
     """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says.
 
     ``start`` is a schedule to begin from (an incumbent if it ends within the horizon);
     ``lower_bound`` a proven lower bound on the makespan, joined to the relaxation's.
     ``warm_start`` adds a policy to the plan's heuristics; ``horizon`` (at most T) caps the
-    slots every phase may use."""
+    slots every phase may use; ``symmetry`` keeps or leaves out every model's
+    symmetry-breaking rows (docs/exactness.md)."""
     wall0 = time.perf_counter()
     engine = Cpsat()
     phases: list[dict[str, Any]] = []
@@ -106,6 +108,7 @@ def decompose(
         "lower_bound": lower_bound,
         "phases": phases,
         "horizon": limit_horizon,
+        "symmetry": symmetry,
     }
 
     def left() -> float | None:
@@ -167,7 +170,9 @@ def decompose(
             best.offer(start.with_meta({**start.meta, "method": start.meta.get("method", "given")}), span, "given")
 
     # 1. the relaxation, over the best makespan so far (every optimal schedule fits in it)
-    relaxation = cfree.build(instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon))
+    relaxation = cfree.build(
+        instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon, symmetry=symmetry)
+    )
     # when the full model cannot be built even over the best makespan so far, the first two
     # phases get all the time: half for the bound, the rest for the restriction's schedule
     full_fits = cpsat.count_cells(instance, best.span or limit_horizon) <= max_cells
@@ -189,7 +194,7 @@ def decompose(
         return _without_full_model(instance, best, None, bound, done, "time limit after the relaxation")
 
     # 2. the restriction: a schedule whose makespan is exact
-    restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon))
+    restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon, symmetry=symmetry))
     share = plan.restrict_share
     if relaxed.status != Status.OPTIMAL and plan.restrict_share_open is not None:
         share = plan.restrict_share_open
@@ -211,7 +216,7 @@ def decompose(
     if time_up():
         record["stopped"] = "after the restriction"
         return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
-    full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon))
+    full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon, symmetry=symmetry))
     if best.schedule is not None:
         cpsat.set_start(full, instance, best.schedule)
     if plan.floor and floor is not None:

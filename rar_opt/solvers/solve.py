@@ -114,13 +114,14 @@ def solve(
     if formulation in PLANS:  # a method over several models, not one formulation
         from .decompose import decompose
 
-        extra = set(options) - {"horizon", "objective"}
+        extra = set(options) - {"horizon", "objective", "symmetry"}
         if extra or options.get("objective", "makespan") != "makespan" or backend not in (None, "cpsat"):
             raise InputError(
-                f"the {formulation} method takes a time limit, threads, a seed, a warm start and a horizon "
-                "(makespan objective, CP-SAT backend) only",
+                f"the {formulation} method takes a time limit, threads, a seed, a warm start, a horizon "
+                "and symmetry on or off (makespan objective, CP-SAT backend) only",
                 where="formulation",
             )
+        symmetry = get_formulation("cpsat").make_options({"symmetry": options.get("symmetry", True)}).symmetry
         solve_settings(time_limit, threads, seed)
         require_star(instance, f"the {formulation} method (its CP-SAT models)")
         horizon = options.get("horizon")
@@ -136,6 +137,7 @@ def solve(
             horizon=horizon,
             start=start,
             lower_bound=lower_bound,
+            symmetry=symmetry,
         )
     form = get_formulation(formulation)
     engine = get_backend(backend or DEFAULT_BACKEND[form.problem])
@@ -313,7 +315,7 @@ def _auto_choice(instance: Instance, backend: str | None, options: dict[str, Any
         )
     if options.get("objective", "makespan") != "makespan":
         return "compact", f"the objective is {options['objective']!r}, which the CP-SAT models do not optimise"
-    milp_only = sorted(set(options) - {"objective", "horizon"})
+    milp_only = sorted(set(options) - {"objective", "horizon", "symmetry"})
     if milp_only:
         return "compact", f"option(s) {', '.join(milp_only)} belong to the compact MILP"
     if backend not in (None, "cpsat"):

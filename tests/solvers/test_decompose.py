@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given, settings
 
 from rar_opt import Instance
+from rar_opt.errors import InputError
 from rar_opt.formulations import cfree
 from rar_opt.formulations.cpsat import read_schedule
 from rar_opt.solvers import Status, solve
@@ -58,6 +60,17 @@ def test_where_contention_decides_the_full_model_carries_the_proof(wait_beats_st
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
     assert res.options["proved_by"] == "full cp-sat"
     assert [p["phase"] for p in res.options["phases"]] == ["relaxation", "restriction", "full cp-sat"]
+
+
+def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) -> None:
+    optimum = wait_beats_start.meta["known_optimum"]
+    for method in ("auto", "decompose"):
+        for flag in (True, False):
+            res = solve(wait_beats_start, method, symmetry=flag)
+            assert res.status == Status.OPTIMAL and res.makespan == optimum
+            assert res.options["symmetry"] is flag and "auto_choice" not in res.options  # not handed to the MILP
+    with pytest.raises(InputError, match="symmetry"):
+        solve(wait_beats_start, "auto", symmetry="no")
 
 
 def test_every_library_optimum(library) -> None:

@@ -206,8 +206,11 @@ def test_a_build_longer_than_the_limit_is_stopped_at_it() -> None:
     res = solve(inst, "compact", time_limit=0.02)
     assert res.status == Status.NO_SOLUTION and res.schedule is None
     assert res.options["stopped"] == "build" and "building the model" in res.message
-    # with a warm start its schedule is the incumbent, checked and re-simulated
-    res = solve(inst, "compact", time_limit=0.02, warm_start="ls")
+    # with a warm start its schedule is the incumbent, checked and re-simulated; the start's
+    # makespan caps the horizon and shrinks the build (to about 0.02 s at 10 jobs), so a
+    # larger instance and a shorter limit keep the build longer than the limit
+    inst = tiny(5, jobs=16, servers=4)
+    res = solve(inst, "compact", time_limit=0.005, warm_start="ls")
     assert res.status == Status.FEASIBLE and res.options["stopped"] == "build"
     assert res.makespan == makespan(inst, run_policy(inst, "ls").schedule) == round(res.objective)
 
