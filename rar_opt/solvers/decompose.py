@@ -49,8 +49,9 @@ class Plan:
     restrict_share: float  # share of the time left that the restriction may use
     heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
     floor: bool = False  # the full model gets makespan >= the relaxation's bound
-    # the restriction's share when the relaxation did not close: it cannot prove anything
-    # then (its makespan is at least the relaxation's optimum, above the bound), only hint
+    # the restriction's share when the relaxation did not close: its makespan is then at
+    # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
+    # anything and serves mostly as the full model's hint and horizon
     restrict_share_open: float | None = None
 
 
