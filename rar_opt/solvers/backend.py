@@ -39,6 +39,7 @@ class SolveOptions:
     warm_start: bool = False  # the model's current values are a start
     abs_gap: float = 0.0  # absolute optimality gap (0.99 proves integral objectives exactly)
     deadline: float | None = None  # time.perf_counter() by which the backend must have returned
+    params: tuple[tuple[str, Any], ...] = ()  # the backend's own parameters (CP-SAT: its search)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as recorded in a result."""
@@ -47,6 +48,7 @@ class SolveOptions:
             "threads": self.threads,
             "seed": self.seed,
             "abs_gap": self.abs_gap,
+            **({"params": dict(self.params)} if self.params else {}),
         }
 
 

@@ -33,6 +33,8 @@ class Cpsat:
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = max(int(options.threads), 1)
         solver.parameters.random_seed = int(options.seed)
+        for name, value in options.params:  # e.g. optimize_with_core (rar_opt.solvers.decompose)
+            setattr(solver.parameters, name, value)
         limit = options.time_limit
         if options.deadline is not None:
             left = options.deadline - time.perf_counter()

@@ -53,10 +53,27 @@ class Plan:
     # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
     # anything and serves mostly as the full model's hint and horizon
     restrict_share_open: float | None = None
+    # the full model's searches in turn, each with its share of the time left: CP-SAT's
+    # default search finds schedules; its core-based search proves lower bounds
+    full_searches: tuple[tuple[str, float], ...] = (("default", 1.0),)
 
+
+SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
+    "default": (),
+    "core": (("optimize_with_core", True),),
+}
+"""CP-SAT parameters of each full-model search (docs/exactness.md, "Searches")."""
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
-AUTO = Plan("auto", 0.1, 0.2, heuristics=("sjf-bco", "ls", "ff"), floor=True, restrict_share_open=0.05)
+AUTO = Plan(
+    "auto",
+    0.1,
+    0.2,
+    heuristics=("sjf-bco", "ls", "ff"),
+    floor=True,
+    restrict_share_open=0.05,
+    full_searches=(("default", 0.1), ("core", 1.0)),
+)
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
@@ -121,9 +138,11 @@ def decompose(
     def note(name: str, began: float, **fields: Any) -> None:
         phases.append({"phase": name, **fields, "seconds": round(time.perf_counter() - began, 3)})
 
-    def run(model: Any, name: str, share: float = 1.0) -> RawOutcome:
+    def run(model: Any, name: str, share: float = 1.0, params: tuple[tuple[str, Any], ...] = ()) -> RawOutcome:
         limit = left()
-        settings = SolveOptions(time_limit=None if limit is None else limit * share, threads=threads, seed=seed)
+        settings = SolveOptions(
+            time_limit=None if limit is None else limit * share, threads=threads, seed=seed, params=params
+        )
         began = time.perf_counter()
         raw = engine.solve(model, settings)
         note(name, began, status=str(raw.status), objective=raw.objective, bound=raw.bound)
@@ -148,7 +167,7 @@ def decompose(
             has_solution=True,
             objective=float(best.span or 0),
             bound=float(best.span or 0),
-            termination=f"the {best.source} schedule met the relaxation's bound",
+            termination=f"the {best.source} schedule met the proven lower bound",
             solver=solver or {},
         )
         return done(model, outcome, incumbent=None if model is not None else best.schedule)
@@ -217,33 +236,47 @@ def decompose(
     if time_up():
         record["stopped"] = "after the restriction"
         return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
-    full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon, symmetry=symmetry))
-    if best.schedule is not None:
-        cpsat.set_start(full, instance, best.schedule)
-    if plan.floor and floor is not None:
-        full.model.add(full.makespan >= floor)
-    raw = run(full, "full cp-sat")
-    bounds = [b for b in (bound, raw.bound) if b is not None]
-    best_bound = max(bounds) if bounds else None
-    record["horizon"] = best.span or limit_horizon
-    if raw.status == Status.OPTIMAL:
-        record["proved_by"] = "full cp-sat"
-        result = done(full, raw)
-    elif not raw.has_solution and best.schedule is not None:  # nothing better in time: keep the best so far
-        kept = RawOutcome(
-            Status.FEASIBLE,
-            has_solution=True,
-            objective=float(best.span or 0),
-            solver_s=raw.solver_s,
-            termination=f"the full model found nothing in time; the {best.source} schedule is kept",
-            solver=raw.solver,
-        )
-        result = done(best_model, kept, incumbent=None if best_model is not None else best.schedule)
-    else:
-        result = done(full, raw)
-    if result.status == Status.OPTIMAL:
-        return result
-    return dataclasses.replace(result, bound=best_bound, gap=gap(result.objective, best_bound))
+    # each search rebuilds the model over the best makespan so far, hinted with the best
+    # schedule and floored by the best bound so far
+    full: Any = None
+    raw: RawOutcome | None = None
+    for k, (search, share) in enumerate(plan.full_searches):
+        if k and time_up():
+            break
+        full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon, symmetry=symmetry))
+        if best.schedule is not None:
+            cpsat.set_start(full, instance, best.schedule)
+        if plan.floor and floor is not None:
+            full.model.add(full.makespan >= floor)
+        name = "full cp-sat" if k == 0 else f"full cp-sat ({search})"
+        raw = run(full, name, share, SEARCHES[search])
+        record["horizon"] = best.span or limit_horizon
+        if raw.status == Status.OPTIMAL:
+            record["proved_by"] = name
+            return done(full, raw)
+        if raw.bound is not None:
+            bound = raw.bound if bound is None else max(bound, raw.bound)
+            floor = math.ceil(bound - 1e-9)
+        if raw.has_solution:
+            schedule = cpsat.read_schedule(full, instance)
+            best.offer(schedule, check(instance, schedule).result.makespan, name)
+        if floor is not None and best.span is not None and best.span <= floor:  # the bound met the schedule
+            return proven(name, best, raw.solver)
+    assert raw is not None  # the first search always runs
+    if best.schedule is None:
+        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, solver_s=raw.solver_s, termination=raw.termination)
+        return dataclasses.replace(done(None, outcome), bound=bound)
+    kept = RawOutcome(
+        Status.FEASIBLE,
+        has_solution=True,
+        objective=float(best.span or 0),
+        bound=bound,
+        solver_s=raw.solver_s,
+        termination=f"time limit in the full model; the best schedule is from the {best.source}",
+        solver=raw.solver,
+    )
+    result = done(None, kept, incumbent=best.schedule)
+    return dataclasses.replace(result, bound=bound, gap=gap(result.objective, bound))
 
 
 def _without_full_model(

@@ -14,6 +14,7 @@ from rar_opt.formulations.cpsat import read_schedule
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.decompose import AUTO, DECOMPOSE, SEARCHES, decompose
 
 from ..bruteforce import brute_force
 from ..helpers import policy_makespans
@@ -60,6 +61,17 @@ def test_where_contention_decides_the_full_model_carries_the_proof(wait_beats_st
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
     assert res.options["proved_by"] == "full cp-sat"
     assert [p["phase"] for p in res.options["phases"]] == ["relaxation", "restriction", "full cp-sat"]
+
+
+def test_the_full_model_searches_in_turn_reach_the_same_optimum(wait_beats_start: Instance) -> None:
+    optimum = wait_beats_start.meta["known_optimum"]
+    for searches in ((("core", 1.0),), (("core", 0.5), ("default", 1.0)), AUTO.full_searches):
+        plan = dataclasses.replace(DECOMPOSE, full_searches=searches)
+        res = decompose(wait_beats_start, plan=plan, time_limit=30)
+        assert res.status == Status.OPTIMAL and res.makespan == optimum, searches
+        names = [p["phase"] for p in res.options["phases"]]
+        assert names[-1] == res.options["proved_by"] and names[-1].startswith("full cp-sat")
+    assert AUTO.full_searches[-1][0] == "core" and set(SEARCHES) >= {s for s, _ in AUTO.full_searches}
 
 
 def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) -> None:
