@@ -16,8 +16,10 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
    the result's bound.
 
 ``decompose`` is phases 1-3 as the decomposition was first stated (30% of the time for the
-relaxation, 50% of the rest for the restriction); ``auto`` adds phase 0 and the floor and
-gives the first two phases less time when they do not close at once (docs/exactness.md).
+relaxation, 50% of the rest for the restriction); ``auto`` adds phase 0 and the floor,
+gives the first two phases less time when they do not close at once, and runs the full
+model twice: CP-SAT's default search briefly, then its core-based search, which proves
+lower bounds the default one does not (``Plan.full_searches``; docs/exactness.md).
 """
 
 from __future__ import annotations
