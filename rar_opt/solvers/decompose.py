@@ -25,6 +25,7 @@ lower bounds the default one does not (``Plan.full_searches``; docs/exactness.md
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from .backend import RawOutcome, SolveOptions
 from .cpsat import Cpsat
 from .result import SolveResult, finish, gap
 from .status import Status
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -250,18 +253,26 @@ def decompose(
             cpsat.set_start(full, instance, best.schedule)
         if plan.floor and floor is not None:
             full.model.add(full.makespan >= floor)
-        name = "full cp-sat" if k == 0 else f"full cp-sat ({search})"
+        name = "full cp-sat" if k == 0 and search == "default" else f"full cp-sat ({search})"
         raw = run(full, name, share, SEARCHES[search])
         record["horizon"] = best.span or limit_horizon
-        if raw.status == Status.OPTIMAL:
+        if raw.status in (Status.OPTIMAL, Status.INFEASIBLE):  # CP-SAT's own proof
+            if raw.status == Status.INFEASIBLE and best.schedule is not None:  # a bug, as for the relaxation
+                raise RuntimeError(f"the full model is infeasible, yet the {best.source} schedule ends at {best.span}")
             record["proved_by"] = name
             return done(full, raw)
+        if raw.status == Status.ERROR:
+            return dataclasses.replace(done(full, raw), bound=bound)
         if raw.bound is not None:
             bound = raw.bound if bound is None else max(bound, raw.bound)
             floor = math.ceil(bound - 1e-9)
-        if raw.has_solution:
+        if raw.has_solution:  # offered only when the checker accepts it (it then ends no later)
             schedule = cpsat.read_schedule(full, instance)
-            best.offer(schedule, check(instance, schedule).result.makespan, name)
+            report = check(instance, schedule)
+            if report.feasible:
+                best.offer(schedule, report.result.makespan, name)
+            else:
+                log.warning("the full model's schedule fails the checker; it is not used")
         if floor is not None and best.span is not None and best.span <= floor:  # the bound met the schedule
             return proven(name, best, raw.solver)
     assert raw is not None  # the first search always runs

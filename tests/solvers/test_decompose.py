@@ -74,6 +74,15 @@ def test_the_full_model_searches_in_turn_reach_the_same_optimum(wait_beats_start
     assert AUTO.full_searches[-1][0] == "core" and set(SEARCHES) >= {s for s, _ in AUTO.full_searches}
 
 
+def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start: Instance) -> None:
+    # 5 slots: the relaxation (each job alone, 3 slots) fits, no heuristic does, and only the
+    # full model, with contention, proves that nothing fits
+    for plan in (AUTO, DECOMPOSE):
+        res = decompose(wait_beats_start, plan=plan, horizon=5, time_limit=30)
+        assert res.status == Status.INFEASIBLE and res.schedule is None, plan.name
+        assert res.options["proved_by"].startswith("full cp-sat")
+
+
 def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) -> None:
     optimum = wait_beats_start.meta["known_optimum"]
     for method in ("auto", "decompose"):
