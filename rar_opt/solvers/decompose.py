@@ -39,7 +39,7 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .cpsat import Cpsat
-from .result import SolveResult, finish, gap
+from .result import SolveResult, finish
 from .status import Status
 
 log = logging.getLogger(__name__)
@@ -276,36 +276,34 @@ def decompose(
         if floor is not None and best.span is not None and best.span <= floor:  # the bound met the schedule
             return proven(name, best, raw.solver)
     assert raw is not None  # the first search always runs
-    if best.schedule is None:
-        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, solver_s=raw.solver_s, termination=raw.termination)
-        return dataclasses.replace(done(None, outcome), bound=bound)
-    kept = RawOutcome(
-        Status.FEASIBLE,
-        has_solution=True,
-        objective=float(best.span or 0),
-        bound=bound,
-        solver_s=raw.solver_s,
-        termination=f"time limit in the full model; the best schedule is from the {best.source}",
-        solver=raw.solver,
-    )
-    result = done(None, kept, incumbent=best.schedule)
-    return dataclasses.replace(result, bound=bound, gap=gap(result.objective, bound))
+    return _without_full_model(instance, best, None, bound, done, "time limit in the full model", raw)
 
 
 def _without_full_model(
-    instance: Instance, best: _Best, model: Any, bound: float | None, done: Any, why: str
+    instance: Instance,
+    best: _Best,
+    model: Any,
+    bound: float | None,
+    done: Any,
+    why: str,
+    solved: RawOutcome | None = None,
 ) -> SolveResult:
-    """The result when the full model does not run (``why``): the best schedule so far and
-    the relaxation's bound (or no schedule at all)."""
+    """The result when the full model does not run or does not finish (``why``): the best
+    schedule so far and the best bound (or no schedule at all); ``solved`` is the last full
+    model's outcome, for its solver and seconds."""
+    solver_s = None if solved is None else solved.solver_s
+    solver = {} if solved is None else solved.solver
     if best.schedule is None:
-        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, termination=why)
+        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, solver_s=solver_s, termination=why, solver=solver)
         return dataclasses.replace(done(None, outcome), bound=bound)
     kept = RawOutcome(
         Status.FEASIBLE,
         has_solution=True,
         objective=float(best.span or 0),
         bound=bound,
+        solver_s=solver_s,
         termination=f"{why}; the {best.source} schedule is kept",
+        solver=solver,
     )
     return done(model, kept, incumbent=None if model is not None else best.schedule)
 
