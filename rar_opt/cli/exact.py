@@ -60,6 +60,21 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_solve)
 
+    p = sub.add_parser(
+        "probe",
+        parents=[common],
+        help="does a schedule end by slot H? a proven no raises the lower bound to H + 1 (CP-SAT, no objective)",
+    )
+    p.add_argument("instance")
+    p.add_argument("--makespan", type=int, required=True, metavar="H", help="the slot every job must end by")
+    p.add_argument("--time-limit", type=float, help="seconds; the answer is 'undecided' when they run out")
+    p.add_argument("--symmetry", action=argparse.BooleanOptionalAction, default=True, help="symmetry rows (default on)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("-o", "--output", help="schedule file to write (when one ends by H)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_probe)
+
     p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
     p.add_argument("instance")
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
@@ -158,6 +173,43 @@ def cmd_solve(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     if res.status == Status.UNVERIFIED:
         print(f"note: {res.message} (the answer is unverified, not proven)", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    """``rar-opt probe``: is there a schedule that ends by slot H?"""
+    from ..solvers.probe import probe
+
+    instance = Instance.read(instance_path(args.instance))
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise InputError(f"must be a finite number of seconds > 0, got {args.time_limit}", where="--time-limit")
+    try:
+        with clock_bar(args, args.time_limit):
+            answer = probe(
+                instance,
+                args.makespan,
+                time_limit=args.time_limit,
+                seed=args.seed,
+                threads=args.threads,
+                symmetry=args.symmetry,
+            )
+    except InputError as exc:
+        raise (exc if exc.file else exc.in_file(args.instance)) from None
+    if args.output and answer.schedule is not None:
+        answer.schedule.write(args.output)
+    elif args.output:
+        print(f"note: no schedule was found ({answer.status}); {args.output} was not written", file=sys.stderr)
+    out = {"instance": instance.name, **answer.summary()}
+    if args.json:
+        emit_json(out)
+        return EXIT_OK
+    verdict = {
+        "feasible": f"yes: a schedule ends at slot {answer.schedule_makespan}, so OPT <= {answer.schedule_makespan}",
+        "infeasible": f"no (proven): OPT >= {answer.lower_bound}",
+        "no_solution": "undecided: the time ran out",
+    }[str(answer.status)]
+    keys = ("instance", "makespan_asked", "status", "seconds", "termination")
+    emit_table([(k, out[k]) for k in keys] + [("answer", verdict)])
     return EXIT_OK
 
 
