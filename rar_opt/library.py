@@ -2,7 +2,7 @@
 
 ``rar-opt schedule paper-160x20-s0`` and ``--model compact-total`` work from any
 directory: a name that is not an existing file is looked up in the instance library
-(``instances/``, ``instances/counterexamples/``) or the model catalogue (``models/``). Both
+(``instances/``, ``instances/counterexamples/``, ``instances/frontier/``) or the model catalogue (``models/``). Both
 ship with the package (installed under ``<prefix>/share/rar-opt/``); in a source checkout
 the repository's own folders are used.
 """
@@ -17,7 +17,7 @@ from .errors import InputError
 
 _REPO = Path(__file__).resolve().parent.parent
 
-INSTANCE_FOLDERS = ("instances", "instances/counterexamples")
+INSTANCE_FOLDERS = ("instances", "instances/counterexamples", "instances/frontier")
 MODEL_FOLDERS = ("models",)
 
 

@@ -1,0 +1,89 @@
+"""The frontier instances and what is proven about them: ``python instances/make_frontier.py``.
+
+Instances of ``benchmarks/frontier.py`` that ``auto`` does not prove within its 60 s on one
+thread, or only just. Each is solved by ``auto`` for ``--auto-limit`` seconds, then probed
+(:mod:`rar_opt.solvers.probe`) upward from the best bound: a proven "no schedule ends by
+H" raises the bound to H + 1, a schedule ending by H lowers the best known makespan. When
+the two meet the optimum is proven and recorded as ``meta.known_optimum``; otherwise that
+is null and ``meta.best_known`` holds the best schedule's makespan and the best bound.
+Every answer (status, seconds, solver versions, seed) goes to ``meta.proof``; the best
+schedule to ``instances/frontier/schedules/NAME.schedule.json``.
+
+``--only NAME`` (repeatable) remakes some of them; ``--probe-limit`` caps each probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
+
+from frontier import instance as frontier_instance  # noqa: E402
+
+from rar_opt import Instance, check  # noqa: E402
+from rar_opt.solvers import Status, solve  # noqa: E402
+from rar_opt.solvers.probe import probe  # noqa: E402
+
+FRONTIER = [("heavy", 16, 8, 100, 1), ("heavy", 16, 8, 100, 2), ("tiny", 20, 8, 120, 0), ("heavy", 20, 8, 120, 0)]
+FOLDER = HERE / "frontier"
+
+
+def name_of(family: str, jobs: int, servers: int, horizon: int, seed: int) -> str:
+    return f"{family}-{jobs}x{servers}x{horizon}-s{seed}"
+
+
+def make(key: tuple[str, int, int, int, int], auto_limit: float, probe_limit: float, budget: float) -> None:
+    name = name_of(*key)
+    base = frontier_instance(*key)
+    inst = Instance(name, base.horizon, base.cluster, base.jobs, {"source": f"benchmarks/frontier.py {key}"})
+    began = time.perf_counter()
+    res = solve(inst, "auto", time_limit=auto_limit)
+    schedule, best = res.schedule, res.makespan
+    bound = None if res.bound is None else math.ceil(res.bound - 1e-9)
+    probes = []
+    while best is not None and bound is not None and bound < best:
+        left = budget - (time.perf_counter() - began)
+        if left <= 1:
+            break
+        answer = probe(inst, bound, time_limit=min(probe_limit, left))
+        probes.append(answer.summary())
+        print(f"{name}: probe {bound}: {answer.status} in {answer.seconds:.1f} s", file=sys.stderr)
+        if answer.status == Status.INFEASIBLE:
+            bound += 1
+        elif answer.status == Status.FEASIBLE:
+            schedule, best = answer.schedule, answer.schedule_makespan
+        else:
+            break
+    assert schedule is not None and check(inst, schedule).result.makespan == best
+    meta = {
+        **inst.meta,
+        "known_optimum": best if bound == best else None,
+        "best_known": {"makespan": best, "bound": bound},
+        "proof": {"auto": {**res.summary(), "time_limit": auto_limit}, "probes": probes},
+    }
+    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(FOLDER / f"{name}.json")
+    schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
+    print(f"{name}: best {best}, bound {bound}, {time.perf_counter() - began:.0f} s", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", help="an instance name, e.g. heavy-16x8x100-s1")
+    parser.add_argument("--auto-limit", type=float, default=120.0)
+    parser.add_argument("--probe-limit", type=float, default=600.0)
+    parser.add_argument("--budget", type=float, default=1800.0, help="seconds per instance, auto and probes")
+    args = parser.parse_args()
+    (FOLDER / "schedules").mkdir(parents=True, exist_ok=True)
+    for key in FRONTIER:
+        if args.only and name_of(*key) not in args.only:
+            continue
+        make(key, args.auto_limit, args.probe_limit, args.budget)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The frontier instances (instances/frontier/): what their files claim holds.
+
+The fast tests judge the stored schedules and the recorded proofs; re-proving an optimum
+takes minutes (a probe one slot below it), so that carries the ``slow`` marker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rar_opt import Instance, Schedule
+from rar_opt.library import instance_path
+from rar_opt.solvers import Status
+from rar_opt.solvers.probe import probe
+
+from .helpers import INSTANCES, policy_makespans
+from .strategies import reference_simulate, reference_violations
+
+FRONTIER = INSTANCES / "frontier"
+NAMES = sorted(p.stem for p in FRONTIER.glob("*.json"))
+
+
+def _load(name: str) -> tuple[Instance, Schedule, dict]:
+    inst = Instance.read(FRONTIER / f"{name}.json")
+    return inst, Schedule.read(FRONTIER / "schedules" / f"{name}.schedule.json"), inst.meta
+
+
+def test_the_frontier_holds_proven_and_open_instances() -> None:
+    metas = [_load(n)[2] for n in NAMES]
+    assert len(NAMES) >= 2 and any(m["known_optimum"] is not None for m in metas)
+    assert all(instance_path(n) == FRONTIER / f"{n}.json" for n in NAMES)  # addressable by name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_frontier_record_is_consistent(name: str) -> None:
+    inst, schedule, meta = _load(name)
+    best, bound = meta["best_known"]["makespan"], meta["best_known"]["bound"]
+    # the stored schedule is feasible and ends at the best known makespan, by the slot-by-slot reference
+    assert schedule.instance == inst.name and reference_violations(inst, schedule) == set()
+    assert max(reference_simulate(inst, schedule)["completion"]) == best
+    assert bound <= best and meta["known_optimum"] in (None, best)
+    assert (meta["known_optimum"] is not None) == (bound == best)
+    # the bound is what the record proves: auto's bound, raised one slot by each proven "no"
+    probes = meta["proof"]["probes"]
+    refuted = [p["makespan_asked"] for p in probes if p["status"] == "infeasible"]
+    auto_bound = meta["proof"]["auto"]["bound"]
+    assert bound == max([*(h + 1 for h in refuted), -(-auto_bound // 1)])
+    for p in probes:  # every answer records how it was reached
+        assert p["versions"]["ortools"] and p["solver"]["name"] == "cpsat" and "seed" in p
+    # no heuristic beats the best known schedule's makespan when it is the optimum
+    if meta["known_optimum"] is not None:
+        assert min(policy_makespans(inst).values()) >= best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in NAMES if _load(n)[2]["known_optimum"] is not None])
+def test_a_frontier_optimum_is_proven_again(name: str) -> None:
+    inst, _, meta = _load(name)
+    optimum = meta["known_optimum"]
+    below = probe(inst, optimum - 1, time_limit=1800)
+    assert below.status == Status.INFEASIBLE, json.dumps(below.summary())[:500]
