@@ -178,7 +178,7 @@ def test_compact_milp_on_a_topology_equals_brute_force(inst: Instance, lineariza
 @given(micro_topology_instances(), st.sampled_from(["sjf-bco", "ls", "ff"]), st.sampled_from(["staircase", "onehot"]))
 def test_a_heuristic_schedule_is_a_feasible_point_of_the_topology_milp(inst: Instance, policy: str, lin: str) -> None:
     from rar_opt.algorithms import run_policy
-    from rar_opt.formulations import compact
+    from rar_opt.formulations import compact, compact_start
     from rar_opt.formulations.values import violated
 
     sched = run_policy(inst, policy).schedule
@@ -186,7 +186,7 @@ def test_a_heuristic_schedule_is_a_feasible_point_of_the_topology_milp(inst: Ins
     if span is None or span > inst.horizon:
         return
     model = compact.build(inst, compact.Options(linearization=lin, symmetry=False))
-    compact.set_start(model, inst, sched)
+    compact_start.set_start(model, inst, sched)
     assert violated(model) == []
     assert round(model.makespan.value) == span
 

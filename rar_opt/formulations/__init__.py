@@ -18,7 +18,7 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from . import compact, cpsat, enumerative, gdp, nonconvex, relax
+from . import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
 from .base import Formulation, ModelData, model_data
 
 FORMULATIONS: dict[str, Formulation] = {
@@ -30,7 +30,7 @@ FORMULATIONS: dict[str, Formulation] = {
             compact.Options,
             compact.build,
             compact.read_schedule,
-            compact.set_start,
+            compact_start.set_start,
             relax=relax.build,
         ),
         Formulation(

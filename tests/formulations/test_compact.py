@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rar_opt import Instance
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import lower_bounds
-from rar_opt.formulations import compact
+from rar_opt.formulations import compact, compact_start
 from rar_opt.formulations.values import violated
 from rar_opt.generate import tiny
 from rar_opt.solvers import SolveResult, Status, solve
@@ -95,7 +95,7 @@ def test_warm_start_values_satisfy_every_row(inst: Instance, started: str, polic
     # the complete MIP start built from any heuristic schedule is feasible in the model
     sched = run_policy(inst, policy).schedule
     model = compact.build(inst, compact.Options(started=started))
-    compact.set_start(model, inst, sched)
+    compact_start.set_start(model, inst, sched)
     assert violated(model) == []
     assert compact.pyo.value(model.obj) == max(reference_simulate(inst, sched)["completion"])
 

@@ -11,7 +11,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 
 from rar_opt import InputError, Instance, Schedule, simulate
 from rar_opt.algorithms import run_policy
-from rar_opt.formulations import compact
+from rar_opt.formulations import compact_start
 from rar_opt.generate import tiny
 from rar_opt.solvers import BACKENDS, STATUS_TABLES, Capabilities, RawOutcome, SolveOptions, Status, solve
 from rar_opt.solvers.status import map_status
@@ -144,7 +144,7 @@ class Claims:
     def solve(self, model, options: SolveOptions) -> RawOutcome:
         if self.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return RawOutcome(self.status, solver={"name": "fake"})
-        compact.set_start(model, self.instance, self.schedule)
+        compact_start.set_start(model, self.instance, self.schedule)
         span = simulate(self.instance, self.schedule).makespan
         return RawOutcome(self.status, has_solution=True, objective=float(span), solver={"name": "fake"})
 
