@@ -44,3 +44,21 @@ def test_a_horizon_no_heuristic_fits_is_reported(wait_beats_start: Instance) -> 
     assert [c.claim for c in cmp.claims] == ["within_horizon"] and cmp.claims[0].holds is False
     data = cmp.to_dict()
     assert data["reference"] == 6 and [p["within_horizon"] for p in data["policies"]] == [False] * len(POLICIES)
+
+
+def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance, monkeypatch) -> None:
+    # the relaxation's bound comes from the exact solve's own relaxation phase
+    import rar_opt.solvers
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the relaxation was solved a second time")
+
+    monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", refuse)
+    cmp = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=10)
+    (phase,) = [p for p in cmp.solve["options"]["phases"] if p["phase"] == "relaxation"]
+    # each job alone takes 3 slots without contention: the relaxation's optimum
+    assert phase["status"] == "optimal" and phase["objective"] == 3
+    assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (3, True)
+    monkeypatch.undo()
+    alone = compare(wait_beats_start, ["ff"], bound_time_limit=10)  # without a solve it is solved on its own
+    assert (alone.bounds["relaxation"], alone.bounds["relaxation_proven"]) == (3, True)
