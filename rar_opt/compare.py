@@ -4,7 +4,8 @@ The reference is OPT when ``exact`` is asked for and the exact method (``auto``)
 within the time limit; otherwise the best lower bound of :mod:`rar_opt.bounds`, including
 the contention-free relaxation's when ``bound_time_limit`` gives it time (so a ratio
 against a lower bound overstates the true ratio to OPT). With ``exact``, that bound comes
-from the exact solve's own relaxation phase instead of a second solve of the relaxation. SJF-BCO's run also reports
+from the exact solve's own relaxation phase (within the solve's time limit) instead of a
+second solve of the relaxation. SJF-BCO's run also reports
 whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
 """
 
@@ -91,7 +92,7 @@ def compare(
         res = solve(instance, warm_start="sjf-bco", time_limit=time_limit, seed=seed)
         solve_summary = {k: v for k, v in res.summary().items() if k != "completion"}
     # the exact solve's relaxation phase, when it ran one, is the relaxation's bound: not solved twice
-    relaxed = None if res is None else _relaxation_phase(res.options.get("phases", ()))
+    relaxed = None if res is None or not bound_time_limit else _relaxation_phase(res.options.get("phases", ()))
     lb = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
     if relaxed is not None:
         lb = replace(lb, relaxation=relaxed[0], relaxation_proven=relaxed[1])

@@ -59,6 +59,8 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
     # each job alone takes 3 slots without contention: the relaxation's optimum
     assert phase["status"] == "optimal" and phase["objective"] == 3
     assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (3, True)
+    cheap = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=None)  # cheap bounds only, as asked
+    assert cheap.bounds["relaxation"] is None and cheap.reference == 6
     monkeypatch.undo()
     alone = compare(wait_beats_start, ["ff"], bound_time_limit=10)  # without a solve it is solved on its own
     assert (alone.bounds["relaxation"], alone.bounds["relaxation_proven"]) == (3, True)

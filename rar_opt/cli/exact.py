@@ -1,4 +1,4 @@
-"""Exact commands: ``solve``, ``export`` and ``compare``."""
+"""Exact commands: ``solve``, ``probe``, ``export`` and ``compare``."""
 
 from __future__ import annotations
 
@@ -67,7 +67,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("instance")
     p.add_argument("--makespan", type=int, required=True, metavar="H", help="the slot every job must end by")
-    p.add_argument("--time-limit", type=float, help="seconds; the answer is 'undecided' when they run out")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        help="seconds for the whole command; the answer is 'undecided' when they run out "
+        "(no limit by default: a hard question can take hours)",
+    )
     p.add_argument("--symmetry", action=argparse.BooleanOptionalAction, default=True, help="symmetry rows (default on)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
@@ -92,7 +97,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--bound-time-limit",
         type=float,
         default=10.0,
-        help="seconds for the contention-free relaxation's lower bound (default 10; 0: cheap bounds only)",
+        help="seconds for the contention-free relaxation's lower bound (default 10; 0: cheap bounds only); "
+        "with --exact the solve's own relaxation phase gives it",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
@@ -183,12 +189,15 @@ def cmd_probe(args: argparse.Namespace) -> int:
     instance = Instance.read(instance_path(args.instance))
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         raise InputError(f"must be a finite number of seconds > 0, got {args.time_limit}", where="--time-limit")
+    time_limit = args.time_limit
+    if time_limit is not None:  # the limit is the wall clock of the whole command
+        time_limit = max(time_limit - seconds_since_start(), 0.05)
     try:
-        with clock_bar(args, args.time_limit):
+        with clock_bar(args, time_limit):
             answer = probe(
                 instance,
                 args.makespan,
-                time_limit=args.time_limit,
+                time_limit=time_limit,
                 seed=args.seed,
                 threads=args.threads,
                 symmetry=args.symmetry,
@@ -199,7 +208,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         answer.schedule.write(args.output)
     elif args.output:
         print(f"note: no schedule was found ({answer.status}); {args.output} was not written", file=sys.stderr)
-    out = {"instance": instance.name, **answer.summary()}
+    out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit}
     if args.json:
         emit_json(out)
         return EXIT_OK

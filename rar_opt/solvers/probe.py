@@ -18,6 +18,7 @@ some instances a feasibility question is much easier for CP-SAT than the optimis
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 from ..check import check
 from ..errors import InputError
 from ..formulations import cpsat
+from ..formulations.base import require_star
 from ..instance import Instance
 from ..provenance import versions
 from ..schedule import Schedule
@@ -42,14 +44,10 @@ class Probe:
     status: Status  # FEASIBLE (yes, see schedule), INFEASIBLE (proven no), NO_SOLUTION (undecided)
     schedule: Schedule | None  # when FEASIBLE: a checked schedule ending by H
     schedule_makespan: int | None  # its makespan, from the simulator (at most H)
+    lower_bound: int | None  # when INFEASIBLE: the bound on OPT it proves (at least H + 1)
     seconds: float
-    termination: str  # CP-SAT's own status name
+    termination: str  # CP-SAT's own status name, or "longest job" when no solve was needed
     record: dict[str, Any] = field(default_factory=dict)  # solver, versions, seed, threads, options
-
-    @property
-    def lower_bound(self) -> int | None:
-        """The lower bound on OPT this answer proves (H + 1 when no schedule ends by H)."""
-        return self.makespan + 1 if self.status == Status.INFEASIBLE else None
 
     def summary(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values."""
@@ -79,6 +77,11 @@ def probe(
     makespan = int(makespan)
     if makespan > instance.horizon:
         raise InputError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
+    if time_limit is not None and not (isinstance(time_limit, numbers.Real) and math.isfinite(time_limit)):
+        raise InputError(f"must be a finite number of seconds > 0, got {time_limit!r}", where="time_limit")
+    if time_limit is not None and time_limit <= 0:
+        raise InputError(f"must be a finite number of seconds > 0, got {time_limit!r}", where="time_limit")
+    require_star(instance, "a probe (it builds the cpsat formulation)")
     record: dict[str, Any] = {
         "question": f"does a schedule end by slot {makespan}?",
         "formulation": "cpsat (no objective)",
@@ -89,9 +92,11 @@ def probe(
         "versions": versions(),
     }
     began = time.perf_counter()
-    if makespan < int(instance.bounds.rho_min.max()):  # a job alone needs longer: no model to build
+    longest = int(instance.bounds.rho_min.max())
+    if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
         record["solver"] = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
-        return Probe(makespan, Status.INFEASIBLE, None, None, time.perf_counter() - began, "LONGEST_JOB", record)
+        seconds = time.perf_counter() - began
+        return Probe(makespan, Status.INFEASIBLE, None, None, longest, seconds, "longest job", record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
     model.model.clear_objective()
     engine = Cpsat()
@@ -107,7 +112,9 @@ def probe(
             raise RuntimeError(f"the probe's schedule fails the checker or ends after slot {makespan}")
         span = int(report.result.makespan)
         schedule = schedule.with_meta({**schedule.meta, "method": "probe"})
-        return Probe(makespan, Status.FEASIBLE, schedule, span, seconds, raw.termination, record)
-    if raw.status in (Status.INFEASIBLE, Status.NO_SOLUTION):
-        return Probe(makespan, raw.status, None, None, seconds, raw.termination, record)
+        return Probe(makespan, Status.FEASIBLE, schedule, span, None, seconds, raw.termination, record)
+    if raw.status == Status.INFEASIBLE:
+        return Probe(makespan, raw.status, None, None, makespan + 1, seconds, raw.termination, record)
+    if raw.status == Status.NO_SOLUTION:
+        return Probe(makespan, raw.status, None, None, None, seconds, raw.termination, record)
     raise RuntimeError(f"CP-SAT ended the probe with {raw.termination}")

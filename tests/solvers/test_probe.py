@@ -14,14 +14,14 @@ from rar_opt.solvers import Status
 from rar_opt.solvers.probe import probe
 
 from ..bruteforce import brute_force
-from ..helpers import policy_makespans, run
+from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespans, run
 from ..strategies import communication_heavy_instances, micro_instances, reference_simulate
 
 
 def _answers(inst: Instance, opt: int) -> None:
     """Below OPT the answer is a proven no; at OPT a schedule that ends there."""
     below = probe(inst, opt - 1) if opt > 1 else None
-    if below is not None:
+    if below is not None:  # from CP-SAT, or from the longest job when it alone needs opt slots
         assert below.status == Status.INFEASIBLE and below.lower_bound == opt and below.schedule is None
     at = probe(inst, opt)
     assert at.status == Status.FEASIBLE and at.lower_bound is None
@@ -53,14 +53,41 @@ def test_probes_bracket_every_library_optimum(library) -> None:
         _answers(known.instance, known.optimum)
 
 
-def test_a_probe_out_of_time_is_undecided() -> None:
-    from rar_opt.generate import tiny
+def test_cp_sat_itself_refutes_one_slot_below_the_optimum(library) -> None:
+    # instances whose optimum exceeds the longest job's fastest time, so that the "no" one
+    # slot below it comes from CP-SAT (with and without the symmetry rows), not the shortcut
+    cases = [(k.instance, k.optimum) for k in library]
+    cases += [(c.instance, c.optimum) for c in map(load_counterexample, COUNTEREXAMPLE_NAMES)]
+    cases.append((Instance.read(instance_path("tiny-20x8x120-s0")), 54))  # a frontier optimum, 20 jobs
+    asked = 0
+    for inst, opt in cases:
+        if opt - 1 < int(inst.bounds.rho_min.max()):
+            continue
+        for flag in (True, False):
+            below = probe(inst, opt - 1, symmetry=flag, time_limit=120)
+            assert (below.status, below.termination, below.lower_bound) == (Status.INFEASIBLE, "INFEASIBLE", opt)
+        asked += 1
+    assert asked >= 2  # the test is not empty
 
-    inst = tiny(jobs=8, servers=4, seed=19)
-    answer = probe(inst, inst.horizon - 1, time_limit=1e-6)
-    # too little time to decide anything, or decided at once: never a wrong answer
-    assert answer.status in (Status.NO_SOLUTION, Status.FEASIBLE)
-    assert (answer.schedule is None) == (answer.status == Status.NO_SOLUTION)
+
+def test_below_the_longest_job_no_solve_is_needed() -> None:
+    inst = Instance.read(instance_path("paper-160x20-s0"))  # too large for the full model
+    longest = int(inst.bounds.rho_min.max())
+    answer = probe(inst, 3)
+    assert (answer.status, answer.termination, answer.lower_bound) == (Status.INFEASIBLE, "longest job", longest)
+
+
+def test_a_probe_out_of_time_is_undecided() -> None:
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))  # open at 57 (instances/frontier)
+    answer = probe(inst, 57, time_limit=1.0)
+    assert (answer.status, answer.schedule, answer.lower_bound) == (Status.NO_SOLUTION, None, None)
+    assert answer.summary()["time_limit"] == 1.0
+
+
+def test_a_probe_names_a_bad_time_limit(wait_beats_start: Instance) -> None:
+    for bad in (0, -1.0, float("nan"), float("inf"), "10"):
+        with pytest.raises(InputError, match="time_limit"):
+            probe(wait_beats_start, 6, time_limit=bad)
 
 
 def test_a_probe_names_a_bad_makespan(wait_beats_start: Instance) -> None:
