@@ -10,11 +10,14 @@ those are statuses. Reading the schedule back and judging it is the dispatcher's
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pyomo.environ as pyo
 
+from ..errors import InputError
 from .status import Status
 
 
@@ -82,3 +85,26 @@ class Backend(Protocol):
     def solve(self, model: pyo.ConcreteModel, options: SolveOptions) -> RawOutcome:
         """Solve ``model``; load the incumbent into its variables; never raise on a limit."""
         ...
+
+
+MAX_SEED = 2**31 - 1
+
+
+def solve_settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
+    """Validated solver settings: a finite positive time limit, threads within the machine's
+    CPUs, a non-negative seed; an :class:`~rar_opt.errors.InputError` names what is wrong."""
+    if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)):
+        raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
+    if threads < 0 or seed < 0:
+        raise InputError(
+            f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: the solver decides)",
+            where="solver options",
+        )
+    if seed > MAX_SEED:  # HiGHS and CP-SAT take a 32-bit seed
+        raise InputError(f"= {seed} is above the solvers' largest seed {MAX_SEED}", where="seed")
+    cpus = os.cpu_count() or 1
+    if threads > cpus:
+        raise InputError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
+    return SolveOptions(time_limit=time_limit, threads=threads, seed=seed)

@@ -18,7 +18,6 @@ some instances a feasibility question is much easier for CP-SAT than the optimis
 
 from __future__ import annotations
 
-import math
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from ..formulations.base import require_star
 from ..instance import Instance
 from ..provenance import versions
 from ..schedule import Schedule
-from .backend import SolveOptions
+from .backend import SolveOptions, solve_settings
 from .cpsat import Cpsat
 from .status import Status
 
@@ -77,10 +76,7 @@ def probe(
     makespan = int(makespan)
     if makespan > instance.horizon:
         raise InputError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
-    if time_limit is not None and not (isinstance(time_limit, numbers.Real) and math.isfinite(time_limit)):
-        raise InputError(f"must be a finite number of seconds > 0, got {time_limit!r}", where="time_limit")
-    if time_limit is not None and time_limit <= 0:
-        raise InputError(f"must be a finite number of seconds > 0, got {time_limit!r}", where="time_limit")
+    solve_settings(time_limit, threads, seed)  # the same checks as solve's
     require_star(instance, "a probe (it builds the cpsat formulation)")
     record: dict[str, Any] = {
         "question": f"does a schedule end by slot {makespan}?",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
 import time
 from typing import Any
 
@@ -26,7 +25,7 @@ from ..formulations.base import require_star, resolve_horizon
 from ..instance import Instance
 from ..processes import TimeUp, alarm_at
 from ..schedule import Schedule
-from .backend import RawOutcome, SolveOptions
+from .backend import RawOutcome, SolveOptions, solve_settings
 from .decompose import PLANS
 from .registry import DEFAULT_BACKEND
 from .registry import backend as get_backend
@@ -386,21 +385,3 @@ def solve_model(
     """Solve an already built model with a backend (for auxiliary models such as the load
     ILP (14)-(16)); the incumbent, if any, is loaded into the model."""
     return get_backend(backend).solve(model, SolveOptions(time_limit=time_limit, **settings))
-
-
-def solve_settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
-    """Validated solver settings: a finite positive time limit, threads within the machine's
-    CPUs, a non-negative seed; an :class:`~rar_opt.errors.InputError` names what is wrong."""
-    if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)):
-        raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
-    if threads < 0 or seed < 0:
-        raise InputError(
-            f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: the solver decides)",
-            where="solver options",
-        )
-    cpus = os.cpu_count() or 1
-    if threads > cpus:
-        raise InputError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
-    return SolveOptions(time_limit=time_limit, threads=threads, seed=seed)

@@ -67,6 +67,10 @@ def test_usage_errors_exit_2() -> None:
         ("schedule", str(INSTANCES / "wait-beats-start.json"), "--policy", "rand", "--seed", "-3"),
         ("solve", str(INSTANCES / "wait-beats-start.json"), "--time-limit", "-5"),
         ("solve", str(INSTANCES / "wait-beats-start.json"), "--threads", "-1"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--seed", "99999999999"),  # beyond 32 bits
+        ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--seed", "99999999999"),
+        ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--threads", "-3"),
+        ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--time-limit", "0"),
         ("experiment", "kappa", "--seeds", "-1"),
     ],
 )
