@@ -75,6 +75,7 @@ import pyomo.environ as pyo
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
+from . import symmetry
 from .base import (
     RELAXATIONS,
     RICH_OBJECTIVES,
@@ -512,4 +513,4 @@ def read_schedule(model: pyo.ConcreteModel, instance: Instance) -> Schedule:
 
 def same_job(instance: Instance, j: int, k: int) -> bool:
     """Whether jobs j and k have the same data (all but the name)."""
-    return instance.jobs[j].to_dict() | {"name": ""} == instance.jobs[k].to_dict() | {"name": ""}
+    return symmetry.job_key(instance.jobs[j]) == symmetry.job_key(instance.jobs[k])

@@ -18,6 +18,7 @@ a schedule, so a hint or a warm start always satisfies the rows (docs/exactness.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -27,12 +28,16 @@ from ..instance import Instance
 from ..schedule import Schedule
 
 
+def job_key(job: Any) -> tuple[Any, ...]:
+    """A job's data without its name: two jobs with the same key are interchangeable."""
+    return tuple(getattr(job, f.name) for f in dataclasses.fields(job) if f.name != "name")
+
+
 def job_classes(instance: Instance) -> list[list[int]]:
     """Classes of two or more jobs whose data are equal (job order within a class)."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for j, job in enumerate(instance.jobs):
-        key = (job.gpus, job.iterations, job.grad_size, job.batch_size, job.fwd_time, job.bwd_time, job.weight)
-        groups.setdefault(key, []).append(j)
+        groups.setdefault(job_key(job), []).append(j)
     return [g for g in groups.values() if len(g) >= 2]
 
 
