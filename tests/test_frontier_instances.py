@@ -41,13 +41,18 @@ def test_a_frontier_record_is_consistent(name: str) -> None:
     assert max(reference_simulate(inst, schedule)["completion"]) == best
     assert bound <= best and meta["known_optimum"] in (None, best)
     assert (meta["known_optimum"] is not None) == (bound == best)
-    # the bound is what the record proves: auto's bound, raised one slot by each proven "no"
-    probes = meta["proof"]["probes"]
-    refuted = [p["makespan_asked"] for p in probes if p["status"] == "infeasible"]
-    auto_bound = meta["proof"]["auto"]["bound"]
-    assert bound == max([*(h + 1 for h in refuted), -(-auto_bound // 1)])
-    for p in probes:  # every answer records how it was reached
-        assert p["versions"]["ortools"] and p["solver"]["name"] == "cpsat" and "seed" in p
+    # the record proves exactly its bound and its makespan: the solves' best, then each probe's answer
+    solves, probes = meta["proof"]["solves"], meta["proof"]["probes"]
+    assert set(solves) == {"auto", "decompose"}
+    proven = [p["proves_lower_bound"] for p in probes if p["status"] == "infeasible"]
+    found = [p["schedule_makespan"] for p in probes if p["status"] == "feasible"]
+    assert bound == max([-(-r["bound"] // 1) for r in solves.values() if r["bound"] is not None] + proven)
+    assert best == min([r["makespan"] for r in solves.values() if r["makespan"] is not None] + found)
+    for p in probes:  # every answer is consistent with the bound and records how it was reached
+        asked = p["makespan_asked"]
+        assert p["status"] != "feasible" or asked >= bound  # a yes below the proven bound is a contradiction
+        assert p["status"] != "infeasible" or p["proves_lower_bound"] > asked
+        assert p["versions"]["ortools"] and p["solver"]["name"] in ("cpsat", "rar-opt") and "seed" in p
     # no heuristic beats the best known schedule's makespan when it is the optimum
     if meta["known_optimum"] is not None:
         assert min(policy_makespans(inst).values()) >= best
