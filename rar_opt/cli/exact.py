@@ -187,10 +187,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ..solvers.probe import probe
 
     instance = Instance.read(instance_path(args.instance))
-    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
-        raise InputError(f"must be a finite number of seconds > 0, got {args.time_limit}", where="--time-limit")
     time_limit = args.time_limit
-    if time_limit is not None:  # the limit is the wall clock of the whole command
+    if time_limit is not None and math.isfinite(time_limit) and time_limit > 0:
+        # the limit is the wall clock of the whole command (a bad one is refused by probe)
         time_limit = max(time_limit - seconds_since_start(), 0.05)
     try:
         with clock_bar(args, time_limit):
