@@ -17,6 +17,7 @@ from ..instance import Instance
 from ..library import instance_path, model_path
 from ..models import EXPORT_FORMATS
 from ..processes import seconds_since_start
+from ..solvers.cpsat import SEARCHES
 from ..solvers.decompose import PLANS
 from ..solvers.registry import BACKENDS
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
@@ -74,6 +75,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "(no limit by default: a hard question can take hours)",
     )
     p.add_argument("--symmetry", action=argparse.BooleanOptionalAction, default=True, help="symmetry rows (default on)")
+    p.add_argument(
+        "--search",
+        choices=list(SEARCHES),
+        default="no-lp",
+        help="CP-SAT's search: no-lp (the default: no linear relaxation), default (CP-SAT's own), core",
+    )
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one ends by H)")
@@ -200,6 +207,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 threads=args.threads,
                 symmetry=args.symmetry,
+                search=args.search,
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None

@@ -18,8 +18,9 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
 ``decompose`` is phases 1-3 as the decomposition was first stated (30% of the time for the
 relaxation, 50% of the rest for the restriction); ``auto`` adds phase 0 and the floor,
 gives the first two phases less time when they do not close at once, and runs the full
-model twice: CP-SAT's default search briefly, then its core-based search, which proves
-lower bounds the default one does not (``Plan.full_searches``; docs/exactness.md).
+model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only), which
+proves at 16 x 8 x 100 what the default and core-based searches do not within a minute
+(``Plan.full_searches``, :data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..formulations import formulation as get_formulation
 from ..instance import Instance
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
-from .cpsat import Cpsat
+from .cpsat import SEARCHES, Cpsat
 from .result import SolveResult, finish
 from .status import Status
 
@@ -58,16 +59,24 @@ class Plan:
     # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
     # anything and serves mostly as the full model's hint and horizon
     restrict_share_open: float | None = None
-    # the full model's searches in turn, each with its share of the time left: CP-SAT's
-    # default search finds schedules; its core-based search proves lower bounds
+    # the full model's searches in turn (names of rar_opt.solvers.cpsat.SEARCHES), each
+    # with its share of the time left; the last one should take all that is left (1.0)
     full_searches: tuple[tuple[str, float], ...] = (("default", 1.0),)
 
+    def __post_init__(self) -> None:
+        shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
+        if self.restrict_share_open is not None:
+            shares["restrict_share_open"] = self.restrict_share_open
+        shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
+        for where, share in shares.items():
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+                raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
+        if not self.full_searches:
+            raise InputError("the full model needs at least one search", where="full_searches")
+        for search, _ in self.full_searches:
+            if search not in SEARCHES:
+                raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
 
-SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
-    "default": (),
-    "core": (("optimize_with_core", True),),
-}
-"""CP-SAT parameters of each full-model search (docs/exactness.md, "Searches")."""
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
 AUTO = Plan(
@@ -77,7 +86,7 @@ AUTO = Plan(
     heuristics=("sjf-bco", "ls", "ff"),
     floor=True,
     restrict_share_open=0.05,
-    full_searches=(("default", 0.1), ("core", 1.0)),
+    full_searches=(("no-lp", 1.0),),
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
@@ -253,7 +262,7 @@ def decompose(
             cpsat.set_start(full, instance, best.schedule)
         if plan.floor and floor is not None:
             full.model.add(full.makespan >= floor)
-        name = "full cp-sat" if k == 0 and search == "default" else f"full cp-sat ({search})"
+        name = "full cp-sat" if search == "default" else f"full cp-sat ({search})"
         raw = run(full, name, share, SEARCHES[search])
         record["horizon"] = best.span or limit_horizon
         if raw.status in (Status.OPTIMAL, Status.INFEASIBLE):  # CP-SAT's own proof

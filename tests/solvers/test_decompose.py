@@ -13,8 +13,8 @@ from rar_opt.formulations import cfree
 from rar_opt.formulations.cpsat import read_schedule
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
-from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.decompose import AUTO, DECOMPOSE, SEARCHES, decompose
+from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+from rar_opt.solvers.decompose import AUTO, DECOMPOSE, decompose
 
 from ..bruteforce import brute_force
 from ..helpers import policy_makespans
@@ -65,13 +65,28 @@ def test_where_contention_decides_the_full_model_carries_the_proof(wait_beats_st
 
 def test_the_full_model_searches_in_turn_reach_the_same_optimum(wait_beats_start: Instance) -> None:
     optimum = wait_beats_start.meta["known_optimum"]
-    for searches in ((("core", 1.0),), (("core", 0.5), ("default", 1.0)), AUTO.full_searches):
+    tried = ((("core", 1.0),), (("core", 0.5), ("default", 1.0)), (("default", 0.1), ("no-lp", 1.0)))
+    for searches in (*tried, AUTO.full_searches):
         plan = dataclasses.replace(DECOMPOSE, full_searches=searches)
         res = decompose(wait_beats_start, plan=plan, time_limit=30)
         assert res.status == Status.OPTIMAL and res.makespan == optimum, searches
         names = [p["phase"] for p in res.options["phases"]]
         assert names[-1] == res.options["proved_by"] and names[-1].startswith("full cp-sat")
-    assert AUTO.full_searches[-1][0] == "core" and set(SEARCHES) >= {s for s, _ in AUTO.full_searches}
+    assert AUTO.full_searches[-1][0] == "no-lp" and set(SEARCHES) >= {s for s, _ in AUTO.full_searches}
+
+
+def test_a_plan_names_a_bad_share_or_search() -> None:
+    bad = {
+        "relax_share": {"relax_share": 0},
+        "restrict_share_open": {"restrict_share_open": 1.5},
+        r"full_searches\[0\]": {"full_searches": (("no-lp", -0.1),)},
+        "full_searches": {"full_searches": (("simplex", 1.0),)},
+    }
+    for where, change in bad.items():
+        with pytest.raises(InputError, match=where):
+            dataclasses.replace(AUTO, **change)
+    with pytest.raises(InputError, match="at least one search"):
+        dataclasses.replace(AUTO, full_searches=())
 
 
 def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start: Instance) -> None:

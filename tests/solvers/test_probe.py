@@ -11,6 +11,7 @@ from rar_opt import Instance, Schedule
 from rar_opt.errors import InputError
 from rar_opt.library import instance_path
 from rar_opt.solvers import Status
+from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.solvers.probe import probe
 
 from ..bruteforce import brute_force
@@ -18,12 +19,13 @@ from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespan
 from ..strategies import communication_heavy_instances, micro_instances, reference_simulate
 
 
-def _answers(inst: Instance, opt: int) -> None:
+def _answers(inst: Instance, opt: int, search: str = "no-lp") -> None:
     """Below OPT the answer is a proven no; at OPT a schedule that ends there."""
-    below = probe(inst, opt - 1) if opt > 1 else None
+    below = probe(inst, opt - 1, search=search) if opt > 1 else None
     if below is not None:  # from CP-SAT, or from the longest job when it alone needs opt slots
         assert below.status == Status.INFEASIBLE and below.lower_bound == opt and below.schedule is None
-    at = probe(inst, opt)
+    at = probe(inst, opt, search=search)
+    assert at.record["search"] == search and at.record["cpsat_parameters"] == dict(SEARCHES[search])
     assert at.status == Status.FEASIBLE and at.lower_bound is None
     assert max(reference_simulate(inst, at.schedule)["completion"]) == at.schedule_makespan == opt
 
@@ -43,7 +45,8 @@ def test_probes_bracket_the_optimum_where_contention_decides(inst: Instance) -> 
 
     res = solve(inst, "compact")  # the MILP as the cross-check
     assert res.status == Status.OPTIMAL
-    _answers(inst, res.makespan)
+    for search in SEARCHES:  # every search of the same model gives the same answers
+        _answers(inst, res.makespan, search)
     if res.makespan > 1:  # without the symmetry rows: the same proven no
         assert probe(inst, res.makespan - 1, symmetry=False).status == Status.INFEASIBLE
 
@@ -90,6 +93,12 @@ def test_a_probe_names_a_bad_time_limit(wait_beats_start: Instance) -> None:
             probe(wait_beats_start, 6, time_limit=bad)
 
 
+def test_a_probe_names_an_unknown_search(wait_beats_start: Instance) -> None:
+    for bad in ("lp", "", None, ["no-lp"]):
+        with pytest.raises(InputError, match="search"):
+            probe(wait_beats_start, 6, search=bad)
+
+
 def test_a_probe_names_a_bad_makespan(wait_beats_start: Instance) -> None:
     for bad in (0, -3, 2.5, True, wait_beats_start.horizon + 1):
         with pytest.raises(InputError, match="makespan"):
@@ -101,7 +110,9 @@ def test_probe_command_answers_and_writes_the_schedule(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     assert answer["status"] == "infeasible" and answer["proves_lower_bound"] == 6
-    assert answer["versions"]["ortools"] and answer["seed"] == 0
+    assert answer["versions"]["ortools"] and answer["seed"] == 0 and answer["search"] == "no-lp"
+    out = run("probe", "wait-beats-start", "--makespan", "5", "--search", "default", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["search"] == "default"
     target = tmp_path / "s.json"
     out = run("probe", "wait-beats-start", "--makespan", "6", "-o", str(target))
     assert out.returncode == 0 and "OPT <= 6" in out.stdout

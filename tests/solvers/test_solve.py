@@ -108,7 +108,7 @@ def test_auto_records_its_phases_and_what_proved(wait_beats_start: Instance) -> 
     phases = [p["phase"] for p in res.options["phases"]]
     assert phases[0] == "heuristics" and res.options["phases"][0]["tried"]["ls"] is not None
     # contention decides this instance: the relaxation and restriction do not meet, the full model proves
-    assert phases[-1] == "full cp-sat" and res.options["proved_by"] == "full cp-sat"
+    assert phases[-1] == "full cp-sat (no-lp)" and res.options["proved_by"] == "full cp-sat (no-lp)"
     assert res.solver["name"] == "cpsat" and res.solver["version"]
 
 
