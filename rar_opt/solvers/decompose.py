@@ -40,6 +40,7 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .cpsat import SEARCHES, Cpsat
+from .probe import probe
 from .result import SolveResult, finish
 from .status import Status
 
@@ -62,11 +63,16 @@ class Plan:
     # the full model's searches in turn (names of rar_opt.solvers.cpsat.SEARCHES), each
     # with its share of the time left; the last one should take all that is left (1.0)
     full_searches: tuple[tuple[str, float], ...] = (("default", 1.0),)
+    # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
+    # it, within this share of the time left in all; None: no probes
+    probe_share: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
         if self.restrict_share_open is not None:
             shares["restrict_share_open"] = self.restrict_share_open
+        if self.probe_share is not None:
+            shares["probe_share"] = self.probe_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
@@ -87,6 +93,7 @@ AUTO = Plan(
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
+    probe_share=0.1,
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
@@ -250,6 +257,13 @@ def decompose(
     if time_up():
         record["stopped"] = "after the restriction"
         return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
+    # probes need a share of a time limit: without one, the full model alone proves the optimum
+    probing = plan.probe_share is not None and time_limit is not None
+    if probing and floor is not None and best.span is not None and floor < best.span:
+        floor = _probe_upward(instance, best, floor, (left() or 0.0) * plan.probe_share, seed, threads, symmetry, note)
+        bound = max(bound or 0.0, float(floor))
+        if best.span <= floor:
+            return proven("probe", best, None)
     # each search rebuilds the model over the best makespan so far, hinted with the best
     # schedule and floored by the best bound so far
     full: Any = None
@@ -315,6 +329,42 @@ def _without_full_model(
         solver=solver,
     )
     return done(model, kept, incumbent=None if model is not None else best.schedule)
+
+
+def _probe_upward(
+    instance: Instance,
+    best: _Best,
+    floor: int,
+    seconds: float,
+    seed: int,
+    threads: int,
+    symmetry: bool,
+    note: Any,
+) -> int:
+    """Probes at the floor while they refute it, within ``seconds`` in all: each proven no
+    raises the floor by one, a yes is a schedule that meets the floor (then optimal).
+    Returns the floor; ``best`` takes any schedule found."""
+    stop = time.perf_counter() + seconds
+    while best.span is not None and floor < best.span:
+        left = stop - time.perf_counter()
+        if left < 0.05:
+            break
+        began = time.perf_counter()
+        answer = probe(instance, floor, time_limit=left, seed=seed, threads=threads, symmetry=symmetry)
+        note(
+            f"probe {floor}",
+            began,
+            status=str(answer.status),
+            objective=answer.schedule_makespan,
+            bound=answer.lower_bound,
+        )
+        if answer.status == Status.INFEASIBLE:
+            floor = int(answer.lower_bound or floor + 1)
+        elif answer.status == Status.FEASIBLE:
+            best.offer(answer.schedule, answer.schedule_makespan, "probe")
+        else:
+            break
+    return floor
 
 
 def _heuristics(instance: Instance, policies: tuple[str, ...], horizon: int, note: Any) -> _Best:

@@ -21,8 +21,8 @@ from ..helpers import policy_makespans
 from ..strategies import communication_heavy_instances, micro_instances, reference_simulate
 
 
-def _optimum(inst: Instance, method: str = "decompose") -> int:
-    res = solve(inst, method)
+def _optimum(inst: Instance, method: str = "decompose", time_limit: float | None = None) -> int:
+    res = solve(inst, method, time_limit=time_limit)
     assert res.status == Status.OPTIMAL, res.message
     assert max(reference_simulate(inst, res.schedule)["completion"]) == res.makespan == round(res.objective)
     return res.makespan
@@ -39,7 +39,8 @@ def _solve_cfree(inst: Instance, restrict: bool):
 def test_decomposition_and_auto_equal_brute_force(inst: Instance) -> None:
     upper = min(policy_makespans(inst).values())
     bf = brute_force(inst, upper)
-    assert bf is not None and _optimum(inst) == bf[0] == _optimum(inst, "auto")
+    # auto with a time limit, so that its probes run (they need a share of one)
+    assert bf is not None and _optimum(inst) == bf[0] == _optimum(inst, "auto", 60) == _optimum(inst, "auto")
 
 
 @settings(max_examples=20)
@@ -89,6 +90,23 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         dataclasses.replace(AUTO, full_searches=())
 
 
+def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: Instance) -> None:
+    # the relaxation's bound is 3 and the restriction's schedule 6, the optimum: the probes
+    # at 3, 4 and 5 each raise the floor by a slot until it meets the schedule
+    optimum = wait_beats_start.meta["known_optimum"]
+    res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
+    assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
+    probes = [p for p in res.options["phases"] if p["phase"].startswith("probe ")]
+    asked = [int(p["phase"].split()[1]) for p in probes]
+    assert asked == list(range(asked[0], optimum)) and asked[0] < optimum - 1
+    assert all(p["status"] == "infeasible" and p["bound"] == h + 1 for p, h in zip(probes, asked, strict=True))
+    assert res.options["proved_by"] == "probe"
+    # without a time limit there is no share to give them: the full model proves it alone
+    res = decompose(wait_beats_start, plan=AUTO)
+    assert res.status == Status.OPTIMAL and res.makespan == optimum
+    assert not any(p["phase"].startswith("probe") for p in res.options["phases"])
+
+
 def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start: Instance) -> None:
     # 5 slots: the relaxation (each job alone, 3 slots) fits, no heuristic does, and only the
     # full model, with contention, proves that nothing fits
@@ -122,15 +140,18 @@ def test_auto_keeps_the_counterexamples_optima(counterexample) -> None:
 @settings(max_examples=10)
 @given(communication_heavy_instances())
 def test_auto_equals_the_compact_milp_where_contention_decides(inst: Instance) -> None:
-    assert _optimum(inst, "auto") == solve(inst, "compact").makespan
+    assert _optimum(inst, "auto", 60) == solve(inst, "compact").makespan
 
 
 @settings(max_examples=15)
 @given(communication_heavy_instances())
 def test_auto_phases_bound_below_and_above(inst: Instance) -> None:
-    res = solve(inst, "auto")
+    res = solve(inst, "auto", time_limit=60)
     opt = res.makespan
     for phase in res.options["phases"]:
+        if phase["phase"].startswith("probe "):  # a "no" below the optimum, a "yes" from it on
+            asked = int(phase["phase"].split()[1])
+            assert phase["status"] == ("infeasible" if asked < opt else "feasible"), phase
         if phase["phase"] == "relaxation" and phase["bound"] is not None:
             assert phase["bound"] <= opt + 1e-6
         if phase["phase"] in ("restriction", "heuristics") and phase["objective"] is not None:
