@@ -1,7 +1,7 @@
 """The frontier instances and what is proven about them: ``python instances/make_frontier.py``.
 
-Instances of ``benchmarks/frontier.py`` that ``auto`` does not prove within its 60 s on one
-thread, or only just. Each is solved by ``auto`` and by ``decompose`` for ``--solve-limit``
+Instances of ``benchmarks/frontier.py`` that ``auto`` did not prove within its 60 s on one
+thread, or only just, before its probes and its ``no-lp`` search (instances/README.md). Each is solved by ``auto`` and by ``decompose`` for ``--solve-limit``
 seconds each (the better schedule and the higher bound are kept), then probed
 (:mod:`rar_opt.solvers.probe`) upward from the best bound, within ``--budget`` seconds in
 all: a proven "no schedule ends by H" raises the bound to H + 1, a schedule ending by H
@@ -45,8 +45,8 @@ def make(key: tuple[str, int, int, int, int], solve_limit: float, probe_limit: f
     base = frontier_instance(*key)
     inst = Instance(name, base.horizon, base.cluster, base.jobs, {"source": f"benchmarks/frontier.py {key}"})
     began = time.perf_counter()
-    # auto searches for proofs, decompose keeps CP-SAT's default search, which finds better
-    # schedules where neither proves (docs/exactness.md, "Searches"): the best of both
+    # two routes to a schedule and a bound (docs/exactness.md, "Searches"): auto (probes,
+    # then the no-lp search) and decompose (CP-SAT's default search); the best of both
     solves = {method: solve(inst, method, time_limit=solve_limit) for method in METHODS}
     found = [r for r in solves.values() if r.schedule is not None]
     schedule, best = min(((r.schedule, r.makespan) for r in found), key=lambda pair: pair[1], default=(None, None))

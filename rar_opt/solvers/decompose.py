@@ -10,17 +10,19 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
 2. Restriction (``restrict=True``): split jobs that share a server never overlap, so its
    makespan is its schedule's true makespan (re-simulated; a mismatch is an error). If the
    best schedule so far meets the relaxation's bound, it is optimal: proven.
-3. Otherwise the full CP-SAT model runs over the best makespan so far as horizon, with the
-   best schedule as its hint and (``auto``) the relaxation's bound as a floor on the
-   makespan, for the time that is left; the larger of its bound and the relaxation's is
-   the result's bound.
+3. (``auto`` only, and only with a time limit) Probes at the floor (:mod:`.probe`): a
+   proven "no schedule ends by slot L" raises the floor L by one, a "yes" is a schedule
+   ending by L, so optimal. They stop when undecided or after their share of the time.
+4. Otherwise the full CP-SAT model runs over the best makespan so far as horizon, with the
+   best schedule as its hint and (``auto``) the best bound as a floor on the makespan, for
+   the time that is left; the largest bound found is the result's bound.
 
-``decompose`` is phases 1-3 as the decomposition was first stated (30% of the time for the
-relaxation, 50% of the rest for the restriction); ``auto`` adds phase 0 and the floor,
-gives the first two phases less time when they do not close at once, and runs the full
-model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only), which
-proves at 16 x 8 x 100 what the default and core-based searches do not within a minute
-(``Plan.full_searches``, :data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md).
+``decompose`` is phases 1, 2 and 4 as the decomposition was first stated (30% of the time
+for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0 and 3 and
+the floor, gives the first two phases less time when they do not close at once, and runs
+the full model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only),
+which proved more within a minute in our measurements at 16 x 8 x 100 (``Plan.full_searches``,
+:data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md, "Searches").
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class Plan:
     relax_share: float  # share of the time left that the relaxation may use
     restrict_share: float  # share of the time left that the restriction may use
     heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
-    floor: bool = False  # the full model gets makespan >= the relaxation's bound
+    floor: bool = False  # the full model gets makespan >= the best bound so far
     # the restriction's share when the relaxation did not close: its makespan is then at
     # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
     # anything and serves mostly as the full model's hint and horizon
@@ -250,22 +252,23 @@ def decompose(
         how = "decomposition" if best.source == "restriction" else "relaxation"
         return proven(how, best, restricted.solver, best_model)
 
-    # 3. the full model over the best makespan so far, hinted with the best schedule
+    # 3 and 4 need the full model (a probe builds it too)
     if cpsat.count_cells(instance, best.span or limit_horizon) > max_cells:
         record["full_model"] = "skipped: too large"
         return _without_full_model(instance, best, best_model, bound, done, "the full model is too large")
     if time_up():
         record["stopped"] = "after the restriction"
         return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
-    # probes need a share of a time limit: without one, the full model alone proves the optimum
+    # 3. probes need a share of a time limit: without one, the full model alone proves the optimum
     probing = plan.probe_share is not None and time_limit is not None
     if probing and floor is not None and best.span is not None and floor < best.span:
-        floor = _probe_upward(instance, best, floor, (left() or 0.0) * plan.probe_share, seed, threads, symmetry, note)
+        seconds = (left() or 0.0) * plan.probe_share
+        floor, solver = _probe_upward(instance, best, floor, seconds, seed, threads, symmetry, note)
         bound = max(bound or 0.0, float(floor))
         if best.span <= floor:
-            return proven("probe", best, None)
-    # each search rebuilds the model over the best makespan so far, hinted with the best
-    # schedule and floored by the best bound so far
+            return proven("probe", best, solver)
+    # 4. the full model: each search rebuilds it over the best makespan so far, hinted with
+    # the best schedule and floored by the best bound so far
     full: Any = None
     raw: RawOutcome | None = None
     for k, (search, share) in enumerate(plan.full_searches):
@@ -340,17 +343,26 @@ def _probe_upward(
     threads: int,
     symmetry: bool,
     note: Any,
-) -> int:
+) -> tuple[int, dict[str, Any]]:
     """Probes at the floor while they refute it, within ``seconds`` in all: each proven no
     raises the floor by one, a yes is a schedule that meets the floor (then optimal).
-    Returns the floor; ``best`` takes any schedule found."""
+    Returns the floor and the last probe's solver record; ``best`` takes any schedule found.
+    An undecided probe ends the stage, and so does a probe that fails (logged): the full
+    model comes next either way."""
     stop = time.perf_counter() + seconds
+    solver: dict[str, Any] = {}
     while best.span is not None and floor < best.span:
         left = stop - time.perf_counter()
         if left < 0.05:
             break
         began = time.perf_counter()
-        answer = probe(instance, floor, time_limit=left, seed=seed, threads=threads, symmetry=symmetry)
+        try:
+            answer = probe(instance, floor, time_limit=left, seed=seed, threads=threads, symmetry=symmetry)
+        except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
+            log.warning("the probe at %d failed (%s); the full model goes on without it", floor, exc)
+            note(f"probe {floor}", began, status=str(Status.ERROR), objective=None, bound=None)
+            break
+        solver = answer.record.get("solver", solver)
         note(
             f"probe {floor}",
             began,
@@ -364,7 +376,7 @@ def _probe_upward(
             best.offer(answer.schedule, answer.schedule_makespan, "probe")
         else:
             break
-    return floor
+    return floor, solver
 
 
 def _heuristics(instance: Instance, policies: tuple[str, ...], horizon: int, note: Any) -> _Best:
