@@ -1,0 +1,113 @@
+"""How `auto` spends its full-model time: ``python benchmarks/searches.py``.
+
+The plans below differ only in what comes after the contention-free phases: which CP-SAT
+searches (``rar_opt.solvers.cpsat.SEARCHES``) the full model runs, with which share of the
+time left, and whether probes at the floor come first. Every other setting is `auto`'s.
+They run on the instances of ``benchmarks/frontier.py`` where the contention-free phases
+do not close (``HARD``), 60 s each on one thread, two runs at a time on a 2-core machine
+(``--workers``). `auto` itself also runs with CP-SAT seeds 1 and 2, to show how much the
+seed moves the times. Results: ``benchmarks/results/searches.json``; ``--summary`` prints
+the table of docs/exactness.md ("Searches") again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from common import RESULTS, save
+from frontier import instance
+
+from rar_opt.solvers.decompose import AUTO, Plan, decompose
+
+HARD = [
+    ("heavy", 12, 4, 80, 1),
+    *[(family, 16, 8, 100, seed) for family in ("tiny", "heavy") for seed in (0, 1, 2)],
+    ("tiny", 20, 8, 120, 0),
+    ("heavy", 20, 8, 120, 0),
+]
+PLANS: dict[str, Plan] = {
+    "default-then-core": dataclasses.replace(AUTO, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None),
+    "default-then-no-lp": dataclasses.replace(AUTO, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None),
+    "no-lp": dataclasses.replace(AUTO, probe_share=None),
+    "auto": AUTO,  # probes at the floor (10%), then no-lp
+}
+"""``default-then-core`` is `auto` before the no-lp search; ``auto`` is `auto` now."""
+
+
+def task(plan_name: str, key: tuple, seed: int, time_limit: float) -> dict:
+    inst = instance(*key)
+    began = time.perf_counter()
+    res = decompose(inst, time_limit=time_limit, seed=seed, plan=PLANS[plan_name])
+    family, jobs, servers, horizon, inst_seed = key
+    return {
+        "instance": f"{family}-{jobs}x{servers}x{horizon}-s{inst_seed}",
+        "plan": plan_name,
+        "cpsat_seed": seed,
+        "status": str(res.status),
+        "makespan": res.makespan,
+        "bound": res.bound,
+        "wall_s": round(time.perf_counter() - began, 2),
+        "proved_by": res.options.get("proved_by"),
+        "phases": [
+            {k: p.get(k) for k in ("phase", "status", "objective", "bound", "seconds")} for p in res.options["phases"]
+        ],
+    }
+
+
+def cell(row: dict) -> str:
+    if row["status"] == "optimal":
+        return f"{row['wall_s']:.1f} s"
+    return f"{row['makespan']} / {row['bound']:g}" if row["makespan"] is not None else f"- / {row['bound']}"
+
+
+def summary(rows: list[dict]) -> str:
+    """Instances down, plans (seed 0) across, then auto with seeds 1 and 2."""
+    columns = [(p, 0) for p in PLANS] + [("auto", 1), ("auto", 2)]
+    by = {(r["instance"], r["plan"], r["cpsat_seed"]): r for r in rows}
+    head = [f"{p}" if s == 0 else f"{p} (seed {s})" for p, s in columns]
+    lines = ["| instance | " + " | ".join(head) + " |", "|---|" + "---|" * len(columns)]
+    for name in dict.fromkeys(r["instance"] for r in rows):
+        cells = [cell(by[name, p, s]) if (name, p, s) in by else "not run" for p, s in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--plans", help="comma-separated names of PLANS (default: all)")
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    path = RESULTS / "searches.json"
+    if args.summary:
+        print(summary(json.loads(path.read_text())["rows"]))
+        return
+    plans = args.plans.split(",") if args.plans else list(PLANS)
+    jobs = [(p, key, 0) for p in plans for key in HARD]
+    if "auto" in plans:
+        jobs += [("auto", key, seed) for seed in (1, 2) for key in HARD]
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = [pool.submit(task, p, key, seed, args.time_limit) for p, key, seed in jobs]
+        rows = []
+        for future in futures:
+            rows.append(future.result())
+            r = rows[-1]
+            print(f"{r['instance']:>20} {r['plan']:>18} seed {r['cpsat_seed']}: {cell(r)}", flush=True)
+    save(
+        "searches",
+        rows,
+        time_limit_s=args.time_limit,
+        threads=1,
+        workers=args.workers,
+        plans={p: dataclasses.asdict(PLANS[p]) for p in plans},
+    )
+    print(summary(rows))
+
+
+if __name__ == "__main__":
+    main()
