@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -12,12 +13,12 @@ from rar_opt.errors import InputError
 from rar_opt.formulations import cfree
 from rar_opt.formulations.cpsat import read_schedule
 from rar_opt.solvers import Status, solve
-from rar_opt.solvers.backend import SolveOptions
+from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.decompose import AUTO, DECOMPOSE, decompose
 
 from ..bruteforce import brute_force
-from ..helpers import policy_makespans
+from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespans
 from ..strategies import communication_heavy_instances, micro_instances, reference_simulate
 
 
@@ -39,7 +40,8 @@ def _solve_cfree(inst: Instance, restrict: bool):
 def test_decomposition_and_auto_equal_brute_force(inst: Instance) -> None:
     upper = min(policy_makespans(inst).values())
     bf = brute_force(inst, upper)
-    # auto with a time limit, so that its probes run (they need a share of one)
+    # auto with and without a time limit (probes run only with one, where the
+    # contention-free phases do not close)
     assert bf is not None and _optimum(inst) == bf[0] == _optimum(inst, "auto", 60) == _optimum(inst, "auto")
 
 
@@ -90,21 +92,86 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         dataclasses.replace(AUTO, full_searches=())
 
 
+def _probes(res) -> list[tuple[int, dict]]:
+    """The probe phases of a result: (slot asked, phase)."""
+    return [(int(p["phase"].split()[1]), p) for p in res.options["phases"] if p["phase"].startswith("probe ")]
+
+
+def _floor(res, inst: Instance) -> int:
+    """The floor the probes start from: the relaxation's bound, at least the longest job."""
+    relaxed = next(p for p in res.options["phases"] if p["phase"] == "relaxation")
+    return max(math.ceil(relaxed["bound"] - 1e-9), int(inst.bounds.rho_min.max()))
+
+
 def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: Instance) -> None:
     # the relaxation's bound is 3 and the restriction's schedule 6, the optimum: the probes
     # at 3, 4 and 5 each raise the floor by a slot until it meets the schedule
     optimum = wait_beats_start.meta["known_optimum"]
     res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
-    probes = [p for p in res.options["phases"] if p["phase"].startswith("probe ")]
-    asked = [int(p["phase"].split()[1]) for p in probes]
-    assert asked == list(range(asked[0], optimum)) and asked[0] < optimum - 1
-    assert all(p["status"] == "infeasible" and p["bound"] == h + 1 for p, h in zip(probes, asked, strict=True))
-    assert res.options["proved_by"] == "probe"
+    asked = [h for h, _ in _probes(res)]
+    assert asked == list(range(_floor(res, wait_beats_start), optimum)) and len(asked) >= 2
+    assert all(p["status"] == "infeasible" and p["bound"] == h + 1 for h, p in _probes(res))
+    assert res.options["proved_by"] == "probe" and res.solver["name"] == "cpsat" and res.solver["version"]
     # without a time limit there is no share to give them: the full model proves it alone
     res = decompose(wait_beats_start, plan=AUTO)
-    assert res.status == Status.OPTIMAL and res.makespan == optimum
-    assert not any(p["phase"].startswith("probe") for p in res.options["phases"])
+    assert res.status == Status.OPTIMAL and res.makespan == optimum and not _probes(res)
+
+
+def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: Instance, monkeypatch) -> None:
+    # without the restriction's schedule (6), the best is a heuristic's 8, and the probes
+    # at 3, 4, 5 refute, the one at 6 finds a schedule: optimal, found and proven by probes
+    real = Cpsat.solve
+
+    def no_restriction(self, model, options):
+        if model.rar.formulation == "cfree-restriction":
+            return RawOutcome(Status.NO_SOLUTION, termination="left out by the test")
+        return real(self, model, options)
+
+    monkeypatch.setattr(Cpsat, "solve", no_restriction)
+    optimum = wait_beats_start.meta["known_optimum"]
+    res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
+    assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
+    probes = _probes(res)
+    assert [p["status"] for _, p in probes] == ["infeasible"] * (len(probes) - 1) + ["feasible"]
+    assert probes[-1][0] == optimum and probes[-1][1]["objective"] == optimum
+    assert res.options["proved_by"] == "probe" and res.schedule.meta["method"] == "probe"
+    assert max(reference_simulate(wait_beats_start, res.schedule)["completion"]) == optimum
+
+
+@pytest.mark.parametrize("answer", ["undecided", "error"])
+def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
+    wait_beats_start: Instance, monkeypatch, caplog, answer: str
+) -> None:
+    import rar_opt.solvers.decompose as module
+    from rar_opt.solvers.probe import Probe
+
+    def stuck(instance, makespan, **_):
+        if answer == "error":
+            raise RuntimeError("CP-SAT ended the probe with MODEL_INVALID")
+        return Probe(makespan, Status.NO_SOLUTION, None, None, None, 0.01, "UNKNOWN")
+
+    monkeypatch.setattr(module, "probe", stuck)
+    res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
+    assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
+    assert [p["status"] for _, p in _probes(res)] == ["no_solution" if answer == "undecided" else "error"]
+    assert res.options["proved_by"] == "full cp-sat (no-lp)"
+    assert ("failed" in caplog.text) is (answer == "error")
+
+
+def test_auto_with_a_time_limit_keeps_every_known_optimum(library) -> None:
+    # with a limit the probes run; on some of these instances they carry the proof
+    cases = [(k.instance, k.optimum) for k in library]
+    cases += [(c.instance, c.optimum) for c in map(load_counterexample, COUNTEREXAMPLE_NAMES)]
+    probed = 0
+    for inst, optimum in cases:
+        res = solve(inst, "auto", time_limit=60)
+        assert res.status == Status.OPTIMAL and res.makespan == optimum, inst.name
+        assert max(reference_simulate(inst, res.schedule)["completion"]) == optimum
+        for asked, phase in _probes(res):  # a "no" below the optimum, a "yes" at it
+            assert phase["status"] == ("infeasible" if asked < optimum else "feasible"), (inst.name, phase)
+        probed += bool(_probes(res))
+    assert probed >= 1  # the probes did run somewhere
 
 
 def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start: Instance) -> None:
@@ -150,8 +217,8 @@ def test_auto_phases_bound_below_and_above(inst: Instance) -> None:
     opt = res.makespan
     for phase in res.options["phases"]:
         if phase["phase"].startswith("probe "):  # a "no" below the optimum, a "yes" from it on
-            asked = int(phase["phase"].split()[1])
-            assert phase["status"] == ("infeasible" if asked < opt else "feasible"), phase
+            asked = int(phase["phase"].split()[1])  # (undecided only if its share ran out)
+            assert phase["status"] in ("infeasible" if asked < opt else "feasible", "no_solution"), phase
         if phase["phase"] == "relaxation" and phase["bound"] is not None:
             assert phase["bound"] <= opt + 1e-6
         if phase["phase"] in ("restriction", "heuristics") and phase["objective"] is not None:
