@@ -1,8 +1,9 @@
 """The frontier instances and what is proven about them: ``python instances/make_frontier.py``.
 
 Instances of ``benchmarks/frontier.py`` that ``auto`` did not prove within its 60 s on one
-thread, or only just, before its probes and its ``no-lp`` search (instances/README.md). Each is solved by ``auto`` and by ``decompose`` for ``--solve-limit``
-seconds each (the better schedule and the higher bound are kept), then probed
+thread, or only just, before its probes and its ``no-lp`` search (instances/README.md).
+Each is solved by ``auto`` and by ``decompose`` for ``--solve-limit`` seconds each (the
+better schedule and the higher bound are kept), then probed
 (:mod:`rar_opt.solvers.probe`) upward from the best bound, within ``--budget`` seconds in
 all: a proven "no schedule ends by H" raises the bound to H + 1, a schedule ending by H
 lowers the best known makespan. When the two meet the optimum is proven and recorded as
