@@ -11,7 +11,6 @@ whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -21,6 +20,7 @@ from .analysis import realized_shares
 from .bounds import ClaimCheck, check_sjf_bco_claims, lower_bounds, theorem5_bound
 from .check import check
 from .instance import Instance
+from .integral import ceil_bound
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,10 @@ def compare(
         res = solve(instance, warm_start="sjf-bco", time_limit=time_limit, seed=seed)
         solve_summary = {k: v for k, v in res.summary().items() if k != "completion"}
     # the exact solve's relaxation phase, when it ran one, is the relaxation's bound: not solved twice
-    relaxed = None if res is None or not bound_time_limit else _relaxation_phase(res.options.get("phases", ()))
+    relaxed = None if res is None or not bound_time_limit else res.record.relaxation_bound()
     lb = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
     if relaxed is not None:
-        lb = replace(lb, relaxation=relaxed[0], relaxation_proven=relaxed[1])
+        lb = replace(lb, relaxation=ceil_bound(relaxed[0]), relaxation_proven=relaxed[1])
     reference, kind = lb.best, "lower bound"
     if res is not None:
         from .solvers import Status
@@ -103,7 +103,7 @@ def compare(
         if res.status == Status.OPTIMAL and res.makespan is not None:
             reference, kind, optimum = res.makespan, "optimum", res.makespan
         elif res.bound is not None:
-            reference = max(reference, math.ceil(res.bound - 1e-6))  # a proven bound, rounded up
+            reference = max(reference, ceil_bound(res.bound))  # a proven bound, rounded up
     spans = {name: _complete(results[name].makespan) for name in names}
     shares = {name: realized_shares(instance, runs[name].schedule) for name in names}
     rows = tuple(
@@ -138,21 +138,6 @@ def compare(
         solve_summary,
         asdict(lb),
     )
-
-
-def _relaxation_phase(phases: Any) -> tuple[int, bool] | None:
-    """The contention-free relaxation's bound (rounded up) and whether it is the relaxation's
-    optimum, from an ``auto`` run's phases; None when it ran none or proved nothing. Solved
-    over the best heuristic's makespan, it is still a bound on OPT (docs/exactness.md)."""
-    for phase in phases:
-        if phase.get("phase") != "relaxation":
-            continue
-        if phase.get("status") == "optimal" and phase.get("objective") is not None:
-            return math.ceil(phase["objective"] - 1e-9), True
-        bound = phase.get("bound")
-        if phase.get("status") in ("feasible", "no_solution") and bound is not None and math.isfinite(bound):
-            return math.ceil(bound - 1e-9), False
-    return None
 
 
 def _complete(makespan: int | None) -> int:

@@ -9,6 +9,7 @@ import pytest
 from rar_opt import Instance
 from rar_opt.algorithms import POLICIES
 from rar_opt.compare import compare
+from rar_opt.solvers import PhaseKind, Status
 
 
 def test_against_the_optimum(wait_beats_start: Instance) -> None:
@@ -55,9 +56,9 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
 
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", refuse)
     cmp = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=10)
-    (phase,) = [p for p in cmp.solve["options"]["phases"] if p["phase"] == "relaxation"]
+    (phase,) = [p for p in cmp.solve["options"]["phases"] if p["kind"] == PhaseKind.RELAXATION]
     # each job alone takes 3 slots without contention: the relaxation's optimum
-    assert phase["status"] == "optimal" and phase["objective"] == 3
+    assert phase["status"] == Status.OPTIMAL and phase["objective"] == 3
     assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (3, True)
     cheap = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=None)  # cheap bounds only, as asked
     assert cheap.bounds["relaxation"] is None and cheap.reference == 6

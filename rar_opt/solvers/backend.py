@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +33,13 @@ class Capabilities:
     certified: bool = True  # its "optimal" and "infeasible" are trusted as proofs
 
 
+MIN_SOLVER_SECONDS = 0.05
+"""The least time a solver is given, even when the work before it used up the limit."""
+
+FINISH_RESERVE = 0.03
+"""Share of a call's time limit kept for reading the schedule back and checking it."""
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """Solver settings, the same for every backend (each uses what it understands)."""
@@ -43,6 +51,15 @@ class SolveOptions:
     abs_gap: float = 0.0  # absolute optimality gap (0.99 proves integral objectives exactly)
     deadline: float | None = None  # time.perf_counter() by which the backend must have returned
     params: tuple[tuple[str, Any], ...] = ()  # the backend's own parameters (CP-SAT: its search)
+
+    def seconds(self) -> float | None:
+        """The seconds the solver may run: its time limit, cut to what is left before the
+        deadline, never below :data:`MIN_SOLVER_SECONDS`; None without either."""
+        limit = self.time_limit
+        if self.deadline is not None:
+            left = self.deadline - time.perf_counter()
+            limit = left if limit is None else min(limit, left)
+        return None if limit is None else max(float(limit), MIN_SOLVER_SECONDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as recorded in a result."""
@@ -90,10 +107,13 @@ class Backend(Protocol):
 MAX_SEED = 2**31 - 1
 
 
-def solve_settings(time_limit: float | None, threads: int, seed: int) -> SolveOptions:
-    """Validated solver settings: a finite positive time limit, threads within the machine's
-    CPUs, a non-negative seed; an :class:`~rar_opt.errors.InputError` names what is wrong."""
-    if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)):
+def check_settings(time_limit: float | None, threads: int, seed: int) -> None:
+    """Refuse solver settings that no backend can run: a time limit that is not a finite
+    positive number of seconds, threads beyond the machine's CPUs, a seed outside 0..2^31-1.
+    The :class:`~rar_opt.errors.InputError` names the parameter."""
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not (isinstance(time_limit, int | float) and math.isfinite(time_limit))
+    ):
         raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
@@ -107,4 +127,3 @@ def solve_settings(time_limit: float | None, threads: int, seed: int) -> SolveOp
     cpus = os.cpu_count() or 1
     if threads > cpus:
         raise InputError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
-    return SolveOptions(time_limit=time_limit, threads=threads, seed=seed)

@@ -53,12 +53,9 @@ class Cpsat:
         solver.parameters.random_seed = int(options.seed)
         for name, value in options.params:  # e.g. a search of SEARCHES
             setattr(solver.parameters, name, value)
-        limit = options.time_limit
-        if options.deadline is not None:
-            left = options.deadline - time.perf_counter()
-            limit = left if limit is None else min(limit, left)
+        limit = options.seconds()
         if limit is not None:
-            solver.parameters.max_time_in_seconds = max(float(limit), 0.01)
+            solver.parameters.max_time_in_seconds = limit
         began = time.perf_counter()
         code = solver.solve(model.model)
         solver_s = time.perf_counter() - began

@@ -17,6 +17,9 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
    best schedule as its hint and (``auto``) the best bound as a floor on the makespan, for
    the time that is left; the largest bound found is the result's bound.
 
+Each phase is a function in :mod:`.phases`; this module holds the plans, the loop that
+runs a plan's phases and applies what they find, and the result it assembles.
+
 ``decompose`` is phases 1, 2 and 4 as the decomposition was first stated (30% of the time
 for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0 and 3 and
 the floor, gives the first two phases less time when they do not close at once, and runs
@@ -29,88 +32,37 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..check import check
 from ..errors import InputError
 from ..formulations import cfree, cpsat
 from ..formulations import formulation as get_formulation
 from ..instance import Instance
+from ..integral import ceil_bound_or_none
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
-from .cpsat import SEARCHES, Cpsat
-from .probe import probe
+from .budget import Budget
+from .cpsat import Cpsat
+from .phases import PHASES, Context, Found, Incumbent
+from .plan import AUTO, DECOMPOSE, PLANS, Plan
+
+__all__ = ["AUTO", "DECOMPOSE", "PLANS", "Plan", "RelaxationBound", "decompose", "relaxation_bound", "run_plan"]
+from .record import PhaseKind, SolveRecord
 from .result import SolveResult, finish
 from .status import Status
 
 log = logging.getLogger(__name__)
 
+STEPS = (PhaseKind.HEURISTICS, PhaseKind.RELAXATION, PhaseKind.RESTRICTION, PhaseKind.PROBE, PhaseKind.FULL)
+"""The phases of a plan, in order; a phase with nothing to do for a plan yields nothing."""
 
-@dataclass(frozen=True)
-class Plan:
-    """How a decomposition run spends its time."""
+ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.RELAXATION)
+"""Phases that run even when the time is up: without them the run has nothing to say."""
 
-    name: str
-    relax_share: float  # share of the time left that the relaxation may use
-    restrict_share: float  # share of the time left that the restriction may use
-    heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
-    floor: bool = False  # the full model gets makespan >= the best bound so far
-    # the restriction's share when the relaxation did not close: its makespan is then at
-    # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
-    # anything and serves mostly as the full model's hint and horizon
-    restrict_share_open: float | None = None
-    # the full model's searches in turn (names of rar_opt.solvers.cpsat.SEARCHES), each
-    # with its share of the time left; the last one should take all that is left (1.0)
-    full_searches: tuple[tuple[str, float], ...] = (("default", 1.0),)
-    # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
-    # it, within this share of the time left in all; None: no probes
-    probe_share: float | None = None
-
-    def __post_init__(self) -> None:
-        shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
-        if self.restrict_share_open is not None:
-            shares["restrict_share_open"] = self.restrict_share_open
-        if self.probe_share is not None:
-            shares["probe_share"] = self.probe_share
-        shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
-        for where, share in shares.items():
-            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-                raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        if not self.full_searches:
-            raise InputError("the full model needs at least one search", where="full_searches")
-        for search, _ in self.full_searches:
-            if search not in SEARCHES:
-                raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
-
-
-DECOMPOSE = Plan("decompose", 0.3, 0.5)
-AUTO = Plan(
-    "auto",
-    0.1,
-    0.2,
-    heuristics=("sjf-bco", "ls", "ff"),
-    floor=True,
-    restrict_share_open=0.05,
-    full_searches=(("no-lp", 1.0),),
-    probe_share=0.1,
-)
-PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
-
-
-@dataclass
-class _Best:
-    """The best schedule found so far and where it came from."""
-
-    schedule: Schedule | None = None
-    span: int | None = None
-    source: str | None = None
-
-    def offer(self, schedule: Schedule | None, span: int | None, source: str) -> None:
-        if schedule is not None and span is not None and (self.span is None or span < self.span):
-            self.schedule, self.span, self.source = schedule, span, source
+NEED_FULL_MODEL = (PhaseKind.PROBE, PhaseKind.FULL)
+"""Phases that build the full CP-SAT model, so run only when it is small enough."""
 
 
 def decompose(
@@ -126,274 +78,180 @@ def decompose(
     lower_bound: float | None = None,
     symmetry: bool = True,
 ) -> SolveResult:
-    """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says.
+    """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says,
+    within ``time_limit`` seconds for the whole call (:func:`run_plan` with a new budget)."""
+    budget = Budget.start(time_limit, threads, seed)
+    return run_plan(instance, plan, budget, warm_start, horizon, start, lower_bound, symmetry)
+
+
+def run_plan(
+    instance: Instance,
+    plan: Plan,
+    budget: Budget,
+    warm_start: str | None = None,
+    horizon: int | None = None,
+    start: Schedule | None = None,
+    lower_bound: float | None = None,
+    symmetry: bool = True,
+) -> SolveResult:
+    """Run the phases of ``plan`` in order within ``budget``, until the best schedule meets
+    the best bound, a phase proves that nothing fits, or the time is up.
 
     ``start`` is a schedule to begin from (an incumbent if it ends within the horizon);
-    ``lower_bound`` a proven lower bound on the makespan, joined to the relaxation's.
+    ``lower_bound`` a proven lower bound on the makespan, joined to the phases' bounds.
     ``warm_start`` adds a policy to the plan's heuristics; ``horizon`` (at most T) caps the
     slots every phase may use; ``symmetry`` keeps or leaves out every model's
     symmetry-breaking rows (docs/exactness.md)."""
-    wall0 = time.perf_counter()
-    engine = Cpsat()
-    phases: list[dict[str, Any]] = []
     limit_horizon = instance.horizon if horizon is None else min(horizon, instance.horizon)
-    record: dict[str, Any] = {
-        "formulation": plan.name,
-        "backend": engine.name,
-        "time_limit": time_limit,
-        "seed": seed,
-        "threads": threads,
-        "plan": dataclasses.asdict(plan),
-        "warm_start": warm_start,
-        "start": None if start is None else start.meta.get("method", "given"),
-        "lower_bound": lower_bound,
-        "phases": phases,
-        "horizon": limit_horizon,
-        "symmetry": symmetry,
-    }
-
-    def left() -> float | None:
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - wall0), 0.05)
-
-    def time_up() -> bool:
-        return time_limit is not None and time.perf_counter() - wall0 >= time_limit
-
-    def note(name: str, began: float, **fields: Any) -> None:
-        phases.append({"phase": name, **fields, "seconds": round(time.perf_counter() - began, 3)})
-
-    def run(model: Any, name: str, share: float = 1.0, params: tuple[tuple[str, Any], ...] = ()) -> RawOutcome:
-        limit = left()
-        settings = SolveOptions(
-            time_limit=None if limit is None else limit * share, threads=threads, seed=seed, params=params
-        )
-        began = time.perf_counter()
-        raw = engine.solve(model, settings)
-        note(name, began, status=str(raw.status), objective=raw.objective, bound=raw.bound)
-        return raw
-
-    def done(model: Any, outcome: RawOutcome, incumbent: Schedule | None = None) -> SolveResult:
-        return finish(
-            instance,
-            get_formulation("cpsat"),
-            model,
-            outcome,
-            options=record,
-            build_s=0.0,
-            wall_s=time.perf_counter() - wall0,
-            incumbent=incumbent,
-        )
-
-    def proven(how: str, best: _Best, solver: dict[str, Any] | None, model: Any = None) -> SolveResult:
-        record["proved_by"] = how
-        outcome = RawOutcome(
-            Status.OPTIMAL,
-            has_solution=True,
-            objective=float(best.span or 0),
-            bound=float(best.span or 0),
-            termination=f"the {best.source} schedule met the proven lower bound",
-            solver=solver or {},
-        )
-        return done(model, outcome, incumbent=None if model is not None else best.schedule)
-
-    max_cells = cpsat.Options().max_cells
-    if time_limit is None and cpsat.count_cells(instance, limit_horizon) > max_cells:
+    policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
+    ctx = Context(instance, plan, budget, limit_horizon, symmetry, policies)
+    if budget.limit is None and not ctx.fits(limit_horizon):
+        cells = cpsat.count_cells(instance, limit_horizon)
         raise InputError(
-            f"the full CP-SAT model would have {cpsat.count_cells(instance, limit_horizon):,} split-job x server x "
-            f"slot cells (limit {max_cells:,}), too many to prove an optimum; give a time limit for the best "
-            "bound and schedule found within it",
+            f"the full CP-SAT model would have {cells:,} split-job x server x slot cells (limit "
+            f"{ctx.max_cells:,}), too many to prove an optimum; give a time limit for the best bound "
+            "and schedule found within it",
             where="instance",
         )
-    best = _Best()
-    policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
-    if policies:
-        best = _heuristics(instance, policies, limit_horizon, note)
+    record = SolveRecord(
+        plan.name,
+        "cpsat",
+        {
+            "time_limit": budget.limit,
+            "seed": budget.seed,
+            "threads": budget.threads,
+            "plan": dataclasses.asdict(plan),
+            "warm_start": warm_start,
+            "start": None if start is None else start.meta.get("method", "given"),
+            "lower_bound": lower_bound,
+            "horizon": limit_horizon,
+            "symmetry": symmetry,
+        },
+    )
+    # no job ends before its fastest execution time; a bound given by the caller is proven too
+    best = Incumbent(bound=max(float(instance.bounds.rho_min.max()), lower_bound or 0.0))
     if start is not None:
         span = check(instance, start).result.makespan
         if span is not None and span <= limit_horizon:
             best.offer(start.with_meta({**start.meta, "method": start.meta.get("method", "given")}), span, "given")
-
-    # 1. the relaxation, over the best makespan so far (every optimal schedule fits in it)
-    relaxation = cfree.build(
-        instance, cfree.Options(restrict=False, horizon=best.span or limit_horizon, symmetry=symmetry)
-    )
-    # when the full model cannot be built even over the best makespan so far, the first two
-    # phases get all the time: half for the bound, the rest for the restriction's schedule
-    full_fits = cpsat.count_cells(instance, best.span or limit_horizon) <= max_cells
-    relaxed = run(relaxation, "relaxation", plan.relax_share if full_fits else 0.5)
-    bound = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
-    if relaxed.status != Status.INFEASIBLE:  # no job finishes before its fastest execution time
-        bound = max(bound or 0.0, float(instance.bounds.rho_min.max()), lower_bound or 0.0)
-    floor = None if bound is None else math.ceil(bound - 1e-9)
-    if relaxed.status == Status.INFEASIBLE:  # even without contention nothing fits
-        if best.schedule is not None:  # a schedule within the horizon says otherwise: a bug
-            raise RuntimeError(f"the relaxation is infeasible, yet the {best.source} schedule ends at {best.span}")
-        record["proved_by"] = "relaxation"
-        return done(None, relaxed)
-    if floor is not None and best.span is not None and best.span <= floor:
-        return proven("relaxation", best, relaxed.solver)
-
-    if time_up():  # the limit is reached: the best schedule so far and the bound
-        record["stopped"] = "after the relaxation"
-        return _without_full_model(instance, best, None, bound, done, "time limit after the relaxation")
-
-    # 2. the restriction: a schedule whose makespan is exact
-    restriction = cfree.build(instance, cfree.Options(restrict=True, horizon=limit_horizon, symmetry=symmetry))
-    share = plan.restrict_share
-    if relaxed.status != Status.OPTIMAL and plan.restrict_share_open is not None:
-        share = plan.restrict_share_open
-    restricted = run(restriction, "restriction", share if full_fits else 1.0)
-    schedule = cpsat.read_schedule(restriction, instance) if restricted.has_solution else None
-    span = check(instance, schedule).result.makespan if schedule is not None else None
-    if span is not None and restricted.objective is not None and span != round(restricted.objective):
-        raise RuntimeError(f"the restriction's makespan {restricted.objective} is not its schedule's {span}")
-    best.offer(schedule, span, "restriction")
-    best_model = restriction if best.source == "restriction" else None
-    if floor is not None and best.span is not None and best.span <= floor:
-        how = "decomposition" if best.source == "restriction" else "relaxation"
-        return proven(how, best, restricted.solver, best_model)
-
-    # 3 and 4 need the full model (a probe builds it too)
-    if cpsat.count_cells(instance, best.span or limit_horizon) > max_cells:
-        record["full_model"] = "skipped: too large"
-        return _without_full_model(instance, best, best_model, bound, done, "the full model is too large")
-    if time_up():
-        record["stopped"] = "after the restriction"
-        return _without_full_model(instance, best, best_model, bound, done, "time limit after the restriction")
-    # 3. probes need a share of a time limit: without one, the full model alone proves the optimum
-    probing = plan.probe_share is not None and time_limit is not None
-    if probing and floor is not None and best.span is not None and floor < best.span:
-        seconds = (left() or 0.0) * plan.probe_share
-        floor, solver = _probe_upward(instance, best, floor, seconds, seed, threads, symmetry, note)
-        bound = max(bound or 0.0, float(floor))
-        if best.span <= floor:
-            return proven("probe", best, solver)
-    # 4. the full model: each search rebuilds it over the best makespan so far, hinted with
-    # the best schedule and floored by the best bound so far
-    full: Any = None
-    raw: RawOutcome | None = None
-    for k, (search, share) in enumerate(plan.full_searches):
-        if k and time_up():
-            break
-        full = cpsat.build(instance, cpsat.Options(horizon=best.span or limit_horizon, symmetry=symmetry))
-        if best.schedule is not None:
-            cpsat.set_start(full, instance, best.schedule)
-        if plan.floor and floor is not None:
-            full.model.add(full.makespan >= floor)
-        name = "full cp-sat" if search == "default" else f"full cp-sat ({search})"
-        raw = run(full, name, share, SEARCHES[search])
-        record["horizon"] = best.span or limit_horizon
-        if raw.status in (Status.OPTIMAL, Status.INFEASIBLE):  # CP-SAT's own proof
-            if raw.status == Status.INFEASIBLE and best.schedule is not None:  # a bug, as for the relaxation
-                raise RuntimeError(f"the full model is infeasible, yet the {best.source} schedule ends at {best.span}")
-            record["proved_by"] = name
-            return done(full, raw)
-        if raw.status == Status.ERROR:
-            return dataclasses.replace(done(full, raw), bound=bound)
-        if raw.bound is not None:
-            bound = raw.bound if bound is None else max(bound, raw.bound)
-            floor = math.ceil(bound - 1e-9)
-        if raw.has_solution:  # offered only when the checker accepts it (it then ends no later)
-            schedule = cpsat.read_schedule(full, instance)
-            report = check(instance, schedule)
-            if report.feasible:
-                best.offer(schedule, report.result.makespan, name)
-            else:
-                log.warning("the full model's schedule fails the checker; it is not used")
-        if floor is not None and best.span is not None and best.span <= floor:  # the bound met the schedule
-            return proven(name, best, raw.solver)
-    assert raw is not None  # the first search always runs
-    return _without_full_model(instance, best, None, bound, done, "time limit in the full model", raw)
+    return _Run(ctx, best, record).go()
 
 
-def _without_full_model(
-    instance: Instance,
-    best: _Best,
-    model: Any,
-    bound: float | None,
-    done: Any,
-    why: str,
-    solved: RawOutcome | None = None,
-) -> SolveResult:
-    """The result when the full model does not run or does not finish (``why``): the best
-    schedule so far and the best bound (or no schedule at all); ``solved`` is the last full
-    model's outcome, for its solver and seconds."""
-    solver_s = None if solved is None else solved.solver_s
-    solver = {} if solved is None else solved.solver
-    if best.schedule is None:
-        outcome = RawOutcome(Status.NO_SOLUTION, bound=bound, solver_s=solver_s, termination=why, solver=solver)
-        return dataclasses.replace(done(None, outcome), bound=bound)
-    kept = RawOutcome(
-        Status.FEASIBLE,
-        has_solution=True,
-        objective=float(best.span or 0),
-        bound=bound,
-        solver_s=solver_s,
-        termination=f"{why}; the {best.source} schedule is kept",
-        solver=solver,
-    )
-    return done(model, kept, incumbent=None if model is not None else best.schedule)
+@dataclass
+class _Run:
+    """One run of a plan: the loop over its phases and the result it ends with."""
 
+    ctx: Context
+    best: Incumbent
+    record: SolveRecord
+    last_full: Found | None = None  # the full model's last answer (its solver and seconds)
 
-def _probe_upward(
-    instance: Instance,
-    best: _Best,
-    floor: int,
-    seconds: float,
-    seed: int,
-    threads: int,
-    symmetry: bool,
-    note: Any,
-) -> tuple[int, dict[str, Any]]:
-    """Probes at the floor while they refute it, within ``seconds`` in all: each proven no
-    raises the floor by one, a yes is a schedule that meets the floor (then optimal).
-    Returns the floor and the last probe's solver record; ``best`` takes any schedule found.
-    An undecided probe ends the stage, and so does a probe that fails (logged): the full
-    model comes next either way."""
-    stop = time.perf_counter() + seconds
-    solver: dict[str, Any] = {}
-    while best.span is not None and floor < best.span:
-        left = stop - time.perf_counter()
-        if left < 0.05:
-            break
-        began = time.perf_counter()
-        try:
-            answer = probe(instance, floor, time_limit=left, seed=seed, threads=threads, symmetry=symmetry)
-        except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
-            log.warning("the probe at %d failed (%s); the full model goes on without it", floor, exc)
-            note(f"probe {floor}", began, status=str(Status.ERROR), objective=None, bound=None)
-            break
-        solver = answer.record.get("solver", solver)
-        note(
-            f"probe {floor}",
-            began,
-            status=str(answer.status),
-            objective=answer.schedule_makespan,
-            bound=answer.lower_bound,
-        )
-        if answer.status == Status.INFEASIBLE:
-            floor = int(answer.lower_bound or floor + 1)
-        elif answer.status == Status.FEASIBLE:
-            best.offer(answer.schedule, answer.schedule_makespan, "probe")
+    def go(self) -> SolveResult:
+        """The loop: each phase in turn, each of its answers applied, until one ends the run."""
+        for kind in STEPS:
+            stop = self._stop_before(kind)
+            if stop is not None:
+                return self._unproven(stop)
+            for found in PHASES[kind](self.ctx, self.best):
+                ended = self._apply(kind, found)
+                if ended is not None:
+                    return ended
+        return self._unproven("time limit in the full model")
+
+    def _stop_before(self, kind: PhaseKind) -> str | None:
+        """Why the run cannot go on to a phase of ``kind``, or None when it can."""
+        if kind in ALWAYS:
+            return None
+        if kind in NEED_FULL_MODEL and not self.ctx.fits(self.best.within(self.ctx.horizon)):
+            self.record = dataclasses.replace(self.record, full_model="skipped: too large")
+            return "the full model is too large"
+        if self.ctx.budget.expired():
+            last = self.best.phases[-1].name
+            self.record = dataclasses.replace(self.record, stopped=f"after the {last}")
+            return f"time limit after the {last}"
+        return None
+
+    def _apply(self, kind: PhaseKind, found: Found) -> SolveResult | None:
+        """Record ``found``, keep its schedule and bound; the result if it ends the run."""
+        best = self.best
+        best.phases.append(found.record)
+        if kind == PhaseKind.FULL:
+            self.last_full = found
+            self.record = dataclasses.replace(self.record, options={**self.record.options, "horizon": found.horizon})
+        if found.nothing_fits:
+            if best.schedule is not None:  # a schedule within the horizon says otherwise: a bug
+                raise RuntimeError(f"the {found.record.name} is infeasible, yet the {best.source} schedule fits")
+            self.record = self.record.proved(found.record)
+            assert found.raw is not None
+            return self._finish(found.raw)
+        if kind == PhaseKind.FULL and found.record.status == Status.ERROR:
+            assert found.raw is not None
+            message = found.raw.message or "the full model's answer failed the checker"
+            failed = dataclasses.replace(
+                found.raw, status=Status.ERROR, has_solution=False, bound=best.bound, message=message
+            )
+            return self._finish(failed)
+        best.offer(found.schedule, found.span, found.source or found.record.name)
+        best.raise_bound(found.record.lower_bound())
+        if kind != PhaseKind.HEURISTICS and best.closed:
+            self.record = self.record.proved(found.record)
+            return self._proven(found)
+        return None
+
+    def _proven(self, found: Found) -> SolveResult:
+        """The result when the best schedule meets the best bound: optimal. A solver that
+        proved it itself (CP-SAT's "optimal") keeps its own termination and seconds."""
+        span = float(self.best.span or 0)
+        raw = found.raw
+        if raw is not None and raw.status == Status.OPTIMAL:
+            outcome = dataclasses.replace(raw, has_solution=True, objective=span, bound=span)
         else:
-            break
-    return floor, solver
+            outcome = RawOutcome(
+                Status.OPTIMAL,
+                has_solution=True,
+                objective=span,
+                bound=span,
+                termination=f"the {self.best.source} schedule met the proven lower bound",
+                solver=found.solver or (raw.solver if raw is not None else {}),
+            )
+        return self._finish(outcome)
 
+    def _unproven(self, why: str) -> SolveResult:
+        """The result when the run ends without a proof (``why``): the best schedule so far
+        and the best bound, or no schedule at all."""
+        raw = None if self.last_full is None else self.last_full.raw
+        solver_s = None if raw is None else raw.solver_s
+        solver = {} if raw is None else raw.solver
+        if self.best.schedule is None:
+            outcome = RawOutcome(
+                Status.NO_SOLUTION, bound=self.best.bound, solver_s=solver_s, termination=why, solver=solver
+            )
+        else:
+            outcome = RawOutcome(
+                Status.FEASIBLE,
+                has_solution=True,
+                objective=float(self.best.span or 0),
+                bound=self.best.bound,
+                solver_s=solver_s,
+                termination=f"{why}; the {self.best.source} schedule is kept",
+                solver=solver,
+            )
+        return self._finish(outcome)
 
-def _heuristics(instance: Instance, policies: tuple[str, ...], horizon: int, note: Any) -> _Best:
-    """Phase 0: the best schedule of ``policies`` that ends within ``horizon``."""
-    from ..algorithms import run_policy
-
-    best = _Best()
-    began = time.perf_counter()
-    tried = {}
-    for name in policies:
-        run = run_policy(instance, name)
-        span = check(instance, run.schedule).result.makespan
-        tried[name] = span
-        if span is not None and span <= horizon:
-            best.offer(run.schedule.with_meta({**run.schedule.meta, "method": name}), span, name)
-    note("heuristics", began, status="feasible" if best.span else "no_solution", objective=best.span, tried=tried)
-    return best
+    def _finish(self, outcome: RawOutcome) -> SolveResult:
+        """The outcome through the shared finish (check, re-simulate, record)."""
+        record = dataclasses.replace(self.record, phases=tuple(self.best.phases))
+        incumbent = self.best.schedule if outcome.has_solution else None
+        return finish(
+            self.ctx.instance,
+            get_formulation("cpsat"),
+            None,
+            outcome,
+            record=record,
+            build_s=0.0,
+            wall_s=self.ctx.budget.elapsed(),
+            incumbent=incumbent,
+        )
 
 
 @dataclass(frozen=True)
@@ -416,6 +274,5 @@ def relaxation_bound(
         cfree.build(instance, cfree.Options(restrict=False)),
         SolveOptions(time_limit=time_limit, threads=threads, seed=seed),
     )
-    value = relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound
-    bound = None if value is None or not math.isfinite(value) else math.ceil(value - 1e-9)
+    bound = ceil_bound_or_none(relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound)
     return RelaxationBound(bound, relaxed.status == Status.OPTIMAL, str(relaxed.status), time.perf_counter() - began)

@@ -23,7 +23,6 @@ instead of 262-300 s (docs/exactness.md, "Searches").
 from __future__ import annotations
 
 import numbers
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +33,7 @@ from ..formulations.base import require_star
 from ..instance import Instance
 from ..provenance import versions
 from ..schedule import Schedule
-from .backend import SolveOptions, solve_settings
+from .budget import Budget
 from .cpsat import SEARCHES, Cpsat
 from .status import Status
 
@@ -81,7 +80,7 @@ def probe(
     makespan = int(makespan)
     if makespan > instance.horizon:
         raise InputError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
-    solve_settings(time_limit, threads, seed)  # the same checks as solve's
+    budget = Budget.start(time_limit, threads, seed)  # the same checks as solve's; the clock starts
     if not isinstance(search, str) or search not in SEARCHES:
         raise InputError(f"= {search!r} is not a CP-SAT search; choose one of {', '.join(SEARCHES)}", where="search")
     require_star(instance, "a probe (it builds the cpsat formulation)")
@@ -96,20 +95,16 @@ def probe(
         "cpsat_parameters": dict(SEARCHES[search]),
         "versions": versions(),
     }
-    began = time.perf_counter()
     longest = int(instance.bounds.rho_min.max())
     if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
         record["solver"] = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
-        seconds = time.perf_counter() - began
-        return Probe(makespan, Status.INFEASIBLE, None, None, longest, seconds, "longest job", record)
+        return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
     model.model.clear_objective()
-    engine = Cpsat()
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - began), 0.01)
-    raw = engine.solve(model, SolveOptions(time_limit=left, seed=seed, threads=threads, params=SEARCHES[search]))
+    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     record["solver"] = raw.solver
     record["model_size"] = raw.model_size
-    seconds = time.perf_counter() - began
+    seconds = budget.elapsed()
     if raw.has_solution:
         schedule = cpsat.read_schedule(model, instance)
         report = check(instance, schedule)

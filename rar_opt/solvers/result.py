@@ -8,6 +8,7 @@ result are the simulator's. A schedule the checker rejects is never handed out.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from ..instance import Instance
 from ..provenance import versions
 from ..schedule import Schedule
 from .backend import RawOutcome
+from .record import SolveRecord
 from .status import Status
 
 log = logging.getLogger(__name__)
@@ -42,16 +44,16 @@ class SolveResult:
     wall_s: float
     formulation: str
     solver: dict[str, Any]
-    options: dict[str, Any]
+    record: SolveRecord  # how it came about: options, settings, phases, proof (typed)
     model_size: dict[str, int] = field(default_factory=dict)
     handoff_s: float | None = None  # translating the model for the solver
     termination: str = ""  # the solver's raw termination
     message: str = ""
 
     @property
-    def has_schedule(self) -> bool:
-        """Whether the solve produced a (checked) schedule."""
-        return self.schedule is not None
+    def options(self) -> dict[str, Any]:
+        """The record as JSON-ready values (the ``options`` of every result file)."""
+        return self.record.to_dict()
 
     def summary(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values."""
@@ -89,14 +91,14 @@ def finish(
     model: pyo.ConcreteModel | None,
     raw: RawOutcome,
     *,
-    options: dict[str, Any],
+    record: SolveRecord,
     build_s: float,
     wall_s: float,
     incumbent: Schedule | None = None,
 ) -> SolveResult:
     """Turn a backend's outcome into a :class:`SolveResult`: read the schedule back (or take
     ``incumbent``, a schedule found outside the model, e.g. by a heuristic), check and
-    re-simulate it, and record versions and options. The same for every backend."""
+    re-simulate it, and record versions and the run's record. The same for every backend."""
     status, message = raw.status, raw.message
     schedule = None
     makespan = avg = completion = None
@@ -110,7 +112,7 @@ def finish(
                 "method": (read.meta.get("method") if incumbent is not None else None)
                 or f"{formulation.name}-{formulation.problem}",
                 "status": str(status),
-                "options": options,
+                "options": record.to_dict(),
                 "solver": raw.solver,
                 "versions": versions(),
             },
@@ -137,9 +139,20 @@ def finish(
         wall_s=wall_s,
         formulation=formulation.name,
         solver=raw.solver,
-        options=options,
+        record=record,
         model_size=raw.model_size,
         handoff_s=raw.handoff_s,
         termination=raw.termination,
         message=message,
     )
+
+
+def restamp(result: SolveResult, **changes: Any) -> SolveResult:
+    """``result`` with ``changes`` (a new ``status``, ``record``, ``bound`` ...): the gap is
+    recomputed and the schedule's meta follows the new status and record."""
+    new = dataclasses.replace(result, **changes)
+    new = dataclasses.replace(new, gap=gap(new.objective, new.bound))
+    if new.schedule is not None:
+        meta = {**new.schedule.meta, "status": str(new.status), "options": new.record.to_dict()}
+        new = dataclasses.replace(new, schedule=new.schedule.with_meta(meta))
+    return new

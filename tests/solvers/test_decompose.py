@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pytest
 from hypothesis import given, settings
@@ -12,10 +11,12 @@ from rar_opt import Instance
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree
 from rar_opt.formulations.cpsat import read_schedule
+from rar_opt.integral import ceil_bound
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.decompose import AUTO, DECOMPOSE, decompose
+from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy
 
 from ..bruteforce import brute_force
 from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespans
@@ -62,8 +63,10 @@ def test_relaxation_below_and_restriction_above_the_optimum(inst: Instance) -> N
 def test_where_contention_decides_the_full_model_carries_the_proof(wait_beats_start: Instance) -> None:
     res = solve(wait_beats_start, "decompose")
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
-    assert res.options["proved_by"] == "full cp-sat"
-    assert [p["phase"] for p in res.options["phases"]] == ["relaxation", "restriction", "full cp-sat"]
+    assert res.record.proved_by == ProvedBy.FULL_MODEL
+    assert [p.kind for p in res.record.phases] == [PhaseKind.RELAXATION, PhaseKind.RESTRICTION, PhaseKind.FULL]
+    # the JSON form keeps the names of earlier versions
+    assert res.options["proved_by"] == res.options["phases"][-1]["phase"] == "full cp-sat"
 
 
 def test_the_full_model_searches_in_turn_reach_the_same_optimum(wait_beats_start: Instance) -> None:
@@ -73,8 +76,9 @@ def test_the_full_model_searches_in_turn_reach_the_same_optimum(wait_beats_start
         plan = dataclasses.replace(DECOMPOSE, full_searches=searches)
         res = decompose(wait_beats_start, plan=plan, time_limit=30)
         assert res.status == Status.OPTIMAL and res.makespan == optimum, searches
-        names = [p["phase"] for p in res.options["phases"]]
-        assert names[-1] == res.options["proved_by"] and names[-1].startswith("full cp-sat")
+        last = res.record.phases[-1]
+        assert last.kind == PhaseKind.FULL and last.search in {name for name, _ in searches}
+        assert res.record.proved_by == ProvedBy.FULL_MODEL and res.record.proof_phase == last.name
     assert AUTO.full_searches[-1][0] == "no-lp" and set(SEARCHES) >= {s for s, _ in AUTO.full_searches}
 
 
@@ -92,15 +96,15 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         dataclasses.replace(AUTO, full_searches=())
 
 
-def _probes(res) -> list[tuple[int, dict]]:
+def _probes(res) -> list[tuple[int, PhaseRecord]]:
     """The probe phases of a result: (slot asked, phase)."""
-    return [(int(p["phase"].split()[1]), p) for p in res.options["phases"] if p["phase"].startswith("probe ")]
+    return [(p.asked, p) for p in res.record.phases if p.kind == PhaseKind.PROBE]
 
 
 def _floor(res, inst: Instance) -> int:
     """The floor the probes start from: the relaxation's bound, at least the longest job."""
-    relaxed = next(p for p in res.options["phases"] if p["phase"] == "relaxation")
-    return max(math.ceil(relaxed["bound"] - 1e-9), int(inst.bounds.rho_min.max()))
+    relaxed = res.record.phase(PhaseKind.RELAXATION)
+    return max(ceil_bound(relaxed.bound), int(inst.bounds.rho_min.max()))
 
 
 def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: Instance) -> None:
@@ -111,8 +115,8 @@ def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: In
     assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
     asked = [h for h, _ in _probes(res)]
     assert asked == list(range(_floor(res, wait_beats_start), optimum)) and len(asked) >= 2
-    assert all(p["status"] == "infeasible" and p["bound"] == h + 1 for h, p in _probes(res))
-    assert res.options["proved_by"] == "probe" and res.solver["name"] == "cpsat" and res.solver["version"]
+    assert all(p.status == Status.INFEASIBLE and p.bound == h + 1 for h, p in _probes(res))
+    assert res.record.proved_by == ProvedBy.PROBE and res.solver["name"] == "cpsat" and res.solver["version"]
     # without a time limit there is no share to give them: the full model proves it alone
     res = decompose(wait_beats_start, plan=AUTO)
     assert res.status == Status.OPTIMAL and res.makespan == optimum and not _probes(res)
@@ -133,9 +137,9 @@ def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: 
     res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
     probes = _probes(res)
-    assert [p["status"] for _, p in probes] == ["infeasible"] * (len(probes) - 1) + ["feasible"]
-    assert probes[-1][0] == optimum and probes[-1][1]["objective"] == optimum
-    assert res.options["proved_by"] == "probe" and res.schedule.meta["method"] == "probe"
+    assert [p.status for _, p in probes] == [Status.INFEASIBLE] * (len(probes) - 1) + [Status.FEASIBLE]
+    assert probes[-1][0] == optimum and probes[-1][1].objective == optimum
+    assert res.record.proved_by == ProvedBy.PROBE and res.schedule.meta["method"] == "probe"
     assert max(reference_simulate(wait_beats_start, res.schedule)["completion"]) == optimum
 
 
@@ -143,7 +147,7 @@ def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: 
 def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
     wait_beats_start: Instance, monkeypatch, caplog, answer: str
 ) -> None:
-    import rar_opt.solvers.decompose as module
+    import rar_opt.solvers.phases as module
     from rar_opt.solvers.probe import Probe
 
     def stuck(instance, makespan, **_):
@@ -154,8 +158,8 @@ def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
     monkeypatch.setattr(module, "probe", stuck)
     res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
-    assert [p["status"] for _, p in _probes(res)] == ["no_solution" if answer == "undecided" else "error"]
-    assert res.options["proved_by"] == "full cp-sat (no-lp)"
+    assert [p.status for _, p in _probes(res)] == [Status.NO_SOLUTION if answer == "undecided" else Status.ERROR]
+    assert res.record.proved_by == ProvedBy.FULL_MODEL and res.record.phases[-1].search == "no-lp"
     assert ("failed" in caplog.text) is (answer == "error")
 
 
@@ -169,7 +173,7 @@ def test_auto_with_a_time_limit_keeps_every_known_optimum(library) -> None:
         assert res.status == Status.OPTIMAL and res.makespan == optimum, inst.name
         assert max(reference_simulate(inst, res.schedule)["completion"]) == optimum
         for asked, phase in _probes(res):  # a "no" below the optimum, a "yes" at it
-            assert phase["status"] == ("infeasible" if asked < optimum else "feasible"), (inst.name, phase)
+            assert phase.status == (Status.INFEASIBLE if asked < optimum else Status.FEASIBLE), (inst.name, phase)
         probed += bool(_probes(res))
     assert probed >= 1  # the probes did run somewhere
 
@@ -180,7 +184,7 @@ def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start:
     for plan in (AUTO, DECOMPOSE):
         res = decompose(wait_beats_start, plan=plan, horizon=5, time_limit=30)
         assert res.status == Status.INFEASIBLE and res.schedule is None, plan.name
-        assert res.options["proved_by"].startswith("full cp-sat")
+        assert res.record.proved_by == ProvedBy.FULL_MODEL
 
 
 def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) -> None:
@@ -189,7 +193,7 @@ def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) 
         for flag in (True, False):
             res = solve(wait_beats_start, method, symmetry=flag)
             assert res.status == Status.OPTIMAL and res.makespan == optimum
-            assert res.options["symmetry"] is flag and "auto_choice" not in res.options  # not handed to the MILP
+            assert res.options["symmetry"] is flag and res.record.auto_choice is None  # not handed to the MILP
     with pytest.raises(InputError, match="symmetry"):
         solve(wait_beats_start, "auto", symmetry="no")
 
@@ -215,14 +219,14 @@ def test_auto_equals_the_compact_milp_where_contention_decides(inst: Instance) -
 def test_auto_phases_bound_below_and_above(inst: Instance) -> None:
     res = solve(inst, "auto", time_limit=60)
     opt = res.makespan
-    for phase in res.options["phases"]:
-        if phase["phase"].startswith("probe "):  # a "no" below the optimum, a "yes" from it on
-            asked = int(phase["phase"].split()[1])  # (undecided only if its share ran out)
-            assert phase["status"] in ("infeasible" if asked < opt else "feasible", "no_solution"), phase
-        if phase["phase"] == "relaxation" and phase["bound"] is not None:
-            assert phase["bound"] <= opt + 1e-6
-        if phase["phase"] in ("restriction", "heuristics") and phase["objective"] is not None:
-            assert phase["objective"] >= opt
+    for phase in res.record.phases:
+        if phase.kind == PhaseKind.PROBE:  # a "no" below the optimum, a "yes" from it on
+            below = phase.asked < opt  # (undecided only if its share ran out)
+            assert phase.status in (Status.INFEASIBLE if below else Status.FEASIBLE, Status.NO_SOLUTION), phase
+        if phase.lower_bound() is not None:  # every bound a phase proves is at most OPT
+            assert phase.lower_bound() <= opt + 1e-6, phase
+        if phase.kind in (PhaseKind.RESTRICTION, PhaseKind.HEURISTICS) and phase.objective is not None:
+            assert phase.objective >= opt
 
 
 def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
@@ -232,4 +236,4 @@ def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
     short = dataclasses.replace(inst, horizon=int(inst.bounds.rho_min.max()))
     for method in ("decompose", "auto"):
         res = solve(short, method)
-        assert res.status == Status.INFEASIBLE and res.options["proved_by"] == "relaxation"
+        assert res.status == Status.INFEASIBLE and res.record.proved_by == ProvedBy.RELAXATION

@@ -14,6 +14,7 @@ from rar_opt.algorithms import run_policy
 from rar_opt.formulations import compact_start
 from rar_opt.generate import tiny
 from rar_opt.solvers import BACKENDS, STATUS_TABLES, Capabilities, RawOutcome, SolveOptions, Status, solve
+from rar_opt.solvers.record import PhaseKind, ProvedBy
 from rar_opt.solvers.status import map_status
 
 from ..helpers import makespan
@@ -72,7 +73,7 @@ def test_paper_scale_is_refused_before_building(paper_instance: Instance) -> Non
 def test_auto_at_paper_scale_returns_the_best_schedule_and_bound(paper_instance: Instance) -> None:
     res = solve(paper_instance, time_limit=8.0)
     assert res.status == Status.FEASIBLE and res.schedule is not None
-    assert res.options["full_model"] == "skipped: too large"
+    assert res.record.full_model == "skipped: too large" and res.options["full_model"] == res.record.full_model
     # the kept schedule is the simulator's, and the bound is a valid one below it
     assert res.makespan == round(res.objective) and res.bound is not None and res.bound <= res.makespan
     assert res.bound >= paper_instance.bounds.rho_min.max()
@@ -105,16 +106,22 @@ def test_auto_records_its_phases_and_what_proved(wait_beats_start: Instance) -> 
     res = solve(wait_beats_start, warm_start="ls", seed=2)
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
     assert res.options["formulation"] == "auto" and res.options["seed"] == 2 and res.options["warm_start"] == "ls"
-    phases = [p["phase"] for p in res.options["phases"]]
-    assert phases[0] == "heuristics" and res.options["phases"][0]["tried"]["ls"] is not None
+    first, last = res.record.phases[0], res.record.phases[-1]
+    assert first.kind == PhaseKind.HEURISTICS and first.tried["ls"] is not None
     # contention decides this instance: the relaxation and restriction do not meet, the full model proves
-    assert phases[-1] == "full cp-sat (no-lp)" and res.options["proved_by"] == "full cp-sat (no-lp)"
+    assert last.kind == PhaseKind.FULL and last.search == "no-lp" and res.record.proved_by == ProvedBy.FULL_MODEL
+    # the JSON form keeps today's keys and names
+    recorded = res.options
+    assert recorded["phases"][0]["phase"] == "heuristics" and recorded["phases"][0]["tried"]["ls"] is not None
+    assert recorded["proved_by"] == recorded["phases"][-1]["phase"] == "full cp-sat (no-lp)"
+    assert res.schedule.meta["options"]["proved_by"] == recorded["proved_by"]  # the schedule carries the record
     assert res.solver["name"] == "cpsat" and res.solver["version"]
 
 
 def test_auto_hands_milp_only_requests_to_the_compact_model(wait_beats_start: Instance) -> None:
     res = solve(wait_beats_start, objective="total")
-    assert res.formulation == "compact" and "objective" in res.options["auto_choice"]
+    assert res.formulation == "compact" and "objective" in res.record.auto_choice
+    assert res.options["method"] == "auto" and res.options["auto_choice"] == res.record.auto_choice
     assert res.status == Status.OPTIMAL
 
 
@@ -205,13 +212,13 @@ def test_a_build_longer_than_the_limit_is_stopped_at_it() -> None:
     inst = tiny(5, jobs=10, servers=4)  # a build of a good part of a second
     res = solve(inst, "compact", time_limit=0.02)
     assert res.status == Status.NO_SOLUTION and res.schedule is None
-    assert res.options["stopped"] == "build" and "building the model" in res.message
+    assert res.record.stopped == "build" and "building the model" in res.message
     # with a warm start its schedule is the incumbent, checked and re-simulated; the start's
     # makespan caps the horizon and shrinks the build (to about 0.02 s at 10 jobs), so a
     # larger instance and a shorter limit keep the build longer than the limit
     inst = tiny(5, jobs=16, servers=4)
     res = solve(inst, "compact", time_limit=0.005, warm_start="ls")
-    assert res.status == Status.FEASIBLE and res.options["stopped"] == "build"
+    assert res.status == Status.FEASIBLE and res.record.stopped == "build"
     assert res.makespan == makespan(inst, run_policy(inst, "ls").schedule) == round(res.objective)
 
 

@@ -1,0 +1,257 @@
+"""The phases of the exact methods over several models, one function each, in a registry.
+
+A phase is a generator ``(context, best so far) -> Found...``: it reads the instance and
+the plan from the :class:`Context`, the best schedule and bound so far from the
+:class:`Incumbent`, and yields one :class:`Found` per model it solved: the
+:class:`~.record.PhaseRecord` with our status and its numbers, the checked schedule it
+found (if any) and the solver's raw outcome. It never changes the incumbent itself; the
+loop in :mod:`.decompose` applies what it yields, raises the bound, and stops the run as
+soon as the best schedule meets the best bound. A phase that yields several answers (the
+probes, the full model's searches) sees the incumbent updated between them.
+
+Adding a phase: a generator here, one entry in :data:`PHASES`, and its kind in
+:class:`~.record.PhaseKind`; a :class:`~.decompose.Plan` names it in its ``steps``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..check import check
+from ..formulations import cfree, cpsat
+from ..instance import Instance
+from ..integral import ceil_bound_or_none
+from ..schedule import Schedule
+from .backend import MIN_SOLVER_SECONDS, RawOutcome
+from .budget import Budget
+from .cpsat import SEARCHES, Cpsat
+from .plan import Plan
+from .probe import probe
+from .record import PhaseKind, PhaseRecord
+from .status import Status
+
+log = logging.getLogger(__name__)
+
+MODEL_METHOD = "cpsat-cp"
+"""The ``method`` in the meta of a schedule read back from one of the CP-SAT models."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every phase of one run reads: the instance, the plan, the budget and the limits."""
+
+    instance: Instance
+    plan: Plan
+    budget: Budget
+    horizon: int  # the most slots any phase may use (at most the instance's T)
+    symmetry: bool = True  # the models' symmetry-breaking rows (docs/exactness.md)
+    policies: tuple[str, ...] = ()  # the heuristics phase's policies
+    max_cells: int = field(default_factory=lambda: cpsat.Options().max_cells)
+
+    def fits(self, horizon: int) -> bool:
+        """Whether the full CP-SAT model over ``horizon`` slots is small enough to build."""
+        return cpsat.count_cells(self.instance, horizon) <= self.max_cells
+
+
+@dataclass
+class Incumbent:
+    """The best schedule and the best proven lower bound so far, and where each came from."""
+
+    schedule: Schedule | None = None
+    span: int | None = None
+    source: str | None = None
+    bound: float | None = None  # the best proven lower bound on OPT
+    phases: list[PhaseRecord] = field(default_factory=list)  # what the run has done so far
+
+    def last(self, kind: PhaseKind) -> PhaseRecord | None:
+        """The last phase of ``kind`` the run recorded, or None."""
+        return next((p for p in reversed(self.phases) if p.kind == kind), None)
+
+    def offer(self, schedule: Schedule | None, span: int | None, source: str) -> None:
+        """Keep ``schedule`` (checked, of makespan ``span``) if it is the best so far."""
+        if schedule is not None and span is not None and (self.span is None or span < self.span):
+            self.schedule, self.span, self.source = schedule, span, source
+
+    def raise_bound(self, bound: float | None) -> None:
+        """Keep ``bound`` if it is a higher proven lower bound."""
+        if bound is not None and math.isfinite(bound) and (self.bound is None or bound > self.bound):
+            self.bound = bound
+
+    @property
+    def floor(self) -> int | None:
+        """The bound rounded up: the makespan is a whole number of slots."""
+        return ceil_bound_or_none(self.bound)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the best schedule meets the best bound: it is optimal."""
+        return self.span is not None and self.floor is not None and self.span <= self.floor
+
+    def within(self, horizon: int) -> int:
+        """The slots a model needs: the best makespan so far (every optimum fits in it), else ``horizon``."""
+        return self.span or horizon
+
+
+@dataclass(frozen=True)
+class Found:
+    """What one solve of a phase yields."""
+
+    record: PhaseRecord
+    schedule: Schedule | None = None  # checked; its makespan is ``span``
+    span: int | None = None
+    raw: RawOutcome | None = None  # the solver's outcome, when a solver ran
+    nothing_fits: bool = False  # proven: no schedule ends within the modelled horizon
+    horizon: int | None = None  # the slots the phase's model had
+    source: str | None = None  # where the schedule came from, if not the phase itself (a policy, "probe")
+    solver: dict[str, Any] = field(default_factory=dict)  # the solver that answered (name, version)
+
+
+Phase = Callable[[Context, Incumbent], Iterator[Found]]
+
+
+def _solve(model: Any, budget: Budget, search: str = "default") -> tuple[RawOutcome, float]:
+    """Solve a CP-SAT model within ``budget``; the outcome and the seconds it took."""
+    began = time.perf_counter()
+    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
+    return raw, time.perf_counter() - began
+
+
+def _read(ctx: Context, model: Any, raw: RawOutcome) -> tuple[Schedule | None, int | None]:
+    """The schedule of a solved model, if the checker accepts it, and its makespan."""
+    if not raw.has_solution:
+        return None, None
+    schedule = cpsat.read_schedule(model, ctx.instance)
+    report = check(ctx.instance, schedule)
+    if not report.feasible:
+        return None, None
+    return schedule.with_meta({**schedule.meta, "method": MODEL_METHOD}), report.result.makespan
+
+
+def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The best schedule of the plan's policies that ends within the horizon: the first incumbent."""
+    from ..algorithms import run_policy
+
+    if not ctx.policies:
+        return
+    began = time.perf_counter()
+    tried: dict[str, int | None] = {}
+    found = Incumbent()
+    for name in ctx.policies:
+        run = run_policy(ctx.instance, name)
+        span = check(ctx.instance, run.schedule).result.makespan
+        tried[name] = span
+        if span is not None and span <= ctx.horizon:
+            found.offer(run.schedule.with_meta({**run.schedule.meta, "method": name}), span, name)
+    status = Status.FEASIBLE if found.span else Status.NO_SOLUTION
+    record = PhaseRecord(
+        PhaseKind.HEURISTICS, status, objective=found.span, seconds=time.perf_counter() - began, tried=tried
+    )
+    yield Found(record, found.schedule, found.span, source=found.source)
+
+
+def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The contention-free relaxation over the best makespan so far: a lower bound on OPT,
+    or the proof that nothing fits (every job alone at its uncontended rate)."""
+    horizon = best.within(ctx.horizon)
+    model = cfree.build(ctx.instance, cfree.Options(restrict=False, horizon=horizon, symmetry=ctx.symmetry))
+    # when the full model cannot be built even over this horizon, the two contention-free
+    # phases get all the time: half for the bound, the rest for the restriction's schedule
+    share = ctx.plan.relax_share if ctx.fits(horizon) else 0.5
+    raw, seconds = _solve(model, ctx.budget.share(share))
+    record = PhaseRecord(PhaseKind.RELAXATION, raw.status, raw.objective, raw.bound, seconds)
+    yield Found(record, raw=raw, nothing_fits=raw.status == Status.INFEASIBLE, horizon=horizon, solver=raw.solver)
+
+
+def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The contention-free restriction (split jobs sharing a server never overlap): a
+    schedule whose makespan the model knows exactly (a mismatch is a bug, raised)."""
+    model = cfree.build(ctx.instance, cfree.Options(restrict=True, horizon=ctx.horizon, symmetry=ctx.symmetry))
+    relaxed = best.last(PhaseKind.RELAXATION)
+    share = ctx.plan.restrict_share
+    if relaxed is not None and relaxed.status != Status.OPTIMAL and ctx.plan.restrict_share_open is not None:
+        share = ctx.plan.restrict_share_open
+    if not ctx.fits(best.within(ctx.horizon)):
+        share = 1.0  # no full model to come: the restriction may use all that is left
+    raw, seconds = _solve(model, ctx.budget.share(share))
+    schedule, span = _read(ctx, model, raw)
+    if span is not None and raw.objective is not None and span != round(raw.objective):
+        raise RuntimeError(f"the restriction's makespan {raw.objective} is not its schedule's {span}")
+    record = PhaseRecord(PhaseKind.RESTRICTION, raw.status, raw.objective, raw.bound, seconds)
+    yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
+
+
+def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """Probes at the floor (:mod:`.probe`) while they refute it, within the plan's share of
+    the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
+    An undecided probe ends the stage, and so does a probe that fails (logged)."""
+    if ctx.plan.probe_share is None or ctx.budget.limit is None:
+        return  # without a time limit there is no share to give: the full model proves alone
+    stage = ctx.budget.share(ctx.plan.probe_share)
+    while best.span is not None and best.floor is not None and best.floor < best.span:
+        if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
+            return
+        asked, began = best.floor, time.perf_counter()
+        try:
+            answer = probe(
+                ctx.instance,
+                asked,
+                time_limit=stage.left(),
+                seed=ctx.budget.seed,
+                threads=ctx.budget.threads,
+                symmetry=ctx.symmetry,
+            )
+        except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
+            log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)
+            yield Found(PhaseRecord(PhaseKind.PROBE, Status.ERROR, seconds=time.perf_counter() - began, asked=asked))
+            return
+        record = PhaseRecord(
+            PhaseKind.PROBE,
+            answer.status,
+            objective=answer.schedule_makespan,
+            bound=answer.lower_bound,
+            seconds=time.perf_counter() - began,
+            asked=asked,
+        )
+        solver = answer.record.get("solver", {})
+        yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
+        if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
+            return
+
+
+def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The full CP-SAT model, once per search of the plan, each over the best makespan so
+    far, hinted with the best schedule and (if the plan says so) floored by the best bound;
+    every search after the first only while time is left."""
+    for k, (search, share) in enumerate(ctx.plan.full_searches):
+        if k and ctx.budget.expired():
+            return
+        horizon = best.within(ctx.horizon)
+        model = cpsat.build(ctx.instance, cpsat.Options(horizon=horizon, symmetry=ctx.symmetry))
+        if best.schedule is not None:
+            cpsat.set_start(model, ctx.instance, best.schedule)
+        if ctx.plan.floor and best.floor is not None:
+            model.model.add(model.makespan >= best.floor)
+        raw, seconds = _solve(model, ctx.budget.share(share), search)
+        schedule, span = _read(ctx, model, raw)
+        status = raw.status
+        if raw.has_solution and schedule is None:
+            log.warning("the full model's schedule fails the checker; it is not used")
+            status = Status.ERROR if raw.status == Status.OPTIMAL else raw.status
+        record = PhaseRecord(PhaseKind.FULL, status, raw.objective, raw.bound, seconds, search=search)
+        nothing = raw.status == Status.INFEASIBLE
+        yield Found(record, schedule, span, raw=raw, nothing_fits=nothing, horizon=horizon, solver=raw.solver)
+
+
+PHASES: dict[PhaseKind, Phase] = {
+    PhaseKind.HEURISTICS: heuristics,
+    PhaseKind.RELAXATION: relaxation,
+    PhaseKind.RESTRICTION: restriction,
+    PhaseKind.PROBE: probes,
+    PhaseKind.FULL: full_model,
+}
+"""Every phase by kind; a plan's ``steps`` name them in order."""

@@ -1,0 +1,69 @@
+"""Plans: how a method over several models spends its time (:mod:`.decompose`).
+
+A :class:`Plan` gives each phase its share of the time left, names the heuristics whose
+best schedule is the first incumbent, says whether the full model is floored by the best
+bound, how long the probes may run, and which CP-SAT searches the full model runs in turn.
+It validates itself on construction. :data:`PLANS` holds the methods ``solve`` knows by
+name: ``decompose`` (the decomposition as first stated) and ``auto`` (the default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .cpsat import SEARCHES
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a decomposition run spends its time."""
+
+    name: str
+    relax_share: float  # share of the time left that the relaxation may use
+    restrict_share: float  # share of the time left that the restriction may use
+    heuristics: tuple[str, ...] = ()  # policies whose best schedule is the first incumbent
+    floor: bool = False  # the full model gets makespan >= the best bound so far
+    # the restriction's share when the relaxation did not close: its makespan is then at
+    # least the relaxation's optimum, somewhere above the proven bound, so it rarely proves
+    # anything and serves mostly as the full model's hint and horizon
+    restrict_share_open: float | None = None
+    # the full model's searches in turn (names of rar_opt.solvers.cpsat.SEARCHES), each
+    # with its share of the time left; the last one should take all that is left (1.0)
+    full_searches: tuple[tuple[str, float], ...] = (("default", 1.0),)
+    # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
+    # it, within this share of the time left in all; None: no probes
+    probe_share: float | None = None
+
+    def __post_init__(self) -> None:
+        shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
+        if self.restrict_share_open is not None:
+            shares["restrict_share_open"] = self.restrict_share_open
+        if self.probe_share is not None:
+            shares["probe_share"] = self.probe_share
+        shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
+        for where, share in shares.items():
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+                raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
+        if not self.full_searches:
+            raise InputError("the full model needs at least one search", where="full_searches")
+        for search, _ in self.full_searches:
+            if search not in SEARCHES:
+                raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
+
+
+DECOMPOSE = Plan("decompose", 0.3, 0.5)
+AUTO = Plan(
+    "auto",
+    0.1,
+    0.2,
+    heuristics=("sjf-bco", "ls", "ff"),
+    floor=True,
+    restrict_share_open=0.05,
+    full_searches=(("no-lp", 1.0),),
+    probe_share=0.1,
+)
+PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
+
+
+__all__ = ["AUTO", "DECOMPOSE", "PLANS", "Plan"]
