@@ -41,5 +41,24 @@ class InputError(ValueError):
         return InputError(self.message, where=self.where, file=str(path))
 
 
+class ParameterError(InputError):
+    """A bad argument to a library function; ``where`` names the parameter (``time_limit``,
+    ``workers``). It never comes from a file, so :meth:`in_file` leaves it as it is; the
+    command line names the flag that set the parameter instead (:func:`flag_of`)."""
+
+    def in_file(self, path: str) -> InputError:
+        """A parameter is not in a file: the error unchanged."""
+        return self
+
+    def within(self, prefix: str) -> InputError:
+        """A parameter has no enclosing field: the error unchanged."""
+        return self
+
+
+def flag_of(parameter: str) -> str:
+    """The command-line flag that sets a library parameter: ``time_limit`` -> ``--time-limit``."""
+    return "--" + parameter.replace("_", "-")
+
+
 class ScheduleMismatchError(InputError):
     """A schedule that does not fit the instance it is used with (other instance, shape)."""

@@ -30,7 +30,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .errors import InputError
+from .errors import ParameterError
 from .processes import die_with_parent
 
 log = logging.getLogger(__name__)
@@ -197,11 +197,11 @@ class DaskExecutor:
         self.address = address
         if address is not None:
             if not address.strip():
-                raise InputError("is empty", where="--scheduler")
+                raise ParameterError("is empty", where="scheduler")
             try:
                 self._client = Client(address, timeout=timeout, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler {address!r}: {exc}", where="--scheduler") from None
+                raise ParameterError(f"cannot reach the Dask scheduler {address!r}: {exc}", where="scheduler") from None
             try:
                 self.workers = len(self._client.scheduler_info().get("workers", {}))
             except BaseException:
@@ -211,7 +211,7 @@ class DaskExecutor:
                 log.warning("the scheduler at %s has no workers yet; tasks wait for one", address)
             return
         if workers < 1:
-            raise InputError(f"= {workers} must be at least 1", where="--workers")
+            raise ParameterError(f"= {workers} must be at least 1", where="workers")
         self.workers = workers
         import dask
 
@@ -326,7 +326,7 @@ def make_executor(workers: int = 1, scheduler: str | None = None) -> SerialExecu
     """The executor a sweep's options ask for: a scheduler address wins; else Dask on a local
     cluster when ``workers`` > 1; else serial."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError(f"= {workers!r} must be an integer >= 1", where="--workers")
+        raise ParameterError(f"= {workers!r} must be an integer >= 1", where="workers")
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if workers > 1:

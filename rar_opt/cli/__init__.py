@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from . import exact, instances, study, sweeps, variants
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output
 
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_output(args.output)
         return args.func(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_as_flags(exc, parser)}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
@@ -68,6 +68,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _as_flags(exc: InputError, parser: argparse.ArgumentParser) -> InputError:
+    """A library error about a parameter, told by the flag that set it (``time_limit`` ->
+    ``--time-limit``); a parameter set by a positional argument keeps its name."""
+    if not isinstance(exc, ParameterError):
+        return exc
+    flag = _flags(parser).get(exc.where, exc.where)
+    return InputError(exc.message, where=flag)
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Every option's destination and its long flag, over the parser and its subcommands."""
+    found: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                for dest, flag in _flags(child).items():
+                    found.setdefault(dest, flag)
+        elif action.option_strings:
+            found.setdefault(action.dest, max(action.option_strings, key=len))
+    return found
 
 
 def run() -> None:

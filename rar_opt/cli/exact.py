@@ -17,6 +17,7 @@ from ..instance import Instance
 from ..library import instance_path, model_path
 from ..models import EXPORT_FORMATS
 from ..processes import seconds_since_start
+from ..solvers.budget import after_startup
 from ..solvers.cpsat import SEARCHES
 from ..solvers.decompose import PLANS
 from ..solvers.registry import BACKENDS
@@ -133,10 +134,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         options["objective"] = args.objective
     if args.symmetry is not None:
         options["symmetry"] = args.symmetry
-    time_limit = args.time_limit
-    if time_limit is not None and math.isfinite(time_limit) and time_limit > 0:
-        # the limit is the wall clock of the whole command: what the start-up used is gone
-        time_limit = max(time_limit - seconds_since_start(), 0.05)
+    # the limit is the wall clock of the whole command: what the start-up used is gone
+    time_limit = after_startup(args.time_limit, seconds_since_start())
     try:
         with clock_bar(args, time_limit):
             res = solve(
@@ -161,22 +160,23 @@ def cmd_solve(args: argparse.Namespace) -> int:
         emit_json(out)
     else:
         keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
-        rows = [(k, out[k]) for k in keys] + [("horizon", res.options.get("horizon")), ("model", res.model_size)]
-        if res.options.get("proved_by"):
-            rows.append(("proved_by", res.options["proved_by"]))
-        if res.options.get("auto_choice"):
-            rows.append(("auto", res.options["auto_choice"]))
+        record = res.record
+        rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon")), ("model", res.model_size)]
+        if record.proved_by is not None:
+            rows.append(("proved_by", out["options"]["proved_by"]))
+        if record.auto_choice is not None:
+            rows.append(("auto", record.auto_choice))
         emit_table(rows)
-        for phase in res.options.get("phases", ()):
+        for phase in record.phases:
             print(
-                f"phase {phase['phase']}: {phase.get('status')}, objective {phase.get('objective')}, "
-                f"bound {phase.get('bound')}, {phase.get('seconds')} s"
+                f"phase {phase.name}: {phase.status}, objective {phase.objective}, "
+                f"bound {phase.bound}, {round(phase.seconds, 3)} s"
             )
         if res.message:
             print(f"message  {res.message}")
     if res.status == Status.INFEASIBLE:
         print(
-            f"error: {args.instance}: no schedule completes within the horizon {res.options['horizon']} "
+            f"error: {args.instance}: no schedule completes within the horizon {res.record.options['horizon']} "
             "(proven infeasible)",
             file=sys.stderr,
         )
@@ -194,10 +194,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ..solvers.probe import probe
 
     instance = Instance.read(instance_path(args.instance))
-    time_limit = args.time_limit
-    if time_limit is not None and math.isfinite(time_limit) and time_limit > 0:
-        # the limit is the wall clock of the whole command (a bad one is refused by probe)
-        time_limit = max(time_limit - seconds_since_start(), 0.05)
+    # the limit is the wall clock of the whole command (a bad one is refused by probe)
+    time_limit = after_startup(args.time_limit, seconds_since_start())
     try:
         with clock_bar(args, time_limit):
             answer = probe(

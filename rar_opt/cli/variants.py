@@ -61,10 +61,10 @@ def _specs(folder: str | None) -> list[Any]:
 def cmd_variants(args: argparse.Namespace) -> int:
     """``rar-opt variants``: the variants table (flags exact variants that disagree)."""
     from ..jsonio import dump_json
-    from ..solvers.solve import solve_settings
+    from ..solvers.backend import check_settings
     from ..variants import disagreements, measure, summary
 
-    solve_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
+    check_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
     instances = [Instance.read(instance_path(name)) for name in args.instances]
     specs = _specs(args.models)
     rows = []

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pyomo.environ as pyo
 
-from ..errors import InputError
+from ..errors import ParameterError
 from .status import Status
 
 
@@ -110,20 +110,19 @@ MAX_SEED = 2**31 - 1
 def check_settings(time_limit: float | None, threads: int, seed: int) -> None:
     """Refuse solver settings that no backend can run: a time limit that is not a finite
     positive number of seconds, threads beyond the machine's CPUs, a seed outside 0..2^31-1.
-    The :class:`~rar_opt.errors.InputError` names the parameter."""
+    The :class:`~rar_opt.errors.ParameterError` names the parameter."""
     if time_limit is not None and (
         isinstance(time_limit, bool) or not (isinstance(time_limit, int | float) and math.isfinite(time_limit))
     ):
-        raise InputError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
+        raise ParameterError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
     if time_limit is not None and not time_limit > 0:
-        raise InputError(f"must be positive, got {time_limit!r}", where="time_limit")
-    if threads < 0 or seed < 0:
-        raise InputError(
-            f"threads ({threads}) and seed ({seed}) must be >= 0 (threads 0: the solver decides)",
-            where="solver options",
-        )
+        raise ParameterError(f"must be positive, got {time_limit!r}", where="time_limit")
+    if threads < 0:
+        raise ParameterError(f"= {threads} must be >= 0 (0: the solver decides)", where="threads")
+    if seed < 0:
+        raise ParameterError(f"= {seed} must be >= 0", where="seed")
     if seed > MAX_SEED:  # HiGHS and CP-SAT take a 32-bit seed
-        raise InputError(f"= {seed} is above the solvers' largest seed {MAX_SEED}", where="seed")
+        raise ParameterError(f"= {seed} is above the solvers' largest seed {MAX_SEED}", where="seed")
     cpus = os.cpu_count() or 1
     if threads > cpus:
-        raise InputError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
+        raise ParameterError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")

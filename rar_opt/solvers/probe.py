@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..check import check
-from ..errors import InputError
+from ..errors import ParameterError
 from ..formulations import cpsat
 from ..formulations.base import require_star
 from ..instance import Instance
@@ -76,13 +76,15 @@ def probe(
 ) -> Probe:
     """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring)."""
     if isinstance(makespan, bool) or not isinstance(makespan, numbers.Integral) or makespan < 1:
-        raise InputError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
+        raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
     if makespan > instance.horizon:
-        raise InputError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
+        raise ParameterError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
     budget = Budget.start(time_limit, threads, seed)  # the same checks as solve's; the clock starts
     if not isinstance(search, str) or search not in SEARCHES:
-        raise InputError(f"= {search!r} is not a CP-SAT search; choose one of {', '.join(SEARCHES)}", where="search")
+        raise ParameterError(
+            f"= {search!r} is not a CP-SAT search; choose one of {', '.join(SEARCHES)}", where="search"
+        )
     require_star(instance, "a probe (it builds the cpsat formulation)")
     record: dict[str, Any] = {
         "question": f"does a schedule end by slot {makespan}?",

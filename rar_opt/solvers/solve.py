@@ -19,7 +19,7 @@ from typing import Any
 import pyomo.environ as pyo
 
 from ..check import check
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..formulations import formulation as get_formulation
 from ..formulations import model_data
 from ..formulations.base import require_star, resolve_horizon
@@ -139,7 +139,7 @@ def _solve_plan(instance: Instance, name: str, request: Request, budget: Budget)
     require_star(instance, f"the {name} method (its CP-SAT models)")
     refused = compact_only(instance, request)
     if refused is not None:
-        raise InputError(
+        raise ParameterError(
             f"the {name} method takes a time limit, threads, a seed, a warm start, a horizon and symmetry on "
             f"or off (makespan objective, CP-SAT backend) only: {refused}",
             where="formulation",
@@ -158,23 +158,25 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     form = get_formulation(name)
     engine = get_backend(request.backend or DEFAULT_BACKEND[form.problem])
     if (form.problem == "cp") != (engine.name == "cpsat"):
-        raise InputError(f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend")
+        raise ParameterError(
+            f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend"
+        )
     if form.problem == "minlp" and not engine.capabilities.nonconvex:
-        raise InputError(
+        raise ParameterError(
             f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
             where="backend",
         )
     if budget.threads != 1 and not engine.capabilities.threads:
-        raise InputError(f"= {budget.threads}: the {engine.name} backend runs on one thread only", where="threads")
+        raise ParameterError(f"= {budget.threads}: the {engine.name} backend runs on one thread only", where="threads")
     opts = form.make_options(dict(request.options))
     if getattr(opts, "relaxation", "none") != "none":  # a bound, never a schedule
         if request.warm_start or request.start is not None or request.lower_bound is not None:
             raise InputError("a relaxation takes no start and no lower bound", where="options.relaxation")
         return _solve_relaxation(instance, form.name, opts, budget)
     if request.start is not None and request.warm_start:
-        raise InputError("give a start schedule or a warm-start policy, not both", where="warm_start")
+        raise ParameterError("give a start schedule or a warm-start policy, not both", where="warm_start")
     if request.lower_bound is not None and getattr(opts, "objective", "makespan") != "makespan":
-        raise InputError("is a bound on the makespan; the objective is not the makespan", where="lower_bound")
+        raise ParameterError("is a bound on the makespan; the objective is not the makespan", where="lower_bound")
     warm_start = None if request.start is not None else request.warm_start or form.default_warm_start
     start = request.start if request.start is not None else _warm_start(instance, warm_start)
     # a heuristic's makespan caps every optimum's makespan

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..algorithms import run_policy
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..jsonio import atomic_target, dump_json
 from .store import TaskRow
 from .tasks import instance_of
@@ -58,7 +58,7 @@ def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[t
     """The ``k`` proven rows of largest ALG/OPT (of ``policy``, or of the worst policy on each
     instance): (row, policy, ratio), worst first, ties in task order."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"= {k!r} must be an integer >= 1", where="--worst")
+        raise ParameterError(f"= {k!r} must be an integer >= 1", where="worst")
     scored = []
     for r in rows:
         if not r.outputs["proven"]:
@@ -68,7 +68,7 @@ def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[t
             name = max(candidates, key=lambda n: candidates[n])  # the first of equal maxima, in key order
             scored.append((r, name, float(candidates[name])))
     if policy is not None and not scored:
-        raise InputError(f"no proven instance has a ratio of {policy!r}", where="--policy")
+        raise ParameterError(f"no proven instance has a ratio of {policy!r}", where="policy")
     scored.sort(key=lambda t: -t[2])  # a stable sort: equal ratios keep their task order
     return scored[:k]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..algorithms import POLICIES, run_policy
 from ..check import check
-from ..errors import InputError
+from ..errors import ParameterError
 from ..jsonio import atomic_target
 from ..plot import draw_schedule
 from ..schedule import Schedule
@@ -131,12 +131,12 @@ def write_plots(rows: list[TaskRow], directory: str | Path) -> list[Path]:
     """Every picture of a study into ``directory`` (created if missing); the paths written."""
     out = Path(directory)
     if out.exists() and not out.is_dir():
-        raise InputError("is not a directory", where="--plots", file=str(out))
+        raise ParameterError("is not a directory", where="plots", file=str(out))
     if not out.parent.is_dir():
-        raise InputError(f"the directory {str(out.parent)!r} does not exist", where="--plots", file=str(out))
+        raise ParameterError(f"the directory {str(out.parent)!r} does not exist", where="plots", file=str(out))
     proven = [r for r in rows if r.outputs["proven"]]
     if not proven:
-        raise InputError("the store has no instance with a proven optimum to draw", where="--plots")
+        raise ParameterError("the store has no instance with a proven optimum to draw", where="plots")
     out.mkdir(exist_ok=True)
     written = [out / "ecdf.png", out / "ratio-vs-parameters.png"]
     ecdf(rows, written[0])

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration import PRESETS
-from ..errors import InputError
+from ..errors import ParameterError
 from ..executors import Executor
 from ..generate import GENERATORS
 from .store import Store, open_store
@@ -43,19 +43,19 @@ class StudyConfig:
 
     def __post_init__(self) -> None:
         if self.family not in GENERATORS:
-            raise InputError(f"unknown family {self.family!r} (known: {', '.join(GENERATORS)})", where="--family")
+            raise ParameterError(f"unknown family {self.family!r} (known: {', '.join(GENERATORS)})", where="family")
         if self.preset is not None:
             if self.family != "paper":
-                raise InputError(f"only the paper family takes a preset, not {self.family}", where="--preset")
+                raise ParameterError(f"only the paper family takes a preset, not {self.family}", where="preset")
             if self.preset not in PRESETS:
-                raise InputError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="--preset")
+                raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
         for name in ("seed", "jobs", "servers"):
             value, low = getattr(self, name), 0 if name == "seed" else 1
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-                raise InputError(f"= {value!r} must be an integer >= {low}", where=f"--{name}")
+                raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
         t = self.time_limit
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
-            raise InputError(f"= {t!r} must be a positive number of seconds", where="--time-limit")
+            raise ParameterError(f"= {t!r} must be a positive number of seconds", where="time_limit")
         object.__setattr__(self, "time_limit", float(t))
         object.__setattr__(self, "policies", check_policies(self.policies))
         object.__setattr__(self, "method", self.method or exact_method())
@@ -136,7 +136,7 @@ def run_study(
     """Compute the first ``count`` tasks of ``config`` that the store lacks, writing each as
     it finishes. ``on_start(todo, already)`` is called once, ``on_result`` per finished task."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise InputError(f"= {count!r} must be an integer >= 1", where="--count")
+        raise ParameterError(f"= {count!r} must be an integer >= 1", where="count")
     inputs = config.inputs(count)
     new = not Path(path).exists()
     with open_study(path, config) as store, discard_if_empty(store, new):

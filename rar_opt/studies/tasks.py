@@ -25,7 +25,7 @@ from ..algorithms import POLICIES, run_policy
 from ..analysis import realized_shares
 from ..bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
 from ..check import check
-from ..errors import InputError
+from ..errors import ParameterError
 from ..generate import GENERATORS, generate
 from ..instance import Instance
 from ..provenance import versions
@@ -101,7 +101,7 @@ def instance_of(inputs: dict[str, Any]) -> Instance:
     if inputs["task"] == "instance":
         return Instance.from_dict(inputs["instance"])
     if inputs["family"] not in GENERATORS:
-        raise InputError(f"unknown family {inputs['family']!r} (known: {', '.join(GENERATORS)})", where="--family")
+        raise ParameterError(f"unknown family {inputs['family']!r} (known: {', '.join(GENERATORS)})", where="family")
     return generate(
         inputs["family"], inputs["seed"], jobs=inputs["jobs"], servers=inputs["servers"], preset=inputs["preset"]
     )
@@ -233,5 +233,5 @@ def check_policies(policies: list[str] | tuple[str, ...] | None) -> tuple[str, .
     names = list(policies or POLICIES)
     unknown = [p for p in names if p not in POLICIES]
     if unknown:
-        raise InputError(f"unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", where="--policies")
+        raise ParameterError(f"unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", where="policies")
     return tuple(p for p in POLICIES if p in names)

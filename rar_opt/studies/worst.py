@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..executors import Executor
 from ..instance import Instance, Job
 from .run import StudyConfig
@@ -85,21 +85,23 @@ class WorstConfig:
 
     def __post_init__(self) -> None:
         if len(self.study.policies) != 1:
-            raise InputError("a worst-case search is about one policy", where="--policy")
+            raise ParameterError("a worst-case search is about one policy", where="policy")
         if self.study.family not in RANGES:
-            raise InputError(f"no mutation ranges for the {self.study.family} family", where="--family")
+            raise ParameterError(f"no mutation ranges for the {self.study.family} family", where="family")
         if self.objective not in OBJECTIVES:
-            raise InputError(
-                f"unknown objective {self.objective!r} (known: {', '.join(OBJECTIVES)})", where="--objective"
+            raise ParameterError(
+                f"unknown objective {self.objective!r} (known: {', '.join(OBJECTIVES)})", where="objective"
             )
         if self.objective == "theorem5" and self.study.policies != ("sjf-bco",):
-            raise InputError("Theorem 5 is about SJF-BCO: use --policy sjf-bco", where="--objective")
+            raise ParameterError("Theorem 5 is about SJF-BCO: choose the policy sjf-bco", where="objective")
         if self.strategy not in STRATEGIES:
-            raise InputError(f"unknown strategy {self.strategy!r} (known: {', '.join(STRATEGIES)})", where="--strategy")
+            raise ParameterError(
+                f"unknown strategy {self.strategy!r} (known: {', '.join(STRATEGIES)})", where="strategy"
+            )
         for name, low in (("batch", 2), ("elite", 1), ("initial", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"= {value!r} must be an integer >= {low}", where=f"--{name}")
+                raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
 
     @property
     def policy(self) -> str:
@@ -234,7 +236,7 @@ def search(
 ) -> SearchResult:
     """Run (or replay) the search for ``evaluations`` evaluations, storing each one."""
     if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 1:
-        raise InputError(f"= {evaluations!r} must be an integer >= 1", where="--evaluations")
+        raise ParameterError(f"= {evaluations!r} must be an integer >= 1", where="evaluations")
     study, policy = config.study, config.policy
     ranges = RANGES[study.family]
     fixed = (study.jobs is not None, study.servers is not None)
