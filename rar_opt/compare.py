@@ -11,16 +11,13 @@ whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from .algorithms import POLICIES, run_policy
-from .analysis import realized_shares
-from .bounds import ClaimCheck, check_sjf_bco_claims, lower_bounds, theorem5_bound
-from .check import check
+from .algorithms import POLICIES
+from .bounds import ClaimCheck
+from .evaluation import evaluate
 from .instance import Instance
-from .integral import ceil_bound
 
 
 @dataclass(frozen=True)
@@ -75,72 +72,46 @@ def compare(
     bound_time_limit: float | None = None,
 ) -> Comparison:
     """Run ``policies`` (SJF-BCO always) on ``instance``; compare with OPT (``exact``) or the
-    best lower bound (with ``bound_time_limit`` seconds for the contention-free relaxation)."""
+    best lower bound (with ``bound_time_limit`` seconds for the contention-free relaxation).
+    The evaluation is :func:`rar_opt.evaluation.evaluate`, shared with the studies."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")
-    runs, walls = {}, {}
-    for name in names:
-        began = time.perf_counter()
-        runs[name] = run_policy(instance, name, seed=seed)
-        walls[name] = time.perf_counter() - began
-    results = {name: check(instance, r.schedule).result for name, r in runs.items()}
-    solve_summary = optimum = res = None
-    if exact:
-        from .solvers import solve
-
-        res = solve(instance, warm_start="sjf-bco", time_limit=time_limit, seed=seed)
-        solve_summary = {k: v for k, v in res.summary().items() if k != "completion"}
-    # the exact solve's relaxation phase, when it ran one, is the relaxation's bound: not solved twice
-    relaxed = None if res is None or not bound_time_limit else res.record.relaxation_bound()
-    lb = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
-    if relaxed is not None:
-        lb = replace(lb, relaxation=ceil_bound(relaxed[0]), relaxation_proven=relaxed[1])
-    reference, kind = lb.best, "lower bound"
-    if res is not None:
-        from .solvers import Status
-
-        if res.status == Status.OPTIMAL and res.makespan is not None:
-            reference, kind, optimum = res.makespan, "optimum", res.makespan
-        elif res.bound is not None:
-            reference = max(reference, ceil_bound(res.bound))  # a proven bound, rounded up
-    spans = {name: _complete(results[name].makespan) for name in names}
-    shares = {name: realized_shares(instance, runs[name].schedule) for name in names}
+    ev = evaluate(
+        instance,
+        tuple(names),
+        method="auto" if exact else None,
+        time_limit=time_limit,
+        seed=seed,
+        warm_start="sjf-bco",
+        bound_time_limit=bound_time_limit,
+    )
+    reference = ev.reference
     rows = tuple(
         PolicyRow(
             name,
-            spans[name],
-            float(results[name].avg_jct or 0.0),
-            spans[name] / reference,
-            walls[name],
-            not runs[name].exceeds_horizon,
-            shares[name].contention,
-            shares[name].overhead,
-            runs[name].theta_binding,
+            run.makespan,
+            run.avg_jct,
+            run.makespan / reference,
+            run.wall_s,
+            not run.result.exceeds_horizon,
+            run.shares.contention,
+            run.shares.overhead,
+            run.result.theta_binding,
         )
-        for name in names
+        for name, run in ev.runs.items()
     )
-    sjf = runs["sjf-bco"]
-    claims = check_sjf_bco_claims(
-        instance,
-        spans["sjf-bco"],
-        sjf,
-        optimum=optimum,
-        lower_bound=None if optimum else reference,
-    )
+    theorem5, claims = ev.sjf_bco_claims() or (float("nan"), ())
+    solve_summary = None
+    if ev.solve is not None:
+        solve_summary = {k: v for k, v in ev.solve.summary().items() if k != "completion"}
     return Comparison(
         instance.name,
         int(reference),
-        kind,
+        "optimum" if ev.optimum is not None else "lower bound",
         rows,
-        theorem5_bound(instance, sjf.lower, sjf.upper),
-        tuple(claims),
+        theorem5,
+        claims,
         solve_summary,
-        asdict(lb),
+        asdict(ev.bounds),
     )
-
-
-def _complete(makespan: int | None) -> int:
-    if makespan is None:  # a policy's schedule always completes; this would be a bug
-        raise RuntimeError("a policy returned a schedule that does not complete")
-    return int(makespan)

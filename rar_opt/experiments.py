@@ -88,10 +88,9 @@ EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
 
 
 def execute(run: Run) -> dict[str, Any]:
-    """Run one configuration; a schedule that ends after T is a row too (marked)."""
-    from .algorithms import run_policy
-    from .analysis import realized_shares
-    from .check import check
+    """Run one configuration; a schedule that ends after T is a row too (marked). The
+    policy is judged as everywhere else (:func:`rar_opt.evaluation.judge`)."""
+    from .evaluation import judge
     from .generate import nested_cluster, paper
 
     if run.nested_from is None:
@@ -111,9 +110,8 @@ def execute(run: Run) -> dict[str, Any]:
         "preset": run.preset,
         "options": run.options,
     }
-    result = run_policy(inst, run.policy, seed=run.seed, **run.options)
-    res = check(inst, result.schedule).result
-    shares = realized_shares(inst, result.schedule)
+    judged = judge(inst, run.policy, seed=run.seed, **run.options)
+    result = judged.result
     chosen = {
         "theta": result.theta,
         "kappa": result.kappa,
@@ -121,9 +119,9 @@ def execute(run: Run) -> dict[str, Any]:
         "exceeds_horizon": result.exceeds_horizon,
         "theta_binding": result.theta_binding,
         "max_load": result.max_load,
-        **{f"{k}_share": v for k, v in shares.to_dict().items()},
+        **{f"{k}_share": v for k, v in judged.shares.to_dict().items()},
     }
-    return {**row, "makespan": res.makespan, "avg_jct": res.avg_jct, "min_jct": res.min_jct, **chosen}
+    return {**row, "makespan": judged.makespan, "avg_jct": judged.avg_jct, "min_jct": judged.min_jct, **chosen}
 
 
 def count_runs(name: str, seeds: list[int], jobs: int = 160) -> int:

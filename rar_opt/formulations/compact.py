@@ -86,6 +86,7 @@ from .base import (
     resolve_horizon,
     weight_coefficients,
 )
+from .data import CompactData
 from .levels import LEVEL_ROWS, LevelRows
 from .links import link_rows
 
@@ -123,56 +124,6 @@ class Options:
         check_choice(self.started, "started", STARTED)
 
 
-@dataclass(frozen=True)
-class CompactData:
-    """The constants the row families read, taken once from the instance and its time model."""
-
-    horizon: int
-    cap: list[int]  # O_s
-    gpus: list[int]  # G_j
-    iters: list[int]  # F_j
-    rho_min: list[int]  # fastest execution time of each job
-    n_lo: list[int]  # fewest servers job j can span
-    n_hi: list[int]  # most servers job j can span
-    splittable: list[bool]  # n_hi >= 2
-    levels: int  # P: the most contenders a split job can see
-    phi: np.ndarray  # phi[j, p, n] (the time model's table)
-    phi_max: list[int]  # iterations per slot at best
-    link_level: np.ndarray | None = None  # topology: [l, c] level of link l carrying c rings (docs/model.md 3.8)
-    link_side: np.ndarray | None = None  # topology: [e, s] server s is on one side of switch link e
-
-    @classmethod
-    def of(cls, instance: Instance, horizon: int) -> CompactData:
-        """The constants of ``instance`` over ``horizon`` slots."""
-        tm, b = instance.time_model, instance.bounds
-        cap = [int(o) for o in instance.cluster.servers]
-        n_hi = [int(n) for n in b.n_max]
-        splittable = [n >= 2 for n in n_hi]
-        levels = max(1, min(sum(splittable), max(cap)))
-        link_level = None
-        if tm.links is not None:  # a topology: the level of each link at each count (links: uplinks, then inner)
-            bound = np.minimum(tm.link_bound, sum(splittable))
-            link_level = np.zeros((len(bound), int(bound.max()) + 1), dtype=np.int64)
-            for link, (bw, top) in enumerate(zip(tm.link_bandwidth, bound, strict=True)):
-                link_level[link, 1 : top + 1] = tm.level_of(bw, np.arange(1, top + 1))
-            levels = max(1, int(link_level.max()))
-        return cls(
-            horizon=horizon,
-            cap=cap,
-            gpus=[int(g) for g in instance.arrays.gpus],
-            iters=[int(f) for f in instance.arrays.iterations],
-            rho_min=[int(r) for r in b.rho_min],
-            n_lo=[int(n) for n in b.n_min],
-            n_hi=n_hi,
-            splittable=splittable,
-            levels=levels,
-            phi=tm.phi_table(levels),
-            phi_max=[int(p) for p in b.phi_max],
-            link_level=link_level,
-            link_side=None if tm.links is None else tm.links.inner_side,
-        )
-
-
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The compact MILP of ``instance`` (see the module docstring); a relaxation is refused:
     solving it gives a bound, not a schedule (:mod:`rar_opt.variants` solves it as one)."""
@@ -200,8 +151,6 @@ def assemble(
     that states them its own way."""
     horizon = resolve_horizon(options.horizon, instance)
     d = CompactData.of(instance, horizon)
-    if any(horizon < r for r in d.rho_min):
-        raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(d.rho_min)}", where="horizon")
     cells = instance.num_jobs * instance.num_servers * horizon
     if cells > options.max_cells:
         raise InputError(

@@ -20,6 +20,7 @@ variables; :mod:`rar_opt.solvers.cpsat` solves it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..schedule import Schedule
 from ..simulate import simulate
 from . import symmetry
 from .base import ModelData, check_count, check_flag, model_data, require_star, resolve_horizon
+from .data import CompactData
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,16 @@ class Options:
         check_flag(self.symmetry, "symmetry")
 
 
+@dataclass(frozen=True)
+class Values:
+    """A solution of a :class:`CpsatModel`, read through its variable handles."""
+
+    start: tuple[int, ...]  # a_j
+    end: tuple[int, ...]  # e_j = C_j
+    y: tuple[tuple[int, ...], ...]  # y[j][s]: GPUs of job j on server s
+    makespan: int
+
+
 @dataclass
 class CpsatModel:
     """A built CP-SAT model with its variables; ``values`` holds a solution once solved."""
@@ -58,7 +70,16 @@ class CpsatModel:
     y: list[list[Any]]
     makespan: Any
     rar: ModelData
-    values: dict[str, Any] = field(default_factory=dict)
+    values: Values | None = None
+
+    def load(self, value: Callable[[Any], int]) -> None:
+        """Keep the solution that ``value`` (the solver's ``value`` of a variable) gives."""
+        self.values = Values(
+            tuple(int(value(v)) for v in self.start),
+            tuple(int(value(v)) for v in self.end),
+            tuple(tuple(int(value(v)) for v in row) for row in self.y),
+            int(value(self.makespan)),
+        )
 
 
 def execution_times(instance: Instance) -> dict[tuple[int, int], int]:
@@ -78,116 +99,146 @@ def count_cells(instance: Instance, horizon: int) -> int:
     return int((instance.bounds.n_max >= 2).sum()) * instance.num_servers * horizon
 
 
+@dataclass
+class _Vars:
+    """The model's variables as the row families add them."""
+
+    start: list[Any]  # a_j
+    end: list[Any]  # e_j
+    y: list[list[Any]]  # y[j][s]: GPUs of job j on server s
+    z: list[list[Any]]  # z[j][s]: job j uses server s
+    duration: list[Any]  # e_j - a_j (a constant for a job that never splits)
+    interval: list[Any]  # [a_j, e_j)
+    span: dict[int, dict[int, Any]] = field(default_factory=dict)  # v[j][n]: split job j spans n servers
+    split: dict[int, Any] = field(default_factory=dict)  # job j spans two servers or more
+    active: dict[tuple[int, int], Any] = field(default_factory=dict)  # u[j, t]: split job j runs in slot t
+    level: dict[tuple[int, int, int], Any] = field(default_factory=dict)  # L[j, t, k]: j sees >= k contenders
+
+
 def build(instance: Instance, options: Options | None = None) -> CpsatModel:
-    """The CP-SAT model of ``instance`` (see the module docstring)."""
+    """The CP-SAT model of ``instance`` (see the module docstring), row family by row family."""
     require_star(instance, "the cpsat formulation")
     options = options or Options()
-    horizon = resolve_horizon(options.horizon, instance)
-    b, tm = instance.bounds, instance.time_model
-    n_jobs, n_servers = instance.num_jobs, instance.num_servers
-    cap = [int(o) for o in instance.cluster.servers]
-    gpus = [int(g) for g in instance.arrays.gpus]
-    iters = [int(f) for f in instance.arrays.iterations]
-    rho_min, n_lo, n_hi = [int(r) for r in b.rho_min], [int(n) for n in b.n_min], [int(n) for n in b.n_max]
-    splittable = [n_hi[j] >= 2 for j in range(n_jobs)]
-    levels = max(1, min(sum(splittable), max(cap)))
-    phi = tm.phi_table(levels)
-    phi_max = [int(p) for p in b.phi_max]
-    if any(horizon < r for r in rho_min):
-        raise InputError(f"= {horizon} is shorter than a job's fastest completion {max(rho_min)}", where="horizon")
-    cells = count_cells(instance, horizon)
+    d = CompactData.of(instance, resolve_horizon(options.horizon, instance))
+    cells = count_cells(instance, d.horizon)
     if cells > options.max_cells:
         raise InputError(
             f"the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {options.max_cells:,})",
             where="instance",
         )
     m = cp_model.CpModel()
-    start = [m.new_int_var(0, horizon - rho_min[j], f"a{j}") for j in range(n_jobs)]
-    end = [m.new_int_var(rho_min[j], horizon, f"e{j}") for j in range(n_jobs)]
-    y = [[m.new_int_var(0, min(gpus[j], cap[s]), f"y{j}_{s}") for s in range(n_servers)] for j in range(n_jobs)]
-    z = [[m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)] for j in range(n_jobs)]
-    intervals: list[Any] = []
-    durations: list[Any] = []
-    for j in range(n_jobs):
-        m.add(sum(y[j]) == gpus[j])  # (1) gang size
-        for s in range(n_servers):
-            m.add(y[j][s] >= 1).only_enforce_if(z[j][s])
-            m.add(y[j][s] == 0).only_enforce_if(~z[j][s])
-        duration: Any = m.new_int_var(rho_min[j], horizon, f"d{j}")
-        if not splittable[j]:  # always on one server: a fixed duration at phi(0, 1)
-            duration = int(-(-iters[j] // int(phi[j, 0, 1])))
-        durations.append(duration)
-        intervals.append(m.new_interval_var(start[j], duration, end[j], f"job{j}"))
-    for s in range(n_servers):  # (2) capacity, per server
-        m.add_cumulative(intervals, [y[j][s] for j in range(n_jobs)], cap[s])
-    # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
-    m.add_cumulative(intervals, [int(g) for g in gpus], int(sum(cap)))
-    symmetry_rows = symmetry.add_rows(m, instance, start, z) if options.symmetry else 0  # one schedule per orbit
+    v = _jobs(m, d)
+    _capacity(m, d, v)
+    symmetry_rows = symmetry.add_rows(m, instance, v.start, v.z) if options.symmetry else 0  # one schedule per orbit
+    split_jobs = [j for j in range(len(d.gpus)) if d.splittable[j]]
+    _spans(m, d, v, split_jobs, execution_times(instance))
+    for j in split_jobs:
+        _rates(m, d, v, j)
+    _contention(m, d, v, split_jobs, instance.num_servers)
+    makespan = m.new_int_var(max(d.rho_min), d.horizon, "makespan")
+    m.add_max_equality(makespan, v.end)
+    m.minimize(makespan)
+    data = ModelData("cpsat", instance.name, d.horizon, options, {"levels": d.levels, "symmetry_rows": symmetry_rows})
+    return CpsatModel(m, v.start, v.end, v.y, makespan, data)
 
-    split_jobs = [j for j in range(n_jobs) if splittable[j]]
-    rho = execution_times(instance)
-    split: dict[int, Any] = {}
-    span: dict[int, dict[int, Any]] = {}
+
+def _jobs(m: cp_model.CpModel, d: CompactData) -> _Vars:
+    """Each job's interval, its GPUs per server and (1) its gang size; a job that can only
+    run on one server has the fixed duration ceil(F_j / phi_j(0, 1))."""
+    horizon, n_servers = d.horizon, len(d.cap)
+    v = _Vars([], [], [], [], [], [])
+    for j, gpus in enumerate(d.gpus):
+        v.start.append(m.new_int_var(0, horizon - d.rho_min[j], f"a{j}"))
+        v.end.append(m.new_int_var(d.rho_min[j], horizon, f"e{j}"))
+        v.y.append([m.new_int_var(0, min(gpus, d.cap[s]), f"y{j}_{s}") for s in range(n_servers)])
+        v.z.append([m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)])
+        m.add(sum(v.y[j]) == gpus)  # (1) gang size
+        for s in range(n_servers):
+            m.add(v.y[j][s] >= 1).only_enforce_if(v.z[j][s])
+            m.add(v.y[j][s] == 0).only_enforce_if(~v.z[j][s])
+        duration: Any = m.new_int_var(d.rho_min[j], horizon, f"d{j}")
+        if not d.splittable[j]:  # always on one server: a fixed duration at phi(0, 1)
+            duration = -(-d.iters[j] // int(d.phi[j, 0, 1]))
+        v.duration.append(duration)
+        v.interval.append(m.new_interval_var(v.start[j], duration, v.end[j], f"job{j}"))
+    return v
+
+
+def _capacity(m: cp_model.CpModel, d: CompactData, v: _Vars) -> None:
+    """(2) server capacity: one cumulative per server over the jobs' GPU counts there."""
+    for s, cap in enumerate(d.cap):
+        m.add_cumulative(v.interval, [row[s] for row in v.y], cap)
+    # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
+    m.add_cumulative(v.interval, list(d.gpus), sum(d.cap))
+
+
+def _spans(
+    m: cp_model.CpModel, d: CompactData, v: _Vars, split_jobs: list[int], rho: dict[tuple[int, int], int]
+) -> None:
+    """Each split-capable job's span n (servers used) and whether it splits; redundant for
+    the search: no contention makes a job faster than rho_j(n)."""
     for j in split_jobs:
-        span[j] = {n: m.new_bool_var(f"v{j}_{n}") for n in range(n_lo[j], n_hi[j] + 1)}
-        m.add_exactly_one(span[j].values())
-        m.add(sum(z[j]) == sum(n * v for n, v in span[j].items()))
-        split[j] = m.new_bool_var(f"split{j}")
-        m.add(split[j] == sum(v for n, v in span[j].items() if n >= 2))
-        for n, v in span[j].items():  # redundant: no contention makes a job faster than rho_j(n)
-            m.add(durations[j] >= rho[j, n]).only_enforce_if(v)
-    active: dict[tuple[int, int], Any] = {}
-    level: dict[tuple[int, int, int], Any] = {}
-    for j in split_jobs:
-        gained = []
-        for t in range(horizon):
-            begun, over = m.new_bool_var(f"s{j}_{t}"), m.new_bool_var(f"f{j}_{t}")
-            m.add(start[j] <= t).only_enforce_if(begun)
-            m.add(start[j] >= t + 1).only_enforce_if(~begun)
-            m.add(end[j] <= t).only_enforce_if(over)
-            m.add(end[j] >= t + 1).only_enforce_if(~over)
-            u = m.new_bool_var(f"u{j}_{t}")
-            m.add_bool_and([begun, ~over]).only_enforce_if(u)
-            m.add_bool_or([~begun, over, u])
-            active[j, t] = u
-            g = m.new_int_var(0, phi_max[j], f"g{j}_{t}")
-            m.add(g == 0).only_enforce_if(~u)  # (9) no iterations while inactive
-            for k in range(2, levels + 1):
-                level[j, t, k] = m.new_bool_var(f"L{j}_{t}_{k}")
-                if k > 2:
-                    m.add_implication(level[j, t, k], level[j, t, k - 1])
-            for n, v in span[j].items():  # (8)-(9) the rate table over (p, n), a staircase in p
-                if n == 1:
-                    m.add(g <= int(phi[j, 0, 1])).only_enforce_if(v)
-                else:
-                    steps = sum(int(phi[j, k - 1, n] - phi[j, k, n]) * level[j, t, k] for k in range(2, levels + 1))
-                    m.add(g <= int(phi[j, 1, n]) - steps).only_enforce_if(v)
-            gained.append(g)
-        m.add(sum(gained) >= iters[j])  # F_j iterations inside the job's interval
-    for t in range(horizon):  # (6) contention: a split job's level >= c_s on each of its servers
+        v.span[j] = {n: m.new_bool_var(f"v{j}_{n}") for n in range(d.n_lo[j], d.n_hi[j] + 1)}
+        m.add_exactly_one(v.span[j].values())
+        m.add(sum(v.z[j]) == sum(n * b for n, b in v.span[j].items()))
+        v.split[j] = m.new_bool_var(f"split{j}")
+        m.add(v.split[j] == sum(b for n, b in v.span[j].items() if n >= 2))
+        for n, b in v.span[j].items():
+            m.add(v.duration[j] >= rho[j, n]).only_enforce_if(b)
+
+
+def _rates(m: cp_model.CpModel, d: CompactData, v: _Vars, j: int) -> None:
+    """Split-capable job ``j``, slot by slot: active while started and not over, (8)-(9) at
+    most phi_j(p, n) iterations at its contention level p (a staircase over the levels),
+    none while inactive, and F_j iterations inside its interval."""
+    gained = []
+    for t in range(d.horizon):
+        begun, over = m.new_bool_var(f"s{j}_{t}"), m.new_bool_var(f"f{j}_{t}")
+        m.add(v.start[j] <= t).only_enforce_if(begun)
+        m.add(v.start[j] >= t + 1).only_enforce_if(~begun)
+        m.add(v.end[j] <= t).only_enforce_if(over)
+        m.add(v.end[j] >= t + 1).only_enforce_if(~over)
+        u = m.new_bool_var(f"u{j}_{t}")
+        m.add_bool_and([begun, ~over]).only_enforce_if(u)
+        m.add_bool_or([~begun, over, u])
+        v.active[j, t] = u
+        g = m.new_int_var(0, d.phi_max[j], f"g{j}_{t}")
+        m.add(g == 0).only_enforce_if(~u)  # (9) no iterations while inactive
+        for k in range(2, d.levels + 1):
+            v.level[j, t, k] = m.new_bool_var(f"L{j}_{t}_{k}")
+            if k > 2:
+                m.add_implication(v.level[j, t, k], v.level[j, t, k - 1])
+        for n, b in v.span[j].items():  # (8)-(9) the rate table over (p, n), a staircase in p
+            if n == 1:
+                m.add(g <= int(d.phi[j, 0, 1])).only_enforce_if(b)
+            else:
+                steps = sum(int(d.phi[j, k - 1, n] - d.phi[j, k, n]) * v.level[j, t, k] for k in range(2, d.levels + 1))
+                m.add(g <= int(d.phi[j, 1, n]) - steps).only_enforce_if(b)
+        gained.append(g)
+    m.add(sum(gained) >= d.iters[j])  # F_j iterations inside the job's interval
+
+
+def _contention(m: cp_model.CpModel, d: CompactData, v: _Vars, split_jobs: list[int], n_servers: int) -> None:
+    """(6) contention: a split job's level is at least c_s, the active split jobs on each
+    of its servers."""
+    for t in range(d.horizon):
         for s in range(n_servers):
             counted = []
             for i in split_jobs:
                 h = m.new_bool_var(f"h{i}_{s}_{t}")
-                m.add_bool_or([~active[i, t], ~z[i][s], ~split[i], h])
+                m.add_bool_or([~v.active[i, t], ~v.z[i][s], ~v.split[i], h])
                 counted.append(h)
             for j in split_jobs:
-                lvl = 1 + sum(level[j, t, k] for k in range(2, levels + 1))
-                m.add(lvl >= sum(counted)).only_enforce_if([active[j, t], z[j][s], split[j]])
-    makespan = m.new_int_var(max(rho_min), horizon, "makespan")
-    m.add_max_equality(makespan, end)
-    m.minimize(makespan)
-    data = ModelData("cpsat", instance.name, horizon, options, {"levels": levels, "symmetry_rows": symmetry_rows})
-    return CpsatModel(m, start, end, y, makespan, data)
+                lvl = 1 + sum(v.level[j, t, k] for k in range(2, d.levels + 1))
+                m.add(lvl >= sum(counted)).only_enforce_if([v.active[j, t], v.z[j][s], v.split[j]])
 
 
 def read_schedule(model: CpsatModel, instance: Instance) -> Schedule:
     """The starts and placements of a solved model."""
-    values = model.values
-    starts = np.array([values[f"a{j}"] for j in range(instance.num_jobs)], dtype=np.int64)
-    y = np.array(
-        [[values[f"y{j}_{s}"] for s in range(instance.num_servers)] for j in range(instance.num_jobs)], dtype=np.int64
-    )
+    if model.values is None:
+        raise ValueError("the model holds no solution")
+    starts = np.array(model.values.start, dtype=np.int64)
+    y = np.array(model.values.y, dtype=np.int64).reshape(instance.num_jobs, instance.num_servers)
     return Schedule.from_arrays(instance.name, starts, y, meta={"method": "cpsat"})
 
 

@@ -46,7 +46,7 @@ class Cpsat:
         return None
 
     def solve(self, model: Any, options: SolveOptions) -> RawOutcome:
-        """Solve a :class:`~rar_opt.formulations.cpsat.CpsatModel`; its ``values`` get the incumbent."""
+        """Solve a :class:`~rar_opt.formulations.cpsat.CpsatModel`; it loads the incumbent (``values``)."""
         solver_info = {"name": self.name, "interface": "ortools.sat.python", "version": metadata.version("ortools")}
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = max(int(options.threads), 1)
@@ -62,8 +62,7 @@ class Cpsat:
         name = solver.status_name(code)
         has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         if has_solution:
-            variables = [*model.start, *model.end, *(v for row in model.y for v in row), model.makespan]
-            model.values = {v.name: int(solver.value(v)) for v in variables}
+            model.load(solver.value)
         proto = model.model.proto
         return RawOutcome(
             status=map_status(CPSAT_TABLE, name, has_solution),

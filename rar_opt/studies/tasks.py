@@ -21,11 +21,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..algorithms import POLICIES, run_policy
+from ..algorithms import POLICIES
 from ..analysis import realized_shares
-from ..bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
-from ..check import check
 from ..errors import ParameterError
+from ..evaluation import evaluate as shared_evaluate
 from ..generate import GENERATORS, generate
 from ..instance import Instance
 from ..provenance import versions
@@ -121,44 +120,23 @@ def evaluate(
     instance: Instance, policies: tuple[str, ...], method: str, time_limit: float, seed: int
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Every policy on ``instance`` against its exact optimum (or the best bound and best
-    schedule when the optimum is not proven); the outputs row and the timing."""
-    from ..solvers import Status, solve
-
-    timing: dict[str, float] = {}
-    runs, spans = {}, {}
-    for name in policies:
-        began = time.perf_counter()
-        runs[name] = run_policy(instance, name, seed=seed)
-        timing[f"{name}_s"] = time.perf_counter() - began
-        sim = check(instance, runs[name].schedule).result
-        if sim.makespan is None:  # a policy's schedule always completes; this would be a bug
-            raise RuntimeError(f"{name} returned a schedule that does not complete on {instance.name}")
-        spans[name] = (int(sim.makespan), float(sim.avg_jct or 0.0))
-    began = time.perf_counter()
-    res = solve(instance, method, time_limit=time_limit, threads=1, seed=seed)
-    timing["solve_s"] = time.perf_counter() - began
-    proven = res.status == Status.OPTIMAL and res.makespan is not None
-    best = min([m for m, _ in spans.values()] + ([res.makespan] if res.makespan is not None else []))
-    lower = lower_bounds(instance).best
-    if res.bound is not None and math.isfinite(res.bound):
-        lower = max(lower, math.ceil(res.bound - 1e-6))  # a proven bound on an integral makespan
-    optimum = int(res.makespan) if proven and res.makespan is not None else None
-    if optimum is not None:
-        lower = best = optimum
+    schedule when the optimum is not proven): the outputs row and the timing. The
+    evaluation itself is :func:`rar_opt.evaluation.evaluate`, shared with ``compare``."""
+    ev = shared_evaluate(instance, policies, method=method, time_limit=time_limit, seed=seed)
+    timing = {f"{name}_s": run.wall_s for name, run in ev.runs.items()}
+    timing["solve_s"] = float(ev.solve_s or 0.0)
+    res = ev.solve
     rows: dict[str, Any] = {}
-    for name in policies:
-        makespan, avg_jct = spans[name]
-        shares = realized_shares(instance, runs[name].schedule)
+    for name, run in ev.runs.items():
+        ratios = ev.ratios(name)
         rows[name] = {
-            "makespan": makespan,
-            "avg_jct": avg_jct,
-            "ratio": makespan / optimum if optimum else None,
-            "ratio_low": makespan / best,  # <= ALG/OPT: against the best schedule known
-            "ratio_high": makespan / lower,  # >= ALG/OPT: against the best lower bound
-            "optimal": makespan == optimum if optimum else None,
-            "exceeds_horizon": runs[name].exceeds_horizon,
-            "contention_share": shares.contention,
-            "overhead_share": shares.overhead,
+            "makespan": run.makespan,
+            "avg_jct": run.avg_jct,
+            **ratios,
+            "optimal": run.makespan == ev.optimum if ev.optimum else None,
+            "exceeds_horizon": run.result.exceeds_horizon,
+            "contention_share": run.shares.contention,
+            "overhead_share": run.shares.overhead,
         }
     out: dict[str, Any] = {
         "instance": instance.name,
@@ -168,33 +146,26 @@ def evaluate(
         "max_job_gpus": int(instance.arrays.gpus.max()),
         "horizon": instance.horizon,
         "status": str(res.status),
-        "proven": proven,
-        "optimum": optimum,
-        "lower_bound": int(lower),
-        "best_makespan": int(best),
+        "proven": ev.optimum is not None,
+        "optimum": ev.optimum,
+        "lower_bound": ev.lower,
+        "best_makespan": ev.best,
         "policies": rows,
         "solve": _solve_record(res),
         "optimum_schedule": _bare(res.schedule),
     }
     if res.schedule is not None:
         out["optimum_contention_share"] = realized_shares(instance, res.schedule).contention
-    if "sjf-bco" in runs:
-        sjf = runs["sjf-bco"]
-        claims = check_sjf_bco_claims(
-            instance,
-            spans["sjf-bco"][0],
-            sjf,
-            optimum=optimum,
-            lower_bound=None if optimum else int(lower),
-        )
-        out["theorem5_bound"] = theorem5_bound(instance, sjf.lower, sjf.upper)
-        out["claims"] = [asdict(c) for c in claims]
+    claims = ev.sjf_bco_claims()
+    if claims is not None:
+        out["theorem5_bound"], checks = claims
+        out["claims"] = [asdict(c) for c in checks]
     return out, timing
 
 
 def _solve_record(res: Any) -> dict[str, Any]:
     """The solve's deterministic fields: status, numbers, method and options (no times)."""
-    options = {k: v for k, v in res.options.items() if not k.endswith("_s") and k not in ("phases", "times")}
+    options = {k: v for k, v in res.record.to_dict().items() if not k.endswith("_s") and k not in ("phases", "times")}
     return {
         "status": str(res.status),
         "objective": res.objective,

@@ -1,0 +1,145 @@
+"""One evaluation of policies on one instance: every policy judged by the simulator, the
+reference they are measured against (the optimum when proven, else the best lower bound
+and the best schedule known), their ratios, and SJF-BCO's claims.
+
+:func:`compare <rar_opt.compare.compare>`, the studies' tasks
+(:mod:`rar_opt.studies.tasks`) and the experiments (:mod:`rar_opt.experiments`) all go
+through here, so a ratio means the same thing wherever it is printed:
+
+* ``ratio`` = ALG / OPT, when the exact method proved OPT (None otherwise);
+* ``ratio_low`` = ALG / best makespan known (a policy's or the solver's): at most ALG / OPT;
+* ``ratio_high`` = ALG / best lower bound: at least ALG / OPT.
+
+With OPT proven the three agree. The lower bound is the best of :mod:`rar_opt.bounds`
+(with the contention-free relaxation's when it is given time, taken from the exact solve's
+own relaxation phase when that ran one) and the exact method's proven bound, rounded up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .algorithms import run_policy
+from .algorithms.result import PolicyResult
+from .analysis import TimeShares, realized_shares
+from .bounds import ClaimCheck, LowerBounds, check_sjf_bco_claims, lower_bounds, theorem5_bound
+from .check import check
+from .instance import Instance
+from .integral import ceil_bound, ceil_bound_or_none
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """One policy's schedule on one instance, as the simulator judges it."""
+
+    policy: str
+    result: PolicyResult
+    makespan: int
+    avg_jct: float
+    min_jct: int | None
+    shares: TimeShares  # realized extra time (rar_opt.analysis)
+    wall_s: float
+
+
+def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> PolicyRun:
+    """Run ``policy`` on ``instance`` and judge its schedule with the simulator."""
+    began = time.perf_counter()
+    result = run_policy(instance, policy, seed=seed, **options)
+    wall = time.perf_counter() - began
+    sim = check(instance, result.schedule).result
+    if sim.makespan is None:  # a policy's schedule always completes; this would be a bug
+        raise RuntimeError(f"{policy} returned a schedule that does not complete on {instance.name}")
+    shares = realized_shares(instance, result.schedule)
+    return PolicyRun(policy, result, int(sim.makespan), float(sim.avg_jct or 0.0), sim.min_jct, shares, wall)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Policies on one instance against the best reference known."""
+
+    instance: Instance
+    runs: dict[str, PolicyRun]
+    bounds: LowerBounds  # the cheap (and, if given time, the relaxation's) lower bounds
+    lower: int  # the best proven lower bound on OPT (the solve's included), rounded up
+    best: int  # the best makespan known (a policy's or the solver's)
+    optimum: int | None  # OPT, when the exact method proved it
+    solve: Any = None  # the exact method's SolveResult, when one ran
+    solve_s: float | None = None
+
+    @property
+    def reference(self) -> int:
+        """What ratios are taken against: OPT when proven, else the best lower bound."""
+        return self.optimum if self.optimum is not None else self.lower
+
+    def ratios(self, policy: str) -> dict[str, float | None]:
+        """ALG / OPT (None unless proven), ALG / best makespan known, ALG / best lower bound."""
+        span = self.runs[policy].makespan
+        return {
+            "ratio": span / self.optimum if self.optimum else None,
+            "ratio_low": span / self.best,  # <= ALG/OPT
+            "ratio_high": span / self.lower,  # >= ALG/OPT
+        }
+
+    def sjf_bco_claims(self) -> tuple[float, tuple[ClaimCheck, ...]] | None:
+        """Theorem 5's bound and the checks of Lemma 2, Lemma 3 and Theorem 5 on SJF-BCO's
+        run (against OPT when proven, else against the best lower bound), if it ran."""
+        sjf = self.runs.get("sjf-bco")
+        if sjf is None:
+            return None
+        claims = check_sjf_bco_claims(
+            self.instance,
+            sjf.makespan,
+            sjf.result,
+            optimum=self.optimum,
+            lower_bound=None if self.optimum else self.lower,
+        )
+        return theorem5_bound(self.instance, sjf.result.lower, sjf.result.upper), tuple(claims)
+
+
+def evaluate(
+    instance: Instance,
+    policies: tuple[str, ...],
+    *,
+    method: str | None = None,
+    time_limit: float | None = None,
+    seed: int = 0,
+    warm_start: str | None = None,
+    bound_time_limit: float | None = None,
+) -> Evaluation:
+    """Judge every policy of ``policies`` on ``instance``; with ``method`` (``auto``, ...)
+    also solve it exactly within ``time_limit`` seconds (``warm_start`` for the solve);
+    ``bound_time_limit`` gives the contention-free relaxation that many seconds for its
+    bound (from the solve's own relaxation phase when it ran one: not solved twice)."""
+    runs = {name: judge(instance, name, seed=seed) for name in policies}
+    res = solve_s = None
+    if method is not None:
+        from .solvers import solve
+
+        began = time.perf_counter()
+        res = solve(instance, method, time_limit=time_limit, threads=1, seed=seed, warm_start=warm_start)
+        solve_s = time.perf_counter() - began
+    relaxed = None if res is None or not bound_time_limit else res.record.relaxation_bound()
+    bounds = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
+    if relaxed is not None:
+        bounds = dataclasses.replace(bounds, relaxation=ceil_bound(relaxed[0]), relaxation_proven=relaxed[1])
+    lower, optimum = bounds.best, None
+    spans = [r.makespan for r in runs.values()]
+    if res is not None:
+        from .solvers import Status
+
+        proven = ceil_bound_or_none(res.bound)  # a proven bound on an integral makespan
+        if proven is not None:
+            lower = max(lower, proven)
+        if res.makespan is not None:
+            spans.append(res.makespan)
+        if res.status == Status.OPTIMAL and res.makespan is not None:
+            optimum = int(res.makespan)
+    if not spans:
+        raise ValueError("nothing to evaluate: no policy and no exact method")
+    best = min(spans)
+    if optimum is not None:
+        lower = best = optimum
+    return Evaluation(instance, runs, bounds, int(lower), int(best), optimum, res, solve_s)
