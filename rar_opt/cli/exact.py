@@ -150,10 +150,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
-    if args.output and res.schedule is not None:
-        res.schedule.write(args.output)
-    elif args.output:
-        print(f"note: the solve ended {res.status} without a schedule; {args.output} was not written", file=sys.stderr)
+    _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
     if args.json:
@@ -189,6 +186,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_schedule(output: str | None, schedule: Any, why_not: str) -> None:
+    """Write ``schedule`` to ``output`` (-o) when there is one; else say why nothing was written."""
+    if output and schedule is not None:
+        schedule.write(output)
+    elif output:
+        print(f"note: {why_not}; {output} was not written", file=sys.stderr)
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
     """``rar-opt probe``: is there a schedule that ends by slot H?"""
     from ..solvers.probe import probe
@@ -209,10 +214,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None
-    if args.output and answer.schedule is not None:
-        answer.schedule.write(args.output)
-    elif args.output:
-        print(f"note: no schedule was found ({answer.status}); {args.output} was not written", file=sys.stderr)
+    _write_schedule(args.output, answer.schedule, f"no schedule was found ({answer.status})")
     out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit}
     if args.json:
         emit_json(out)

@@ -34,6 +34,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ..check import check
 from ..errors import InputError
@@ -72,16 +73,12 @@ def decompose(
     seed: int = 0,
     threads: int = 1,
     plan: Plan = DECOMPOSE,
-    warm_start: str | None = None,
-    horizon: int | None = None,
-    start: Schedule | None = None,
-    lower_bound: float | None = None,
-    symmetry: bool = True,
+    **inputs: Any,
 ) -> SolveResult:
     """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says,
-    within ``time_limit`` seconds for the whole call (:func:`run_plan` with a new budget)."""
-    budget = Budget.start(time_limit, threads, seed)
-    return run_plan(instance, plan, budget, warm_start, horizon, start, lower_bound, symmetry)
+    within ``time_limit`` seconds for the whole call: :func:`run_plan` with a new budget
+    (``inputs``: its ``warm_start``, ``horizon``, ``start``, ``lower_bound``, ``symmetry``)."""
+    return run_plan(instance, plan, Budget.start(time_limit, threads, seed), **inputs)
 
 
 def run_plan(
