@@ -56,7 +56,8 @@ def test_bounds_of_the_counterexamples(
     assert varphi_bound(inst) == pytest.approx(4.5)
     assert (run.lower, run.upper) == pytest.approx((2 / 9, 1.0))
     assert theorem5_bound(inst, run.lower, run.upper) == pytest.approx(40.5)
-    assert lower_bounds(inst, structural=False) == LowerBounds(longest=2, work=2)  # (2 x 2 + 2 x 1) / 4 GPUs, rounded up
+    # (2 x 2 + 2 x 1) / 4 GPUs, rounded up
+    assert lower_bounds(inst, structural=False) == LowerBounds(longest=2, work=2)
 
 
 def test_load_bound_by_hand(lemma3_underestimate: Counterexample, wait_beats_start: Instance) -> None:
