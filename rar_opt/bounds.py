@@ -9,7 +9,11 @@ Lower bounds (all valid for every feasible schedule):
 * ``relaxation``: the contention-free relaxation solved by CP-SAT within a time limit, or
   CP-SAT's bound on it when the limit is reached (every job at its uncontended rate, so no
   schedule is faster: docs/exactness.md). It needs a solve, so it is computed only when
-  :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale.
+  :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale;
+* the structural floors of :mod:`rar_opt.floors` (``energetic``, ``disjunctive``,
+  ``classes``, ``halves``, ``split_pairs``): cheap bounds that see the servers, the jobs
+  that cannot run together and the jobs that must split (docs/exactness.md, "Structural
+  floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .algorithms.result import PolicyResult
+from .floors import BOUNDS as STRUCTURAL
+from .floors import structural_bounds
 from .instance import Instance
 
 
@@ -32,19 +38,38 @@ class LowerBounds:
     load: int | None = None
     relaxation: int | None = None
     relaxation_proven: bool | None = None  # True: the relaxation's optimum; False: CP-SAT's bound on it
+    # the structural floors (rar_opt.floors); None: not computed
+    energetic: int | None = None
+    disjunctive: int | None = None
+    classes: int | None = None
+    halves: int | None = None
+    split_pairs: int | None = None
+    structural_seconds: float | None = None  # all five together
+
+    @property
+    def structural(self) -> dict[str, int]:
+        """The structural floors computed, by name."""
+        return {k: getattr(self, k) for k in STRUCTURAL if getattr(self, k) is not None}
 
     @property
     def best(self) -> int:
         """The largest of the bounds computed."""
-        return max(v for v in (self.longest, self.work, self.load, self.relaxation) if v is not None)
+        values = (self.longest, self.work, self.load, self.relaxation, *self.structural.values())
+        return max(v for v in values if v is not None)
 
 
 def lower_bounds(
-    instance: Instance, load: int | None = None, *, relaxation_time_limit: float | None = None, seed: int = 0
+    instance: Instance,
+    load: int | None = None,
+    *,
+    relaxation_time_limit: float | None = None,
+    seed: int = 0,
+    structural: bool = True,
 ) -> LowerBounds:
     """The longest-job and work bounds of ``instance`` (and ``load`` if already computed);
     with ``relaxation_time_limit`` (seconds) also the contention-free relaxation's bound
-    (on a network that is not a star that relaxation does not apply and is skipped)."""
+    (on a network that is not a star that relaxation does not apply and is skipped);
+    with ``structural`` (the default) the structural floors of :mod:`rar_opt.floors`."""
     b = instance.bounds
     work = float(np.sum(instance.arrays.gpus * b.rho_min)) / instance.cluster.num_gpus
     relaxation = proven = None
@@ -53,12 +78,18 @@ def lower_bounds(
 
         found = relaxation_bound(instance, time_limit=relaxation_time_limit, seed=seed)
         relaxation, proven = found.bound, found.proven if found.bound is not None else None
+    floors: dict[str, int | float] = {}
+    if structural:
+        found_floors = structural_bounds(instance)
+        floors = {k: v for k, (v, _) in found_floors.items()}
+        floors["structural_seconds"] = sum(t for _, t in found_floors.values())
     return LowerBounds(
         longest=int(b.rho_min.max()),
         work=math.ceil(work - 1e-9),
         load=load,
         relaxation=relaxation,
         relaxation_proven=proven,
+        **floors,  # type: ignore[arg-type]
     )
 
 

@@ -29,7 +29,10 @@ from .strategies import reference_rho_range, tiny_instances
 
 def test_bounds_of_wait_beats_start(wait_beats_start: Instance) -> None:
     # longest job 3; work 2 jobs x 3 GPUs x 3 slots over 6 GPUs = 3
-    assert lower_bounds(wait_beats_start) == LowerBounds(longest=3, work=3)
+    assert lower_bounds(wait_beats_start, structural=False) == LowerBounds(longest=3, work=3)
+    # the two jobs must split and share a server when they overlap: one after the other (rar_opt.floors)
+    lb = lower_bounds(wait_beats_start)
+    assert (lb.split_pairs, lb.best) == (6, 6)
     assert varphi_bound(wait_beats_start) == pytest.approx(8 / 3)
     # the default estimate charges rho_min: u = 1, l = min rho_min / rho_max = 3/8
     run = run_policy(wait_beats_start, "sjf-bco")
@@ -44,7 +47,7 @@ def test_bounds_of_the_counterexamples(
     # and n_g = 1: Theorem 5 claims SJF-BCO is optimal
     for cx, lb in ((theorem5_p_cmax, LowerBounds(3, 4)), (theorem5_list_order, LowerBounds(2, 2))):
         run = run_policy(cx.instance, "sjf-bco")
-        assert lower_bounds(cx.instance) == lb
+        assert lower_bounds(cx.instance, structural=False) == lb
         assert (run.lower, run.upper) == (1.0, 1.0)
         assert theorem5_bound(cx.instance, run.lower, run.upper) == 1.0
     # lemma3: varphi <= max(9/2, 2/1); l = min(2/9, 1/2); bound 2 x 4.5 / (2/9) = 40.5
@@ -53,7 +56,8 @@ def test_bounds_of_the_counterexamples(
     assert varphi_bound(inst) == pytest.approx(4.5)
     assert (run.lower, run.upper) == pytest.approx((2 / 9, 1.0))
     assert theorem5_bound(inst, run.lower, run.upper) == pytest.approx(40.5)
-    assert lower_bounds(inst) == LowerBounds(longest=2, work=2)  # (2 x 2 + 2 x 1) / 4 GPUs, rounded up
+    # (2 x 2 + 2 x 1) / 4 GPUs, rounded up
+    assert lower_bounds(inst, structural=False) == LowerBounds(longest=2, work=2)
 
 
 def test_load_bound_by_hand(lemma3_underestimate: Counterexample, wait_beats_start: Instance) -> None:

@@ -1,0 +1,337 @@
+"""Lower bounds on the optimal makespan that look at the cluster's structure ("floors").
+
+Cheap (numpy, no solver), so an exact method can call :func:`structural_floor` at the
+start of every solve and use it as a floor (a row ``makespan >= floor``). Each bound is
+argued in docs/exactness.md ("Structural floors"), and checked against every known
+optimum and against brute force in ``tests/test_floors.py``.
+
+Facts every bound rests on (docs/model.md sections 2-3): job j holds its placement's
+G_j GPUs in every slot from its start a_j to its completion slot e_j, and in each of those
+d_j = e_j - a_j + 1 slots it does at most phi_max_j iterations, so d_j >= rho_min_j.
+More precisely, on one server it does at most phi_j(0, 1) iterations per slot
+(:attr:`Modes.single`), and split over n >= 2 servers at most phi_j(1, max(2, n_min_j))
+(:attr:`Modes.split`): the per-iteration time grows with the span and the contention.
+
+The bounds (each returns a makespan C such that no schedule ends before C):
+
+* ``energetic``: energetic reasoning on the cluster's N GPUs as one cumulative resource
+  (Baptiste, Le Pape and Nuijten 1999; Lahrichi 1982 for the "mandatory part" idea);
+* ``disjunctive``: jobs that cannot run at the same time anywhere (G_i + G_j > N);
+* ``classes``: energy of the jobs that fit, unsplit, only on the larger servers, against
+  those servers' GPUs, with the choice to split priced in GPU-slots;
+* ``halves``: jobs that need more than half of every server that can host them run one
+  at a time on each host (a parallel-machine bound, with the same split pricing);
+* ``split_pairs``: two jobs that must split and cannot run side by side on disjoint
+  servers either run one after the other or contend (star network only).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .instance import Instance
+from .timemodel import NEVER
+
+log = logging.getLogger(__name__)
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Per job: GPUs, best time unsplit (``single``), best time split (``split``), rho_min.
+
+    ``single`` is NEVER when the job fits on no server; ``split`` is NEVER when it cannot
+    span two servers (one GPU, or a one-server cluster). ``rho`` = min(single, split) =
+    ``instance.bounds.rho_min``.
+    """
+
+    gpus: np.ndarray
+    single: np.ndarray
+    split: np.ndarray
+    rho: np.ndarray
+    n_min: np.ndarray
+    capacity: np.ndarray
+
+    @property
+    def num_gpus(self) -> int:
+        """N, the cluster's GPUs."""
+        return int(self.capacity.sum())
+
+
+def modes(instance: Instance) -> Modes:
+    """The execution-time lower bounds of each job by mode (unsplit / split)."""
+    tm = instance.time_model
+    n_jobs = instance.num_jobs
+    n_min, n_max = tm.span_range()
+    ones = np.ones(n_jobs, dtype=np.int64)
+    # one server: no contention, span 1 (the same on every server that fits the job)
+    single = np.where(n_min == 1, tm.execution_slots(tm.phi(np.zeros(n_jobs), ones)), NEVER)
+    # split: level 1 is the fastest share (uncontended on the star), at the fewest servers
+    can_split = n_max >= 2
+    split_phi = tm.phi(ones, np.maximum(n_min, 2))
+    split = np.where(can_split, tm.execution_slots(np.maximum(split_phi, 1)), NEVER)
+    rho = instance.bounds.rho_min.astype(np.int64)
+    # never below rho_min (they agree on the star; on a topology level 1 may be optimistic)
+    single = np.where(single < NEVER, np.maximum(single, rho), NEVER)
+    split = np.where(split < NEVER, np.maximum(split, rho), NEVER)
+    return Modes(
+        instance.arrays.gpus.astype(np.int64),
+        single,
+        split,
+        rho,
+        n_min.astype(np.int64),
+        instance.cluster.capacity.astype(np.int64),
+    )
+
+
+def trivial_floor(instance: Instance) -> int:
+    """max(longest job's rho_min, ceil(sum_j G_j rho_min_j / N)): today's ``LowerBounds`` pair."""
+    m = modes(instance)
+    work = float(np.sum(m.gpus * m.rho)) / m.num_gpus
+    return max(int(m.rho.max()), math.ceil(work - _EPS))
+
+
+# -- (a) energetic reasoning on the cluster --------------------------------------------------
+def energetic_bound(instance: Instance) -> int:
+    """The smallest C >= the trivial floor that passes the energetic test on [0, C).
+
+    For an interval of slots [t1, t2) inside [0, C), a job of length d >= p placed inside
+    [0, C) overlaps it for at least max(0, min(t2 - t1, p - t1, p - (C - t2))) slots, so
+    the GPU-slots of all jobs there are at least sum_j G_j of that, which must fit in
+    N (t2 - t1). With m = max(t1, C - t2) and D = t2 - t1 the overlap is
+    max(0, min(D, p - m)), and the sum over jobs is S(m + D) - S(m) where
+    S(x) = sum_{k=1..x} W(k) and W(k) = sum of G_j over jobs with rho_min_j >= k. So the
+    test is: for every m, D(u) <= D(m) for all u in [max(m + 1, C - m), C], with
+    D(x) = S(x) - N x: one suffix maximum per C.
+    """
+    m = modes(instance)
+    n_gpus = m.num_gpus
+    start = trivial_floor(instance)
+    top = int(m.rho.max())
+    # C <= serial sum of rho_min is enough: the test passes there (checked by the loop)
+    cap = int(m.rho.sum()) + 1
+    hist = np.bincount(m.rho, weights=m.gpus.astype(float), minlength=max(top, cap) + 2)
+    weight = hist[::-1].cumsum()[::-1]  # weight[k] = sum of G_j with rho_min_j >= k
+    prefix = np.concatenate([[0.0], np.cumsum(weight[1:])])  # prefix[x] = S(x)
+    for c in range(start, cap + 1):
+        d = prefix[: c + 1] - n_gpus * np.arange(c + 1)
+        suffix = np.maximum.accumulate(d[::-1])[::-1]
+        left = np.arange(c)
+        lo = np.maximum(left + 1, c - left)
+        if not np.any(suffix[lo] > d[left] + _EPS):
+            return c
+    return cap  # pragma: no cover - the test always passes at the serial length
+
+
+def disjunctive_bound(instance: Instance) -> int:
+    """Jobs that can never overlap: the sum of rho_min over jobs with G_j > N / 2 (they
+    exclude each other pairwise), and the best pair with G_i + G_j > N."""
+    m = modes(instance)
+    n_gpus = m.num_gpus
+    big = 2 * m.gpus > n_gpus
+    best = int(m.rho[big].sum()) if big.any() else 0
+    order = np.argsort(-m.gpus, kind="stable")
+    g, r = m.gpus[order], m.rho[order]
+    for i in range(len(g)):
+        clash = g[i] + g[i + 1 :] > n_gpus
+        if not clash.any():
+            break  # sizes only fall: no later pair clashes either
+        best = max(best, int(r[i] + r[i + 1 :][clash].max()))
+    return best
+
+
+# -- (b) server classes ---------------------------------------------------------------------
+def _min_extra(need: float, amount: np.ndarray, cost: np.ndarray) -> float:
+    """Least total cost to remove at least ``need`` when item i removes up to ``amount[i]``
+    at ``cost[i]`` for all of it, taken fractionally (a lower bound of the 0/1 choice);
+    inf when all items together remove less than ``need``."""
+    if need <= _EPS:
+        return 0.0
+    if amount.sum() < need - _EPS:
+        return math.inf
+    ratio = cost / np.maximum(amount, _EPS)
+    order = np.argsort(ratio, kind="stable")
+    got = np.cumsum(amount[order])
+    k = int(np.searchsorted(got, need - _EPS))
+    before = float(cost[order][:k].sum())
+    rest = need - (float(got[k - 1]) if k else 0.0)
+    return before + float(ratio[order][k]) * rest
+
+
+def _scan(start: int, cap: int, passes: Callable[[int], bool]) -> int:
+    for c in range(start, cap + 1):
+        if passes(c):
+            return c
+    return cap
+
+
+def _serial(m: Modes) -> int:
+    """An upper bound on OPT: every job alone, one after the other, at its best mode."""
+    return int(np.minimum(m.single, m.split).sum())
+
+
+def _mode_costs(m: Modes, c: int, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """For the jobs in ``members`` and a makespan C: which stay unsplit at least cost (and
+    may split), which must stay unsplit, their extra GPU-slots, and the forced extra.
+
+    Returns (unsplit, movable, move_cost, forced_extra) or None when some job fits in
+    neither mode within C. A job's extra is its GPU-slots above G_j rho_min_j.
+    """
+    single_ok = m.single[members] <= c
+    split_ok = m.split[members] <= c
+    if np.any(~single_ok & ~split_ok):
+        return None
+    g = m.gpus[members]
+    s1, s2 = m.single[members], m.split[members]
+    # unsplit by default when it is the cheaper mode, or the only one
+    unsplit = single_ok & (~split_ok | (s1 <= s2))
+    movable = unsplit & split_ok
+    move_cost = np.where(movable, g * (s2 - s1), 0).astype(float)  # >= 0 by the default
+    forced = unsplit & ~split_ok
+    forced_extra = float(np.sum(g[forced] * (s1[forced] - m.rho[members][forced])))
+    return unsplit, movable, move_cost, forced_extra
+
+
+def classes_bound(instance: Instance) -> int:
+    """Per server class A = {s: O_s >= k}: the jobs that fit unsplit on no server outside A
+    put all their GPU-slots on A unless they split, which costs G_j (split - single) more
+    GPU-slots on the cluster. C is refuted when no fractional choice of splits fits both
+    A's N_A C and the cluster's N C."""
+    m = modes(instance)
+    cap, n_gpus = m.capacity, m.num_gpus
+    base = float(np.sum(m.gpus * m.rho))
+    start, top = trivial_floor(instance), _serial(m)
+    tests = []
+    for k in np.unique(cap)[1:]:  # the smallest class is the whole cluster: the work bound
+        outside = int(cap[cap < k].max())
+        members = np.flatnonzero((m.gpus > outside) & (m.single < NEVER))
+        if len(members):
+            tests.append((int(cap[cap >= k].sum()), members))
+
+    def passes(c: int) -> bool:
+        for n_a, members in tests:
+            found = _mode_costs(m, c, members)
+            if found is None:
+                return False
+            unsplit, movable, move_cost, forced_extra = found
+            energy = m.gpus[members] * m.single[members]
+            need = float(energy[unsplit].sum()) - n_a * c
+            extra = forced_extra + _min_extra(need, energy[movable].astype(float), move_cost[movable])
+            if base + extra > n_gpus * c + _EPS:
+                return False
+        return True
+
+    return _scan(start, top, passes) if tests else start
+
+
+def halves_bound(instance: Instance) -> int:
+    """Jobs with 2 G_j > O_max fill more than half of every server that hosts them
+    unsplit, so two of them never share a server at once. Taking those with G_j >= g
+    (hosts: the m_g servers with O_s >= g): unsplit, they need sum of single times
+    <= m_g C, and at most m_g of them can be longer than C / 2. Splitting a job lifts it
+    out at an extra G_j (split - single) GPU-slots; C is refuted when the cheapest way to
+    meet either condition does not fit the cluster's N C."""
+    m = modes(instance)
+    cap, n_gpus = m.capacity, m.num_gpus
+    o_max = int(cap.max())
+    base = float(np.sum(m.gpus * m.rho))
+    big = (2 * m.gpus > o_max) & (m.single < NEVER)
+    if not big.any():
+        return trivial_floor(instance)
+    tests = []
+    for g in np.unique(m.gpus[big]):
+        members = np.flatnonzero(big & (m.gpus >= g))
+        tests.append((int(np.sum(cap >= g)), members))
+
+    def passes(c: int) -> bool:
+        for hosts, members in tests:
+            found = _mode_costs(m, c, members)
+            if found is None:
+                return False
+            unsplit, movable, move_cost, forced_extra = found
+            s1 = m.single[members].astype(float)
+            # (i) total unsplit time on the hosts
+            by_time = _min_extra(float(s1[unsplit].sum()) - hosts * c, s1[movable], move_cost[movable])
+            # (ii) more than C/2 long: at most one per host
+            long_ = unsplit & (2 * m.single[members] > c)
+            surplus = int(long_.sum()) - hosts
+            by_count = 0.0
+            if surplus > 0:
+                costs = np.sort(move_cost[long_ & movable])
+                by_count = math.inf if len(costs) < surplus else float(costs[:surplus].sum())
+            if base + forced_extra + max(by_time, by_count) > n_gpus * c + _EPS:
+                return False
+        return True
+
+    return _scan(trivial_floor(instance), _serial(m), passes)
+
+
+# -- (c) contention between jobs that must split ----------------------------------------
+def split_pairs_bound(instance: Instance) -> int:
+    """Two jobs that fit on no server and cannot use disjoint servers (n_min_i + n_min_j > S)
+    share a server whenever they run at once, so both see p >= 2 then. With o slots of
+    overlap, job i needs d_i(o) = o + ceil((F_i - o a_i) / b_i) slots (a_i: its rate at
+    p = 2, b_i: alone), and the pair spans d_i + d_j - o slots; the bound is the least of
+    max(d_i, d_j, d_i + d_j - o) over o. Star network only (0 otherwise)."""
+    tm = instance.time_model
+    if tm.links is not None:
+        return 0
+    m = modes(instance)
+    forced = np.flatnonzero(m.n_min >= 2)
+    if len(forced) < 2:
+        return 0
+    n_servers = len(m.capacity)
+    span = np.maximum(m.n_min[forced], 2)
+    alone = tm.phi(np.ones(len(forced)), span, forced)
+    shared = tm.phi(np.full(len(forced), 2), span, forced)
+    iters = instance.arrays.iterations[forced]
+    best = 0
+    for x in range(len(forced)):
+        for y in range(x + 1, len(forced)):
+            if m.n_min[forced[x]] + m.n_min[forced[y]] <= n_servers:
+                continue
+            best = max(best, _pair_floor(iters[[x, y]], shared[[x, y]], alone[[x, y]]))
+    return best
+
+
+def _pair_floor(iters: np.ndarray, shared: np.ndarray, alone: np.ndarray) -> int:
+    """min over overlaps o of max(d_0, d_1, d_0 + d_1 - o) (see :func:`split_pairs_bound`)."""
+    top = int(np.min(-(-iters // np.maximum(shared, 1))))  # overlap ends when one job is done
+    o = np.arange(top + 1)[:, None]
+    left = np.maximum(iters[None, :] - o * shared[None, :], 0)
+    d = o + (-(-left // alone[None, :]))
+    span = np.maximum(d.max(axis=1), d.sum(axis=1) - o[:, 0])
+    return int(span.min())
+
+
+BOUNDS: dict[str, Callable[[Instance], int]] = {
+    "energetic": energetic_bound,
+    "disjunctive": disjunctive_bound,
+    "classes": classes_bound,
+    "halves": halves_bound,
+    "split_pairs": split_pairs_bound,
+}
+"""The structural bounds by name, each a function instance -> makespan floor."""
+
+
+def structural_bounds(instance: Instance) -> dict[str, tuple[int, float]]:
+    """Every bound of :data:`BOUNDS` with the seconds it took: {name: (value, seconds)}."""
+    out: dict[str, tuple[int, float]] = {}
+    for name, fn in BOUNDS.items():
+        t0 = time.perf_counter()
+        value = int(fn(instance))
+        out[name] = (value, time.perf_counter() - t0)
+    log.debug("structural bounds of %s: %s", instance.name, out)
+    return out
+
+
+def structural_floor(instance: Instance) -> int:
+    """The largest of the structural bounds and the trivial ones (longest job, work)."""
+    return max(trivial_floor(instance), *(v for v, _ in structural_bounds(instance).values()))

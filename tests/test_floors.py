@@ -1,0 +1,160 @@
+"""The structural floors (rar_opt.floors): never above an optimum, at least the trivial
+bounds where they say so, values by hand on instances built to show each one, and cheap.
+
+By hand (b_inter 1, b_intra 10, C 50, alpha 0, xi2 0; a 3-GPU job with m = 0.15,
+dB = 0.19 has ring volume 0.2, tau = 0.02 + 0.002 + 0.19 = 0.212 on one server, 4
+iterations per slot, and tau = 0.2 + 0.002 + 0.19 = 0.392 split, 2 iterations per slot; with F = 40
+that is 10 slots unsplit and 20 split, so a split costs 3 x 10 = 30 more GPU-slots):
+
+Below C = 20 no job can split at all (20 slots split), so every job stays unsplit:
+
+* ``big-on-one``: servers (4, 2, 2), two such jobs. Only the 4-GPU server takes them
+  unsplit, and not both at once (3 + 3 > 4). Classes: their 60 GPU-slots on 4 GPUs need
+  C >= 15 (the trivial floor is 10). Halves: one host, 10 + 10 <= C: 20, the optimum.
+* ``three-on-two``: servers (4, 4), three such jobs: at most one per server at a time,
+  and all three longer than C / 2 for C < 20: halves 20 (the trivial floor is 12), the
+  optimum (two at once, then the third).
+* ``four-on-two``: servers (4, 4, 2, 2), four such jobs (N = 12, trivial floor 10).
+  Classes: 120 GPU-slots on the two 4-GPU servers, C >= 15; halves: four jobs longer
+  than C / 2 on two hosts, 20.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+
+from rar_opt import Cluster, Instance, Job
+from rar_opt.bounds import lower_bounds
+from rar_opt.floors import BOUNDS, modes, structural_bounds, structural_floor, trivial_floor
+from rar_opt.generate import generate
+
+from .bruteforce import brute_force, placements_of
+from .helpers import COUNTEREXAMPLE_NAMES, INSTANCES, LIBRARY_NAMES, load_counterexample, load_known, policy_makespans
+from .strategies import micro_instances, tiny_instances
+
+FRONTIER = sorted((INSTANCES / "frontier").glob("*.json"))
+
+
+def _with_optimum() -> list[tuple[str, Path | None]]:
+    return (
+        [(n, None) for n in LIBRARY_NAMES]
+        + [(f"counterexamples/{n}", None) for n in COUNTEREXAMPLE_NAMES]
+        + [(f"frontier/{p.stem}", p) for p in FRONTIER]
+    )
+
+
+def _load(name: str, path: Path | None) -> tuple[Instance, int]:
+    if path is not None:
+        inst = Instance.read(path)
+        return inst, int(inst.meta["known_optimum"])
+    if name.startswith("counterexamples/"):
+        cx = load_counterexample(name.split("/", 1)[1])
+        return cx.instance, cx.optimum
+    known = load_known(name)
+    return known.instance, known.optimum
+
+
+@pytest.mark.parametrize(("name", "path"), _with_optimum(), ids=[n for n, _ in _with_optimum()])
+def test_every_floor_is_at_most_the_known_optimum(name: str, path: Path | None) -> None:
+    inst, optimum = _load(name, path)
+    found = structural_bounds(inst)
+    assert set(found) == set(BOUNDS)
+    for bound, (value, seconds) in found.items():
+        assert value <= optimum, f"{bound} = {value} above OPT {optimum} on {name}"
+        assert seconds >= 0
+    assert trivial_floor(inst) <= structural_floor(inst) <= optimum
+
+
+def test_the_floors_reach_the_optimum_where_the_trivial_bounds_did_not() -> None:
+    # wait-beats-start: two jobs that must split and would share a server: 3 + 3
+    wbs = load_known("wait-beats-start")
+    assert trivial_floor(wbs.instance) == 3 and structural_bounds(wbs.instance)["split_pairs"][0] == 6 == wbs.optimum
+    plus = load_known("wait-beats-start-plus")
+    assert structural_floor(plus.instance) == 6 == plus.optimum
+    assert structural_bounds(plus.instance)["energetic"][0] == 5  # above the work bound 4
+    # tiny-7x4-s18: energetic reasoning alone lifts 7 to the optimum 8
+    t7 = load_known("tiny-7x4-s18")
+    assert (trivial_floor(t7.instance), structural_bounds(t7.instance)["energetic"][0], t7.optimum) == (7, 8, 8)
+
+
+def _job(name: str, gpus: int = 3) -> Job:
+    return Job(name, gpus=gpus, iterations=40, grad_size=0.15, bwd_time=0.19)
+
+
+def _cluster(servers: tuple[int, ...]) -> Cluster:
+    return Cluster(servers=servers, b_inter=1.0, b_intra=10.0, reduce_speed=50.0, alpha=0.0, xi2=0.0)
+
+
+def test_classes_and_halves_by_hand() -> None:
+    one = Instance("big-on-one", 200, _cluster((4, 2, 2)), (_job("a"), _job("b")))
+    m = modes(one)
+    assert list(m.single) == [10, 10] and list(m.split) == [20, 20]
+    assert trivial_floor(one) == 10
+    found = {k: v for k, (v, _) in structural_bounds(one).items()}
+    assert found["classes"] == 15 and found["halves"] == 20
+    assert structural_floor(one) == 20 == min(policy_makespans(one).values())
+    two = Instance("three-on-two", 200, _cluster((4, 4)), (_job("a"), _job("b"), _job("c")))
+    assert trivial_floor(two) == 12  # 3 x 3 x 10 / 8 = 11.25
+    assert structural_bounds(two)["halves"][0] == 20 == min(policy_makespans(two).values())
+
+
+def test_classes_count_the_energy_of_jobs_only_large_servers_take() -> None:
+    inst = Instance("four-on-two", 400, _cluster((4, 4, 2, 2)), tuple(_job(n) for n in "abcd"))
+    assert trivial_floor(inst) == 10
+    assert structural_bounds(inst)["classes"][0] == 15
+    assert structural_bounds(inst)["halves"][0] == 20
+    assert structural_floor(inst) <= min(policy_makespans(inst).values())
+
+
+def test_disjunctive_pairs() -> None:
+    # a 5-GPU and a 4-GPU job on 8 GPUs can never overlap: 10 + 10
+    inst = Instance("clash", 200, _cluster((4, 4)), (_job("a", 5), _job("b", 4)))
+    r = modes(inst).rho
+    assert structural_bounds(inst)["disjunctive"][0] == int(r.sum())
+
+
+@given(tiny_instances())
+def test_floors_dominate_what_they_claim_and_stay_below_every_heuristic(inst: Instance) -> None:
+    found = {k: v for k, (v, _) in structural_bounds(inst).items()}
+    trivial = trivial_floor(inst)
+    assert trivial == max(lower_bounds(inst, structural=False).best, 0)
+    # energetic, classes and halves start from the trivial floor and only rise
+    for name in ("energetic", "classes", "halves"):
+        assert found[name] >= trivial
+    m = modes(inst)
+    big = 2 * m.gpus > m.num_gpus
+    if big.any():  # the jobs over half the cluster one after the other, so at least the longest of them
+        assert found["disjunctive"] >= int(m.rho[big].max())
+    if found["split_pairs"]:  # a pair's span is at least each of its jobs alone
+        assert found["split_pairs"] >= int(m.split[m.n_min >= 2].min())
+    assert lower_bounds(inst).best == max(trivial, *found.values())
+    assert max(found.values()) <= min(policy_makespans(inst).values())
+
+
+def _schedules(inst: Instance, starts: int) -> int:
+    return starts**inst.num_jobs * math.prod(len(placements_of(inst, j)) for j in range(inst.num_jobs))
+
+
+@settings(max_examples=40, deadline=None)
+@given(micro_instances())
+def test_no_schedule_beats_a_floor_by_brute_force(inst: Instance) -> None:
+    floor = structural_floor(inst)
+    assume(floor >= 2 and _schedules(inst, floor - 1) <= 20_000)
+    # a schedule ending by floor - 1 starts every job before floor - 1: brute force sees it
+    found = brute_force(inst, floor - 1)
+    assert found is None or found[0] >= floor
+
+
+def test_floors_are_cheap_at_paper_scale() -> None:
+    for jobs, servers in ((160, 20), (640, 20)):
+        inst = generate("paper", 0, jobs=jobs, servers=servers, preset="contention-heavy")
+        began = time.perf_counter()
+        floor = structural_floor(inst)
+        assert time.perf_counter() - began < 1.0
+        assert floor >= trivial_floor(inst) and np.isfinite(floor)
