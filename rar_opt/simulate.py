@@ -225,15 +225,8 @@ class Clock:
             keep = self.active[self._pair_job]
             if not keep.all():
                 self._pair_job, self._pair_server = self._pair_job[keep], self._pair_server[keep]
-            if self.tm.links is None:  # the paper's star: per-server contention only
-                self._rates = self.tm.rates_from_pairs(
-                    self.active, self.n, self._pair_job, self._pair_server, self.n_servers
-                )
-            else:
-                c, self._links, phi = self.tm.link_rates(
-                    self.active, self.n, self._pair_job, self._pair_server, self.n_servers
-                )
-                self._rates = (c, phi)
+            c, self._links, phi = self.tm.rates(self.active, self.n, self._pair_job, self._pair_server, self.n_servers)
+            self._rates = (c, phi)
         return self._rates
 
     def result(self) -> SimResult:

@@ -337,41 +337,23 @@ class TimeModel:
         np.maximum.at(p, pair_job, c[pair_server])
         return c, p
 
-    @classmethod
-    def contention(cls, active: np.ndarray, spans: np.ndarray, split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`contention_pairs` for dense arguments: ``active`` (J,) bool, ``spans``
-        (J, S) bool = y_js > 0, ``split`` (J,) bool."""
-        pair_job, pair_server = np.nonzero(spans & (active & split)[:, None])
-        return cls.contention_pairs(pair_job, pair_server, spans.shape[0], spans.shape[1])
-
-    def rates_from_pairs(
-        self, active: np.ndarray, n: np.ndarray, pair_job: np.ndarray, pair_server: np.ndarray, n_servers: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(c_s, phi_j) of one slot from the pairs of the active split jobs; inactive jobs get phi = 0."""
-        if self.links is not None:
-            c, _, phi = self.link_rates(active, n, pair_job, pair_server, n_servers)
-            return c, phi
-        c, p = self.contention_pairs(pair_job, pair_server, len(n), n_servers)
-        phi = np.zeros(len(n), dtype=np.int64)
-        idx = np.flatnonzero(active)
-        phi[idx] = self.phi(p[idx], n[idx], idx)
-        return c, phi
-
-    def link_rates(
+    def rates(
         self, active: np.ndarray, n: np.ndarray, pair_job: np.ndarray, pair_server: np.ndarray, n_servers: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(c_s, c_e, phi_j) of one slot: split rings per server uplink and per switch-to-switch
-        link e (docs/model.md section 3.8), and iterations per slot (0 when inactive).
+        """(c_s, c_e, phi_j) of one slot from the (job, server) pairs of the active split
+        jobs: split rings per server, per switch-to-switch link e (empty on the paper's star;
+        docs/model.md section 3.8), and iterations per slot (0 when inactive).
 
-        Without a topology (the star) c_e is empty and this is :meth:`rates_from_pairs`.
-        A split job's bandwidth is the smallest share over the links its ring uses.
+        On the star a split job's level p_j is the largest c_s over its servers (6); on a
+        topology its bandwidth is the smallest share over the links its ring uses.
         """
-        if self.links is None:
-            c, phi = self.rates_from_pairs(active, n, pair_job, pair_server, n_servers)
-            return c, np.zeros(0, dtype=np.int64), phi
-        c, c_inner, bw = self.link_bandwidths(n, pair_job, pair_server, n_servers)
         phi = np.zeros(len(n), dtype=np.int64)
         idx = np.flatnonzero(active)
+        if self.links is None:
+            c, level = self.contention_pairs(pair_job, pair_server, len(n), n_servers)
+            phi[idx] = self.phi(level[idx], n[idx], idx)
+            return c, np.zeros(0, dtype=np.int64), phi
+        c, c_inner, bw = self.link_bandwidths(n, pair_job, pair_server, n_servers)
         phi[idx] = self.phi_at_bandwidth(bw[idx], n[idx], idx)
         return c, c_inner, phi
 
@@ -404,7 +386,8 @@ class TimeModel:
         Inactive jobs get phi = 0.
         """
         pair_job, pair_server = np.nonzero(spans & (active & (n >= 2))[:, None])
-        return self.rates_from_pairs(active, n, pair_job, pair_server, spans.shape[1])
+        c, _, phi = self.rates(active, n, pair_job, pair_server, spans.shape[1])
+        return c, phi
 
     # -- bounds -----------------------------------------------------------------------
     def span_range(self) -> tuple[np.ndarray, np.ndarray]:
@@ -415,10 +398,11 @@ class TimeModel:
         return n_min.astype(np.int64), n_max.astype(np.int64)
 
     def p_worst(self) -> int:
-        """The largest contention count a job can see: min(J, max_s O_s) (docs/model.md section 3).
-
-        With a topology, the largest contention level (docs/model.md section 3.8).
-        """
+        """The worst contention level a split job can see, as the ``p`` of :meth:`tau` and
+        :meth:`phi` takes it. On the paper's star a level is a count of split rings on a
+        server, and the worst is min(J, max_s O_s) (docs/model.md section 3); on a topology
+        it is the level whose bandwidth equals the narrowest link share a ring can get
+        (:meth:`level_of`, docs/model.md section 3.8)."""
         return self._p_worst
 
     def job_bounds(self) -> JobBounds:

@@ -154,45 +154,93 @@ def fitness(outputs: dict[str, Any], policy: str, objective: str = "ratio") -> f
     return value / float(outputs["theorem5_bound"]) if objective == "theorem5" else value
 
 
+@dataclass
+class _Draft:
+    """An instance being mutated: its jobs as dicts, its servers and two cluster constants."""
+
+    jobs: list[dict[str, Any]]
+    servers: list[int]
+    alpha: float
+    xi2: float
+
+
+Mutation = Callable[[_Draft, np.random.Generator, int, Ranges, tuple[bool, bool]], None]
+
+
+def _job_gpus(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.jobs[j]["gpus"] = int(rng.choice(ranges.gpus))
+
+
+def _job_iterations(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.jobs[j]["iterations"] = int(rng.integers(*ranges.iterations, endpoint=True))
+
+
+def _job_gradient(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.jobs[j]["grad_size"] = float(d.jobs[j]["grad_size"] * math.exp(rng.normal(0.0, 0.6)))
+
+
+def _job_compute(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    scale = math.exp(rng.normal(0.0, 0.3))  # forward and backward times together
+    d.jobs[j]["fwd_time"], d.jobs[j]["bwd_time"] = d.jobs[j]["fwd_time"] * scale, d.jobs[j]["bwd_time"] * scale
+
+
+def _server_capacity(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.servers[int(rng.integers(len(d.servers)))] = int(rng.choice(ranges.capacities))
+
+
+def _contention_alpha(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.alpha = float(np.round(rng.uniform(0.0, 1.0), 3))
+
+
+def _split_overhead(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    d.xi2 = float(d.xi2 * math.exp(rng.normal(0.0, 0.6)))
+
+
+def _job_count(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    if fixed[0]:  # the number of jobs must stay
+        return
+    if len(d.jobs) < ranges.jobs[1] and rng.random() < 0.5:  # a copy of job j, renamed
+        d.jobs.append({**d.jobs[j], "name": _fresh_name(d.jobs)})
+    elif len(d.jobs) > ranges.jobs[0]:
+        d.jobs.pop(j)
+
+
+def _server_count(d: _Draft, rng: np.random.Generator, j: int, ranges: Ranges, fixed: tuple[bool, bool]) -> None:
+    if fixed[1]:  # the number of servers must stay
+        return
+    if len(d.servers) < ranges.servers[1] and rng.random() < 0.5:
+        d.servers.append(int(rng.choice(ranges.capacities)))
+    elif len(d.servers) > ranges.servers[0]:
+        d.servers.pop(int(rng.integers(len(d.servers))))
+
+
+MUTATIONS: dict[str, Mutation] = {
+    "job gpus": _job_gpus,
+    "job iterations": _job_iterations,
+    "job gradient size": _job_gradient,
+    "job compute time": _job_compute,
+    "server capacity": _server_capacity,
+    "contention alpha": _contention_alpha,
+    "split overhead xi2": _split_overhead,
+    "job count": _job_count,
+    "server count": _server_count,
+}
+"""The changes a mutation draws from, by name (uniformly; each draw picks one, then a job)."""
+
+
 def mutate(
     instance: Instance, rng: np.random.Generator, ranges: Ranges, fixed: tuple[bool, bool], name: str
 ) -> Instance:
-    """A valid mutant of ``instance``: one to three random changes within ``ranges``
-    (``fixed``: whether the number of jobs / of servers must stay)."""
+    """A valid mutant of ``instance``: one to three random changes of :data:`MUTATIONS`
+    within ``ranges`` (``fixed``: whether the number of jobs / of servers must stay)."""
+    changes = list(MUTATIONS.values())
     for _ in range(50):
-        jobs = [j.to_dict() for j in instance.jobs]
-        cluster = dataclasses.replace(instance.cluster)
-        servers = list(cluster.servers)
-        alpha, xi2 = cluster.alpha, cluster.xi2
+        cluster = instance.cluster
+        draft = _Draft([j.to_dict() for j in instance.jobs], list(cluster.servers), cluster.alpha, cluster.xi2)
         for _ in range(int(rng.integers(1, 3, endpoint=True))):
-            op = int(rng.integers(0, 9))
-            j = int(rng.integers(len(jobs)))
-            if op == 0:
-                jobs[j]["gpus"] = int(rng.choice(ranges.gpus))
-            elif op == 1:
-                jobs[j]["iterations"] = int(rng.integers(*ranges.iterations, endpoint=True))
-            elif op == 2:
-                jobs[j]["grad_size"] = float(jobs[j]["grad_size"] * math.exp(rng.normal(0.0, 0.6)))
-            elif op == 3:
-                scale = math.exp(rng.normal(0.0, 0.3))
-                jobs[j]["fwd_time"], jobs[j]["bwd_time"] = jobs[j]["fwd_time"] * scale, jobs[j]["bwd_time"] * scale
-            elif op == 4:
-                servers[int(rng.integers(len(servers)))] = int(rng.choice(ranges.capacities))
-            elif op == 5:
-                alpha = float(np.round(rng.uniform(0.0, 1.0), 3))
-            elif op == 6:
-                xi2 = float(xi2 * math.exp(rng.normal(0.0, 0.6)))
-            elif op == 7 and not fixed[0]:  # a job more (a copy of one, renamed) or fewer
-                if len(jobs) < ranges.jobs[1] and rng.random() < 0.5:
-                    jobs.append({**jobs[j], "name": _fresh_name(jobs)})
-                elif len(jobs) > ranges.jobs[0]:
-                    jobs.pop(j)
-            elif op == 8 and not fixed[1]:  # a server more or fewer
-                if len(servers) < ranges.servers[1] and rng.random() < 0.5:
-                    servers.append(int(rng.choice(ranges.capacities)))
-                elif len(servers) > ranges.servers[0]:
-                    servers.pop(int(rng.integers(len(servers))))
-        candidate = _build(instance, jobs, servers, alpha, xi2, ranges, name)
+            change = changes[int(rng.integers(0, len(changes)))]
+            change(draft, rng, int(rng.integers(len(draft.jobs))), ranges, fixed)
+        candidate = _build(instance, draft.jobs, draft.servers, draft.alpha, draft.xi2, ranges, name)
         if candidate is not None:
             return candidate
     return dataclasses.replace(instance, name=name)  # nothing valid found: the parent, renamed
