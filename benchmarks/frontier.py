@@ -143,10 +143,7 @@ def main() -> None:
                             "wall_s": round(time.perf_counter() - began, 2),
                             "proved_by": res.options.get("proved_by"),
                             # decompose/auto: each phase's status, objective, bound and seconds
-                            "phases": [
-                                {k: p.get(k) for k in ("phase", "status", "objective", "bound", "seconds")}
-                                for p in res.options.get("phases", [])
-                            ],
+                            "phases": [p.to_dict() for p in res.record.phases],
                         }
                     )
                     lines = table(rows[-1:]).splitlines()

@@ -19,7 +19,7 @@ from rar_opt.algorithms import run_policy
 from rar_opt.calibration import PRESETS
 from rar_opt.check import check
 from rar_opt.generate import generate
-from rar_opt.solvers import solve
+from rar_opt.solvers import PhaseKind, solve
 
 
 def main() -> None:
@@ -29,7 +29,7 @@ def main() -> None:
         inst = generate("paper", 0, preset=preset)
         sjf = check(inst, run_policy(inst, "sjf-bco").schedule).result.makespan
         res = solve(inst, time_limit=seconds, seed=0)
-        phases = {p["phase"]: p for p in res.options["phases"]}
+        relaxed, restricted = (res.record.phase(kind) for kind in (PhaseKind.RELAXATION, PhaseKind.RESTRICTION))
         rows.append(
             {
                 "instance": inst.name,
@@ -40,8 +40,8 @@ def main() -> None:
                 "best_bound": res.bound,
                 "gap": None if res.gap is None else round(res.gap, 4),
                 "status": str(res.status),
-                "relaxation": phases.get("relaxation", {}).get("status"),
-                "restriction_makespan": phases.get("restriction", {}).get("objective"),
+                "relaxation": None if relaxed is None else str(relaxed.status),
+                "restriction_makespan": None if restricted is None else restricted.objective,
                 "wall_s": round(res.wall_s, 1),
             }
         )

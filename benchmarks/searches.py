@@ -52,9 +52,7 @@ def task(plan_name: str, key: tuple, seed: int, time_limit: float) -> dict:
         "bound": res.bound,
         "wall_s": round(time.perf_counter() - began, 2),
         "proved_by": res.options.get("proved_by"),
-        "phases": [
-            {k: p.get(k) for k in ("phase", "status", "objective", "bound", "seconds")} for p in res.options["phases"]
-        ],
+        "phases": [p.to_dict() for p in res.record.phases],
     }
 
 

@@ -160,7 +160,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         record = res.record
         rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon")), ("model", res.model_size)]
         if record.proved_by is not None:
-            rows.append(("proved_by", out["options"]["proved_by"]))
+            rows.append(("proved_by", record.proof))
         if record.auto_choice is not None:
             rows.append(("auto", record.auto_choice))
         emit_table(rows)

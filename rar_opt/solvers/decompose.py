@@ -4,6 +4,8 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
 
 0. (``auto`` only) Heuristics: the best schedule of a few list-scheduling policies that ends
    within the horizon is the first incumbent; its makespan caps every later horizon.
+0'. (``auto`` only) Floor: the structural lower bounds of :mod:`rar_opt.floors` (no solver,
+   milliseconds). A heuristic's schedule that meets them is optimal, proven before any model.
 1. Relaxation (:mod:`rar_opt.formulations.cfree`, ``restrict=False``): every job at its
    uncontended rate. Its bound is a lower bound on OPT; if it is infeasible, so is the
    instance within its horizon.
@@ -17,12 +19,13 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
    best schedule as its hint and (``auto``) the best bound as a floor on the makespan, for
    the time that is left; the largest bound found is the result's bound.
 
-Each phase is a function in :mod:`.phases`; this module holds the plans, the loop that
-runs a plan's phases and applies what they find, and the result it assembles.
+Each phase is a function in :mod:`.phases`, the plans are in :mod:`.plan`; this module
+holds the loop that runs a plan's phases in order, applies what they find (the best
+schedule, the best bound), stops as soon as the two meet, and assembles the result.
 
 ``decompose`` is phases 1, 2 and 4 as the decomposition was first stated (30% of the time
-for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0 and 3 and
-the floor, gives the first two phases less time when they do not close at once, and runs
+for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0, 0' and 3 and
+the floor row, gives the first two phases less time when they do not close at once, and runs
 the full model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only),
 which proved more within a minute in our measurements at 16 x 8 x 100 (``Plan.full_searches``,
 :data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md, "Searches").
@@ -56,10 +59,17 @@ from .status import Status
 
 log = logging.getLogger(__name__)
 
-STEPS = (PhaseKind.HEURISTICS, PhaseKind.RELAXATION, PhaseKind.RESTRICTION, PhaseKind.PROBE, PhaseKind.FULL)
+STEPS = (
+    PhaseKind.HEURISTICS,
+    PhaseKind.FLOOR,
+    PhaseKind.RELAXATION,
+    PhaseKind.RESTRICTION,
+    PhaseKind.PROBE,
+    PhaseKind.FULL,
+)
 """The phases of a plan, in order; a phase with nothing to do for a plan yields nothing."""
 
-ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.RELAXATION)
+ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.RELAXATION)
 """Phases that run even when the time is up: without them the run has nothing to say."""
 
 NEED_FULL_MODEL = (PhaseKind.PROBE, PhaseKind.FULL)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..check import check
+from ..floors import structural_bounds
 from ..formulations import cfree, cpsat
 from ..instance import Instance
 from ..integral import ceil_bound_or_none
@@ -154,6 +155,19 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, found.schedule, found.span, source=found.source)
 
 
+def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The structural lower bounds of :mod:`rar_opt.floors` (no solver, a few milliseconds):
+    each bound by name, and the best of them as this phase's bound on OPT."""
+    if not ctx.plan.structural:
+        return
+    began = time.perf_counter()
+    bounds = structural_bounds(ctx.instance)
+    values = {name: value for name, (value, _) in bounds.items()}
+    best_floor = float(max(values.values()))
+    seconds = time.perf_counter() - began
+    yield Found(PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=best_floor, seconds=seconds, floors=values))
+
+
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The contention-free relaxation over the best makespan so far: a lower bound on OPT,
     or the proof that nothing fits (every job alone at its uncontended rate)."""
@@ -249,6 +263,7 @@ def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 PHASES: dict[PhaseKind, Phase] = {
     PhaseKind.HEURISTICS: heuristics,
+    PhaseKind.FLOOR: floor,
     PhaseKind.RELAXATION: relaxation,
     PhaseKind.RESTRICTION: restriction,
     PhaseKind.PROBE: probes,

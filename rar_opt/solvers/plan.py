@@ -34,6 +34,9 @@ class Plan:
     # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
     # it, within this share of the time left in all; None: no probes
     probe_share: float | None = None
+    # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
+    # a heuristic's schedule that meets them is optimal before any model is built
+    structural: bool = False
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -62,6 +65,7 @@ AUTO = Plan(
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
     probe_share=0.1,
+    structural=True,
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 

@@ -150,6 +150,14 @@ class SolveRecord:
         """This record with ``phase`` credited for the proof."""
         return dataclasses.replace(self, proved_by=phase.proves, proof_phase=phase.name)
 
+    @property
+    def proof(self) -> str | None:
+        """What proved the optimum, as recorded: the proving full-model phase by its name
+        (``full cp-sat (no-lp)``), any other proof by its kind; None without a proof."""
+        if self.proved_by is None:
+            return None
+        return self.proof_phase if self.proved_by == ProvedBy.FULL_MODEL else str(self.proved_by)
+
     def relaxation_bound(self) -> tuple[float, bool] | None:
         """The contention-free relaxation's bound on OPT and whether it is the relaxation's
         optimum (True) or its solver's bound on it (False); None when no relaxation ran or
@@ -169,8 +177,7 @@ class SolveRecord:
         if self.phases:
             out["phases"] = [p.to_dict() for p in self.phases]
         if self.proved_by is not None:
-            # recorded as before: the proving full-model phase by its name, the others by kind
-            out["proved_by"] = self.proof_phase if self.proved_by == ProvedBy.FULL_MODEL else str(self.proved_by)
+            out["proved_by"] = self.proof
         for key in ("stopped", "full_model", "auto_choice"):
             value = getattr(self, key)
             if value is not None:

@@ -156,18 +156,7 @@ def _solve_plan(instance: Instance, name: str, request: Request, budget: Budget)
 def solve_formulation(instance: Instance, name: str, request: Request, budget: Budget) -> SolveResult:
     """One formulation on one backend within ``budget``: build, start, solve, finish."""
     form = get_formulation(name)
-    engine = get_backend(request.backend or DEFAULT_BACKEND[form.problem])
-    if (form.problem == "cp") != (engine.name == "cpsat"):
-        raise ParameterError(
-            f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend"
-        )
-    if form.problem == "minlp" and not engine.capabilities.nonconvex:
-        raise ParameterError(
-            f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
-            where="backend",
-        )
-    if budget.threads != 1 and not engine.capabilities.threads:
-        raise ParameterError(f"= {budget.threads}: the {engine.name} backend runs on one thread only", where="threads")
+    engine = _engine_for(form, request, budget)
     opts = form.make_options(dict(request.options))
     if getattr(opts, "relaxation", "none") != "none":  # a bound, never a schedule
         if request.warm_start or request.start is not None or request.lower_bound is not None:
@@ -225,6 +214,24 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
         result = _verify(instance, result, budget)
     return dataclasses.replace(result, wall_s=budget.elapsed())
+
+
+def _engine_for(form: Any, request: Request, budget: Budget) -> Any:
+    """The backend that solves ``form``: the one asked for, else the formulation's default;
+    refused (naming the parameter) when it cannot solve that formulation with those threads."""
+    engine = get_backend(request.backend or DEFAULT_BACKEND[form.problem])
+    if (form.problem == "cp") != (engine.name == "cpsat"):
+        raise ParameterError(
+            f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend"
+        )
+    if form.problem == "minlp" and not engine.capabilities.nonconvex:
+        raise ParameterError(
+            f"the {form.name} formulation has products of variables; the {engine.name} backend cannot solve it",
+            where="backend",
+        )
+    if budget.threads != 1 and not engine.capabilities.threads:
+        raise ParameterError(f"= {budget.threads}: the {engine.name} backend runs on one thread only", where="threads")
+    return engine
 
 
 def _warm_start(instance: Instance, policy: str | None) -> Schedule | None:

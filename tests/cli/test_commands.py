@@ -63,7 +63,8 @@ def test_schedule_solve_compare_by_hand(tmp_path) -> None:
     assert data["status"] == "optimal" and data["objective"] == data["makespan"] == 6
     assert data["solver"]["version"] and data["options"]["seed"] == 0 and data["options"]["threads"] == 1
     opt = Schedule.read(tmp_path / "opt.json")
-    assert opt.meta["solver"]["name"] == "cpsat" and data["options"]["proved_by"] == "full cp-sat (no-lp)"  # auto
+    # auto: the structural floor (6) meets the contention-free restriction's schedule
+    assert opt.meta["solver"]["name"] == "cpsat" and data["options"]["proved_by"] == "decomposition"
     assert max(reference_simulate(Instance.read(WAIT), opt)["completion"]) == 6
 
     out = run("compare", str(WAIT), "--exact", "--json")

@@ -107,18 +107,37 @@ def _floor(res, inst: Instance) -> int:
     return max(ceil_bound(relaxed.bound), int(inst.bounds.rho_min.max()))
 
 
-def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: Instance) -> None:
-    # the relaxation's bound is 3 and the restriction's schedule 6, the optimum: the probes
-    # at 3, 4 and 5 each raise the floor by a slot until it meets the schedule
+NO_FLOORS = dataclasses.replace(AUTO, structural=False)
+"""auto without its structural floors, whose split-pairs bound alone proves 6 on wait-beats-start:
+the tests of the later phases use it so that those phases have something to prove."""
+
+
+def test_auto_floors_prove_what_the_relaxation_cannot(wait_beats_start: Instance) -> None:
+    # two jobs that must split and share a server contend: the split-pairs floor is 6, the
+    # optimum, while the relaxation's bound is 3; the restriction's schedule meets the floor
     optimum = wait_beats_start.meta["known_optimum"]
     res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
+    assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
+    floor = res.record.phase(PhaseKind.FLOOR)
+    assert floor is not None and floor.bound == optimum and floor.floors["split_pairs"] == optimum
+    assert res.record.proved_by == ProvedBy.DECOMPOSITION and not _probes(res)
+    assert res.record.phase(PhaseKind.FULL) is None  # the full model was never built
+    # the plan as first stated has no floor phase
+    assert decompose(wait_beats_start, plan=DECOMPOSE).record.phase(PhaseKind.FLOOR) is None
+
+
+def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: Instance) -> None:
+    # without the floors, the relaxation's bound is 3 and the restriction's schedule 6, the
+    # optimum: the probes at 3, 4 and 5 each raise the floor by a slot until it meets the schedule
+    optimum = wait_beats_start.meta["known_optimum"]
+    res = decompose(wait_beats_start, plan=NO_FLOORS, time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
     asked = [h for h, _ in _probes(res)]
     assert asked == list(range(_floor(res, wait_beats_start), optimum)) and len(asked) >= 2
     assert all(p.status == Status.INFEASIBLE and p.bound == h + 1 for h, p in _probes(res))
     assert res.record.proved_by == ProvedBy.PROBE and res.solver["name"] == "cpsat" and res.solver["version"]
     # without a time limit there is no share to give them: the full model proves it alone
-    res = decompose(wait_beats_start, plan=AUTO)
+    res = decompose(wait_beats_start, plan=NO_FLOORS)
     assert res.status == Status.OPTIMAL and res.makespan == optimum and not _probes(res)
 
 
@@ -156,7 +175,7 @@ def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
         return Probe(makespan, Status.NO_SOLUTION, None, None, None, 0.01, "UNKNOWN")
 
     monkeypatch.setattr(module, "probe", stuck)
-    res = decompose(wait_beats_start, plan=AUTO, time_limit=30)
+    res = decompose(wait_beats_start, plan=NO_FLOORS, time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
     assert [p.status for _, p in _probes(res)] == [Status.NO_SOLUTION if answer == "undecided" else Status.ERROR]
     assert res.record.proved_by == ProvedBy.FULL_MODEL and res.record.phases[-1].search == "no-lp"
@@ -164,12 +183,13 @@ def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
 
 
 def test_auto_with_a_time_limit_keeps_every_known_optimum(library) -> None:
-    # with a limit the probes run; on some of these instances they carry the proof
+    # with a limit the probes run (without the floors, which close most of these at once);
+    # on some of these instances they carry the proof
     cases = [(k.instance, k.optimum) for k in library]
     cases += [(c.instance, c.optimum) for c in map(load_counterexample, COUNTEREXAMPLE_NAMES)]
     probed = 0
     for inst, optimum in cases:
-        res = solve(inst, "auto", time_limit=60)
+        res = decompose(inst, plan=NO_FLOORS, time_limit=60)
         assert res.status == Status.OPTIMAL and res.makespan == optimum, inst.name
         assert max(reference_simulate(inst, res.schedule)["completion"]) == optimum
         for asked, phase in _probes(res):  # a "no" below the optimum, a "yes" at it

@@ -106,14 +106,17 @@ def test_auto_records_its_phases_and_what_proved(wait_beats_start: Instance) -> 
     res = solve(wait_beats_start, warm_start="ls", seed=2)
     assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
     assert res.options["formulation"] == "auto" and res.options["seed"] == 2 and res.options["warm_start"] == "ls"
-    first, last = res.record.phases[0], res.record.phases[-1]
+    kinds = [p.kind for p in res.record.phases]
+    first = res.record.phases[0]
     assert first.kind == PhaseKind.HEURISTICS and first.tried["ls"] is not None
-    # contention decides this instance: the relaxation and restriction do not meet, the full model proves
-    assert last.kind == PhaseKind.FULL and last.search == "no-lp" and res.record.proved_by == ProvedBy.FULL_MODEL
+    # contention decides this instance: the relaxation's bound (3) is far below the optimum,
+    # and the structural floor (6, two jobs that must split and contend) meets the restriction's schedule
+    assert kinds == [PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.RELAXATION, PhaseKind.RESTRICTION]
+    assert res.record.proved_by == ProvedBy.DECOMPOSITION
     # the JSON form keeps today's keys and names
     recorded = res.options
     assert recorded["phases"][0]["phase"] == "heuristics" and recorded["phases"][0]["tried"]["ls"] is not None
-    assert recorded["proved_by"] == recorded["phases"][-1]["phase"] == "full cp-sat (no-lp)"
+    assert recorded["phases"][1]["floors"]["split_pairs"] == 6 and recorded["proved_by"] == "decomposition"
     assert res.schedule.meta["options"]["proved_by"] == recorded["proved_by"]  # the schedule carries the record
     assert res.solver["name"] == "cpsat" and res.solver["version"]
 
