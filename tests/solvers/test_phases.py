@@ -1,0 +1,134 @@
+"""Each phase of the exact methods alone, the run record's JSON form, and the time budget.
+
+The instance is `wait-beats-start` (three 2-GPU servers; its optimum 6 needs contention):
+every job alone takes 3 slots, the heuristics end at 8, the contention-free restriction
+at 6, and the split-pairs floor is 6.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rar_opt import Instance
+from rar_opt.check import check
+from rar_opt.errors import ParameterError
+from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent
+from rar_opt.solvers.plan import AUTO, DECOMPOSE
+
+from ..strategies import reference_simulate
+
+
+def _context(inst: Instance, plan=AUTO, limit: float | None = 30.0, policies=("sjf-bco", "ls", "ff")) -> Context:
+    return Context(inst, plan, Budget.start(limit), inst.horizon, True, policies)
+
+
+def _only(found: list[Found]) -> Found:
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_every_phase_kind_has_a_function() -> None:
+    assert set(PHASES) == set(PhaseKind)
+
+
+def test_the_heuristics_phase_keeps_the_best_policy(wait_beats_start: Instance) -> None:
+    ctx = _context(wait_beats_start)
+    found = _only(list(PHASES[PhaseKind.HEURISTICS](ctx, Incumbent())))
+    assert found.record.status == Status.FEASIBLE and found.span == min(found.record.tried.values()) == 8
+    assert found.source in ctx.policies and found.schedule.meta["method"] == found.source
+    assert check(wait_beats_start, found.schedule).result.makespan == found.span
+    # no policies: nothing to report
+    assert list(PHASES[PhaseKind.HEURISTICS](_context(wait_beats_start, policies=()), Incumbent())) == []
+
+
+def test_the_floor_phase_reports_each_bound_and_the_best(wait_beats_start: Instance) -> None:
+    found = _only(list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start), Incumbent())))
+    assert found.record.status == Status.BOUND and found.record.bound == max(found.record.floors.values()) == 6
+    assert found.record.lower_bound() == 6 and found.schedule is None
+    assert list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start, DECOMPOSE), Incumbent())) == []  # off
+
+
+def test_the_relaxation_phase_bounds_below(wait_beats_start: Instance) -> None:
+    found = _only(list(PHASES[PhaseKind.RELAXATION](_context(wait_beats_start), Incumbent(span=8))))
+    assert found.record.status == Status.OPTIMAL and found.record.lower_bound() == 3  # each job alone: 3 slots
+    assert found.horizon == 8 and not found.nothing_fits and found.schedule is None
+
+
+def test_the_restriction_phase_finds_a_schedule_of_exact_makespan(wait_beats_start: Instance) -> None:
+    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(wait_beats_start), Incumbent(span=8))))
+    assert found.record.status == Status.OPTIMAL and found.span == round(found.record.objective) == 6
+    assert max(reference_simulate(wait_beats_start, found.schedule)["completion"]) == 6
+    assert found.record.lower_bound() is None  # a schedule's makespan is never a bound
+
+
+def test_the_probe_phase_raises_the_floor_while_it_refutes(wait_beats_start: Instance) -> None:
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    asked = []
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start), best):  # the loop's part: keep the bound
+        asked.append((found.record.asked, found.record.status))
+        best.raise_bound(found.record.lower_bound())
+    assert asked == [(3, Status.INFEASIBLE), (4, Status.INFEASIBLE), (5, Status.INFEASIBLE)]
+    assert best.closed and best.floor == 6
+    # without a time limit there is no share for probes
+    assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, limit=None), Incumbent(span=6, bound=3))) == []
+
+
+def test_the_full_model_phase_proves_the_optimum(wait_beats_start: Instance) -> None:
+    best = Incumbent(bound=3.0)
+    found = _only(list(PHASES[PhaseKind.FULL](_context(wait_beats_start), best)))
+    assert found.record.status == Status.OPTIMAL and found.record.search == "no-lp" and found.span == 6
+    assert found.record.name == "full cp-sat (no-lp)" and found.record.lower_bound() == 6
+
+
+def _restriction_schedule(inst: Instance):
+    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(inst), Incumbent())))
+    return found.schedule, found.span
+
+
+def test_the_record_keeps_the_json_keys_of_earlier_versions() -> None:
+    phases = (
+        PhaseRecord(PhaseKind.RELAXATION, Status.OPTIMAL, 3.0, 3.0, 0.12345),
+        PhaseRecord(PhaseKind.PROBE, Status.INFEASIBLE, None, 4.0, 0.5, asked=3),
+        PhaseRecord(PhaseKind.FULL, Status.OPTIMAL, 6.0, 6.0, 1.0, search="no-lp"),
+    )
+    record = SolveRecord("auto", "cpsat", {"seed": 0}, phases).proved(phases[-1])
+    out = record.to_dict()
+    assert [p["phase"] for p in out["phases"]] == ["relaxation", "probe 3", "full cp-sat (no-lp)"]
+    assert {"phase", "status", "objective", "bound", "seconds"} <= set(out["phases"][0])
+    assert out["phases"][0]["seconds"] == 0.123 and out["proved_by"] == "full cp-sat (no-lp)"
+    assert out["formulation"] == "auto" and out["backend"] == "cpsat" and out["seed"] == 0
+    assert SolveRecord("auto", "cpsat", phases=phases).proved(phases[1]).to_dict()["proved_by"] == "probe"
+    assert record.proved_by == ProvedBy.FULL_MODEL and record.relaxation_bound() == (3.0, True)
+    # a relaxation phase that proved nothing gives no bound
+    assert (
+        SolveRecord("x", "y", phases=(PhaseRecord(PhaseKind.RELAXATION, Status.INFEASIBLE),)).relaxation_bound() is None
+    )
+
+
+def test_the_budget_shares_what_is_left() -> None:
+    budget = Budget.start(10.0, threads=1, seed=3)
+    assert budget.deadline == pytest.approx(budget.began + 10.0) and not budget.expired()
+    half = budget.share(0.5)
+    assert half.limit == pytest.approx(5.0, abs=0.05) and half.seed == 3 and half.threads == 1
+    settings = budget.settings()
+    assert settings.time_limit == pytest.approx(10.0, abs=0.05) and settings.deadline is not None and settings.seed == 3
+    assert budget.reserving().limit == pytest.approx(10.0 * 0.97)
+    spent = Budget(limit=0.01, began=time.perf_counter() - 1.0)
+    assert spent.expired() and spent.left() == MIN_SOLVER_SECONDS  # a solver always gets its least time
+    free = Budget.start(None)
+    assert free.left() is None and free.deadline is None and not free.expired() and free.settings().time_limit is None
+
+
+@pytest.mark.parametrize(
+    ("limit", "threads", "seed", "parameter"),
+    [(0, 1, 0, "time_limit"), (float("inf"), 1, 0, "time_limit"), (1, -1, 0, "threads"), (1, 1, -2, "seed")],
+)
+def test_a_bad_budget_names_the_parameter(limit, threads, seed, parameter) -> None:
+    with pytest.raises(ParameterError) as err:
+        Budget.start(limit, threads, seed)
+    assert err.value.where == parameter
