@@ -18,7 +18,7 @@ Lower bounds (all valid for every feasible schedule):
 
 from __future__ import annotations
 
-import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ from .algorithms.result import PolicyResult
 from .floors import BOUNDS as STRUCTURAL
 from .floors import structural_bounds
 from .instance import Instance
+from .integral import ceil_bound
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,53 @@ def lower_bounds(
         floors["structural_seconds"] = sum(t for _, t in found_floors.values())
     return LowerBounds(
         longest=int(b.rho_min.max()),
-        work=math.ceil(work - 1e-9),
+        work=ceil_bound(work),
         load=load,
         relaxation=relaxation,
         relaxation_proven=proven,
         **floors,  # type: ignore[arg-type]
     )
+
+
+@dataclass(frozen=True)
+class NamedBound:
+    """One lower bound on the optimal makespan, by name, with the seconds it took."""
+
+    name: str
+    value: int | None  # None: it proved nothing (the relaxation ran out of time without a bound)
+    seconds: float
+    note: str = ""
+
+
+def every_bound(instance: Instance, *, relaxation_time_limit: float | None = None, seed: int = 0) -> list[NamedBound]:
+    """Every lower bound rar-opt can prove on ``instance``, each timed: the longest job, the
+    work bound, the structural floors (:mod:`rar_opt.floors`) and, with
+    ``relaxation_time_limit``, the contention-free relaxation (star networks only)."""
+    began = time.perf_counter()
+    cheap = lower_bounds(instance, structural=False)
+    seconds = time.perf_counter() - began
+    out = [
+        NamedBound("longest", cheap.longest, seconds, "the longest job's fastest execution time"),
+        NamedBound("work", cheap.work, seconds, "best-case GPU-slots over the cluster's GPUs"),
+    ]
+    notes = {
+        "energetic": "energetic reasoning on the cluster's GPUs as one pool",
+        "disjunctive": "jobs too large to overlap anywhere run one after another",
+        "classes": "jobs that fit unsplit only on the larger servers, splits priced",
+        "halves": "jobs over half of every host run one at a time per host",
+        "split_pairs": "two jobs that must split and share a server contend",
+    }
+    out += [
+        NamedBound(name, value, took, notes.get(name, ""))
+        for name, (value, took) in structural_bounds(instance).items()
+    ]
+    if relaxation_time_limit is not None and instance.time_model.links is None:
+        from .solvers import relaxation_bound
+
+        found = relaxation_bound(instance, time_limit=relaxation_time_limit, seed=seed)
+        note = "the relaxation's optimum" if found.proven else "CP-SAT's bound on the relaxation (time limit)"
+        out.append(NamedBound("relaxation", found.bound, found.seconds, note))
+    return out
 
 
 def load_bound(instance: Instance, max_start: int, time_limit: float | None = 60.0) -> int | None:

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..errors import InputError, ParameterError
-from . import exact, instances, study, sweeps, variants
+from . import bounds, exact, instances, study, sweeps, variants
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output
 
-COMMAND_MODULES = (instances, exact, sweeps, study, variants)
+COMMAND_MODULES = (instances, exact, bounds, sweeps, study, variants)
 
 
 def build_parser() -> argparse.ArgumentParser:
