@@ -1,0 +1,126 @@
+"""Stores under faults, on real processes and files: concurrent creators, a creator
+interrupted while another command fills the store, damaged rows, read-only stores, a full
+disk (issue 21)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rar_opt.studies.store import open_store
+
+from ..helpers import run
+
+CLI = [sys.executable, "-m", "rar_opt", "--quiet"]
+
+
+def _rows(path: Path) -> int:
+    with open_store(path) as store:
+        return store.count()
+
+
+def test_a_store_caught_between_its_header_and_its_tables_is_taken_as_new(tmp_path) -> None:
+    # what a second command sees while the first is creating the store: a valid SQLite
+    # header in WAL mode (written by the journal-mode pragma), no tables yet
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+    assert path.stat().st_size > 0
+    out = run("study", "run", str(path), "--family", "tiny", "--count", "2", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert _rows(path) == 2
+
+
+def test_two_runs_started_together_on_a_new_store_both_succeed(tmp_path) -> None:
+    for i in range(3):
+        path = tmp_path / f"r{i}.db"
+        args = [*CLI, "study", "run", str(path), "--family", "tiny", "--count", "3"]
+        procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        assert _rows(path) == 3
+        # both wrote the same three keys: no duplicates, nothing lost
+        with open_store(path) as store:
+            assert len(store.keys()) == 3
+
+
+BLOCKED_CREATOR = """
+import sys, time
+from rar_opt.studies.run import StudyConfig, run_study
+
+class Blocked:
+    description = {"kind": "test", "workers": 1}
+    def run(self, fn, items):
+        print("created", flush=True)
+        while True:
+            time.sleep(0.05)
+        yield
+
+run_study(sys.argv[1], StudyConfig(family="tiny", time_limit=60.0, method="compact"), 2, Blocked())
+"""
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.readlink(fds / fd) == str(path) for fd in os.listdir(fds))
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to see which process has the store open")
+def test_an_interrupted_creator_leaves_the_store_another_run_is_filling(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    creator = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED_CREATOR, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert creator.stdout is not None and creator.stdout.readline().strip() == "created"
+    # the second run: same configuration; its first row takes a MILP solve, so it has the
+    # store open without a row for a while
+    second = subprocess.Popen(
+        [*CLI, "study", "run", str(path), "--family", "tiny", "--count", "2", "--method", "compact"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # open for half a second on end: past its first look at the store, inside its run
+    deadline, since = time.monotonic() + 120, None
+    while second.poll() is None and time.monotonic() < deadline:
+        if not _has_open(second.pid, path):
+            since = None
+        elif since is None:
+            since = time.monotonic()
+        elif time.monotonic() - since > 0.5:
+            break
+        time.sleep(0.01)
+    assert _has_open(second.pid, path), "the second run never held the store open"
+    with open_store(path) as store:
+        rows_when_interrupted = store.count()
+    creator.send_signal(signal.SIGINT)
+    _, err = creator.communicate(timeout=60)
+    assert creator.returncode != 0 and "KeyboardInterrupt" in err
+    assert path.exists(), "the interrupted creator removed a store another run had open"
+    _, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err
+    assert _rows(path) == 2
+    assert rows_when_interrupted == 0 or pytest.skip("the second run wrote a row before the interrupt")
+
+
+def test_an_interrupted_creator_alone_still_leaves_no_store(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    creator = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED_CREATOR, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert creator.stdout is not None and creator.stdout.readline().strip() == "created"
+    creator.send_signal(signal.SIGINT)
+    creator.communicate(timeout=60)
+    assert list(tmp_path.iterdir()) == []
