@@ -4,6 +4,7 @@ disk (issue 21)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -155,3 +156,67 @@ def test_flipped_bytes_in_the_rows_are_refused_naming_the_file(tmp_path) -> None
     # the flips in what the report reads (the outputs) are all found; a flip in a column it
     # does not read (timing) or one that leaves valid JSON cannot be seen without checksums
     assert {0, 1, 4} <= set(refused), refused
+
+
+def _in_small_filesystem(tmp_path: Path, script: str, size: str) -> subprocess.CompletedProcess:
+    """Run ``script`` (sh) with a tmpfs of ``size`` mounted on tmp_path/small, in a private
+    mount namespace (root or user namespaces needed); skips where that is not allowed."""
+    small = tmp_path / "small"
+    small.mkdir()
+    probe = subprocess.run(
+        ["unshare", "-m", "--map-root-user", "sh", "-c", f"mount -t tmpfs -o size=16k tmpfs {small}"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        probe = subprocess.run(
+            ["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=16k tmpfs {small}"], capture_output=True, text=True
+        )
+        prefix = ["unshare", "-m"]
+    else:
+        prefix = ["unshare", "-m", "--map-root-user"]
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {probe.stderr.strip()}")
+    cli = f"{sys.executable} -m rar_opt --quiet"
+    body = f"mount -t tmpfs -o size={size} tmpfs {small} && cd {small} && " + script.replace("RAR", cli)
+    return subprocess.run([*prefix, "sh", "-c", body], capture_output=True, text=True, timeout=600)
+
+
+def test_a_full_disk_says_so_and_keeps_the_rows(tmp_path) -> None:
+    out = _in_small_filesystem(
+        tmp_path,
+        "RAR study run s.db --family tiny --count 200 --policies sjf-bco; echo rc=$?; "
+        "RAR study report s.db --json > /dev/null && echo report-ok; RAR study report s.db --json | head -c 0; "
+        "python3 -c \"import sqlite3; print('rows', sqlite3.connect('s.db').execute('select count(*) from tasks').fetchone()[0])\"",
+        "160k",
+    )
+    assert "rc=2" in out.stdout, (out.stdout, out.stderr)
+    assert "the disk is full" in out.stderr and "s.db" in out.stderr and "kept" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+    rows = int(out.stdout.split("rows ")[1].split()[0])
+    assert 0 < rows < 200
+
+
+def test_an_output_that_does_not_fit_leaves_nothing(tmp_path) -> None:
+    paper = Path(__file__).resolve().parents[2] / "instances" / "paper-160x20-s0.json"
+    out = _in_small_filesystem(tmp_path, f"RAR schedule {paper} -o s.json > /dev/null; echo rc=$?; ls -A", "16k")
+    assert "rc=2" in out.stdout and "No space left" in out.stderr and "s.json" in out.stderr, (out.stdout, out.stderr)
+    assert out.stdout.strip().splitlines()[-1] == "rc=2", "something was left on the full disk"
+
+
+def test_a_store_on_a_read_only_disk_can_be_reported_on(tmp_path) -> None:
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    assert run("study", "run", str(shelf / "s.db"), "--family", "tiny", "--count", "2", "--quiet").returncode == 0
+    before = sorted(p.name for p in shelf.iterdir())
+    cli = f"{sys.executable} -m rar_opt"
+    body = (
+        f"mount --bind {shelf} {shelf} && mount -o remount,ro,bind {shelf} && touch {shelf}/x 2>/dev/null; "
+        f"{cli} study report {shelf}/s.db --json"
+    )
+    out = subprocess.run(["unshare", "-m", "sh", "-c", body], capture_output=True, text=True, timeout=300)
+    if "mount" in out.stderr and out.returncode != 0 and "rar_opt" not in out.stderr:
+        pytest.skip(f"cannot make a read-only bind mount here: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["instances"] == 2
+    assert sorted(p.name for p in shelf.iterdir()) == before
