@@ -1,8 +1,10 @@
 """The commands a user runs, at 100x the paper: ``python benchmarks/commands.py --label NAME``.
 
-One instance of the paper's generator at 16,000 jobs x 2,000 servers
-(``rar-opt generate paper --seed 0 --jobs 16000 --servers 2000``), then, each in its own
-process so that its peak memory is its own:
+One instance of the paper's generator at 16,000 jobs x 2,000 servers, seed 0, with the
+horizon scaled as in benchmarks/scale.py (1,200 x 100 slots; ``--horizon 1200`` gives the
+instance of ``rar-opt generate paper --seed 0 --jobs 16000 --servers 2000``, on which
+SJF-BCO needs 57 trials instead of a few), then, each in its own process so that its peak
+memory is its own:
 
 * ``rar-opt schedule INSTANCE -o SCHEDULE`` (SJF-BCO, the default policy);
 * ``rar-opt simulate INSTANCE SCHEDULE`` (the checker and the simulator on the file);
@@ -60,17 +62,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", required=True, help="the name of this measurement (before, after, ...)")
     parser.add_argument("--workdir", help="where the instance and schedule go (default: a temporary directory)")
+    parser.add_argument("--horizon", type=int, default=1200 * JOBS // 160, help="T (default 1,200 x 100)")
     args = parser.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="rar-opt-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    instance, schedule = work / "paper-100x.json", work / "paper-100x.schedule.json"
+    instance, schedule = work / f"paper-100x-T{args.horizon}.json", work / f"paper-100x-T{args.horizon}.schedule.json"
     cli = [sys.executable, "-m", "rar_opt"]
     if not instance.exists():
-        subprocess.run(
-            [*cli, "generate", "paper", "--seed", str(SEED), "--jobs", str(JOBS), "--servers", str(SERVERS),
-             "-o", str(instance)],
-            check=True,
-        )
+        from rar_opt.generate import paper
+
+        paper(SEED, jobs=JOBS, servers=SERVERS, horizon=args.horizon).write(instance)
     schedule.unlink(missing_ok=True)
     rows = []
     run = measure([*cli, "--quiet", "schedule", str(instance), "-o", str(schedule)])
@@ -90,7 +91,7 @@ def main() -> None:
     old = json.loads(path.read_text()) if path.exists() else {"benchmark": "commands", "runs": {}}
     old["runs"][args.label] = {
         "versions": versions(),
-        "instance": f"paper seed {SEED}, {JOBS} jobs x {SERVERS} servers",
+        "instance": f"paper seed {SEED}, {JOBS} jobs x {SERVERS} servers, horizon {args.horizon}",
         "makespan": makespan,
         "load_1min": os.getloadavg()[0],
         "rows": rows,

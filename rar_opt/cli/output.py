@@ -90,7 +90,7 @@ def emit_simulation(
         )
         print()
         rows = [
-            (j, instance.jobs[j].gpus, schedule.starts[j], ",".join(map(str, schedule.placements[j])), int(c))
+            (j, instance.jobs[j].gpus, schedule.starts[j], _placement_text(schedule, j), int(c))
             for j, c in enumerate(res.completion)
         ]
         emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
@@ -122,6 +122,15 @@ def emit_simulation(
         )
         return EXIT_INPUT
     return EXIT_OK
+
+
+def _placement_text(schedule: Schedule, j: int) -> str:
+    """Job j's placement for the table: every server's entry (``1,3``) on up to 16 servers,
+    else its nonzero entries as ``server:GPUs`` (``17:2,940:1``)."""
+    if schedule.num_servers <= 16:
+        return ",".join(map(str, schedule.placements[j]))
+    servers, counts = schedule.sparse.row_entries(j)
+    return ",".join(f"{s}:{c}" for s, c in zip(servers.tolist(), counts.tolist(), strict=True))
 
 
 def show_progress(args: argparse.Namespace) -> bool:
