@@ -45,6 +45,13 @@ print(json.dumps({"check_s": time.perf_counter() - began, "feasible": report.fea
 """
 
 
+BOOT = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, sys.argv.pop(1))
+"""
+
+
 def measure(argv: list[str]) -> dict:
     """Run ``argv`` as a child; its wall seconds, peak RSS (MB) and exit status."""
     began = time.perf_counter()
@@ -62,12 +69,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", required=True, help="the name of this measurement (before, after, ...)")
     parser.add_argument("--workdir", help="where the instance and schedule go (default: a temporary directory)")
+    parser.add_argument("--tree", help="run the rar_opt package in DIR instead (e.g. git archive COMMIT rar_opt)")
     parser.add_argument("--horizon", type=int, default=1200 * JOBS // 160, help="T (default 1,200 x 100)")
     args = parser.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="rar-opt-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     instance, schedule = work / f"paper-100x-T{args.horizon}.json", work / f"paper-100x-T{args.horizon}.schedule.json"
     cli = [sys.executable, "-m", "rar_opt"]
+    check_child = [sys.executable, "-c", CHECK_CHILD]
+    if args.tree:  # the older package: past the editable install's finder
+        cli = [sys.executable, "-c", BOOT + "from rar_opt.cli import run; run()", args.tree]
+        check_child = [sys.executable, "-c", BOOT + CHECK_CHILD, args.tree]
     if not instance.exists():
         from rar_opt.generate import paper
 
@@ -80,7 +92,7 @@ def main() -> None:
     run = measure([*cli, "--quiet", "simulate", str(instance), str(schedule), "--json"])
     makespan = json.loads(run["stdout"])["makespan"]
     rows.append({"command": "simulate", "wall_s": run["wall_s"], "peak_mb": run["peak_mb"], "file_mb": None})
-    run = measure([sys.executable, "-c", CHECK_CHILD, str(instance), str(schedule)])
+    run = measure([*check_child, str(instance), str(schedule)])
     inner = json.loads(run["stdout"])
     rows.append({"command": "check (function, whole process)", "wall_s": run["wall_s"], "peak_mb": run["peak_mb"],
                  "file_mb": None, "check_only_s": round(inner["check_s"], 2)})
@@ -91,6 +103,7 @@ def main() -> None:
     old = json.loads(path.read_text()) if path.exists() else {"benchmark": "commands", "runs": {}}
     old["runs"][args.label] = {
         "versions": versions(),
+        "tree": args.tree,
         "instance": f"paper seed {SEED}, {JOBS} jobs x {SERVERS} servers, horizon {args.horizon}",
         "makespan": makespan,
         "load_1min": os.getloadavg()[0],
