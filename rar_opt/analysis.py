@@ -44,8 +44,11 @@ class TimeShares:
 def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
     """The shares of contention, overhead and splitting in ``schedule`` (see the module docstring)."""
     tm, b = instance.time_model, instance.bounds
-    on = schedule.placement_array > 0
-    n = on.sum(axis=1)
+    rows = schedule.sparse
+    positive = rows.counts > 0
+    entry_job, entry_server = rows.jobs()[positive], rows.servers[positive]
+    n = np.bincount(entry_job, minlength=instance.num_jobs)
+    on = schedule.placement_array > 0 if tm.links is not None else None  # dense only on a topology
     p_free = np.where(n >= 2, 1, 0)
     jobs = np.arange(instance.num_jobs)
     tau_free = tm.tau(p_free, n, jobs)
@@ -63,8 +66,12 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
         idx = np.flatnonzero(run)
         if not len(idx):
             continue
-        if tm.links is None:
-            p = np.where(n[idx] >= 2, np.where(on[idx], seg.contention[None, :], 0).max(axis=1), 0)
+        if tm.links is None:  # a split job's share: the largest c_s over its servers
+            split = n >= 2
+            mine = split[entry_job] & run[entry_job]
+            worst = np.zeros(instance.num_jobs, dtype=np.int64)
+            np.maximum.at(worst, entry_job[mine], seg.contention[entry_server[mine]])
+            p = np.where(split[idx], worst[idx], 0)
             tau = tm.tau(p, n[idx], idx)
         else:
             tau = _tau_on_links(instance, on, n, seg.active, tau_free)[idx]

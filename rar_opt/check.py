@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .instance import Instance
+from .placements import SparseRows
 from .schedule import Schedule
 from .simulate import SimResult, simulate
 
@@ -60,27 +61,33 @@ class CheckReport:
 
 
 def check(instance: Instance, schedule: Schedule) -> CheckReport:
-    """Check ``schedule`` against every constraint of ``instance``; never stops early."""
+    """Check ``schedule`` against every constraint of ``instance``; never stops early.
+    Works on the placements' nonzero entries (no dense J x S matrix)."""
     result = simulate(instance, schedule)
     a = schedule.start_array
-    y = schedule.placement_array
+    rows = schedule.sparse
+    entry_job = rows.jobs()
+    gangs = np.bincount(entry_job, weights=rows.counts, minlength=instance.num_jobs).astype(np.int64)
+    need = instance.arrays.gpus
     horizon = instance.horizon
     out: list[Violation] = []
     for j in range(instance.num_jobs):
         if not 0 <= a[j] <= horizon - 1:
             out.append(Violation("start_in_horizon", f"job {j} starts at {a[j]}, outside 0..{horizon - 1}", (j,)))
-        for s in np.flatnonzero(y[j] < 0):
-            out.append(Violation("placement_nonnegative", f"job {j} has y = {y[j, s]} on server {s}", (j,), int(s)))
-        gang = int(y[j].sum())
-        if gang != instance.jobs[j].gpus:
-            out.append(Violation("gang_size", f"job {j} is placed on {gang} GPUs, needs {instance.jobs[j].gpus}", (j,)))
+        servers, counts = rows.row_entries(j)
+        for s, c in zip(servers[counts < 0].tolist(), counts[counts < 0].tolist(), strict=True):
+            out.append(Violation("placement_nonnegative", f"job {j} has y = {c} on server {s}", (j,), int(s)))
+        gang = int(gangs[j])
+        wanted = int(need[j])
+        if gang != wanted:
+            out.append(Violation("gang_size", f"job {j} is placed on {gang} GPUs, needs {wanted}", (j,)))
         if result.stalled[j]:
             out.append(Violation("job_stalls", f"job {j} makes no progress from slot {a[j]} on", (j,)))
         elif result.completion[j] > horizon:
             out.append(
                 Violation("completion_in_horizon", f"job {j} completes at {result.completion[j]} > T = {horizon}", (j,))
             )
-    out += _capacity(instance, a, y, result)
+    out += _capacity(instance, a, rows, entry_job, result)
     if schedule.gpu_ids is not None:
         out += _gpu_ids(instance, schedule, result)
     return CheckReport(tuple(out), result)
@@ -91,16 +98,23 @@ def _last_slot(result: SimResult) -> np.ndarray:
     return np.where(result.stalled, np.iinfo(np.int64).max, result.end_slot)
 
 
-def _capacity(instance: Instance, a: np.ndarray, y: np.ndarray, result: SimResult) -> list[Violation]:
-    # usage only rises at a start, so checking at each distinct start slot suffices
+def _capacity(
+    instance: Instance, a: np.ndarray, rows: SparseRows, entry_job: np.ndarray, result: SimResult
+) -> list[Violation]:
+    # usage only rises at a start, so checking at each distinct start slot suffices; per
+    # slot, the GPUs of the active jobs' entries are summed per server
     cap = instance.cluster.capacity
+    n_servers = len(cap)
     last = _last_slot(result)
+    used = np.clip(rows.counts, 0, None)
+    entry_start, entry_last = a[entry_job], last[entry_job]
     out = []
     for t in np.unique(a):
-        active = (a <= t) & (last >= t)
-        usage = np.clip(y[active], 0, None).sum(axis=0)
+        live = (entry_start <= t) & (entry_last >= t)
+        usage = np.bincount(rows.servers[live], weights=used[live], minlength=n_servers).astype(np.int64)
         for s in np.flatnonzero(usage > cap):
-            jobs = tuple(int(j) for j in np.flatnonzero(active & (y[:, s] > 0)))
+            on_s = live & (rows.servers == s) & (rows.counts > 0)
+            jobs = tuple(sorted(int(j) for j in entry_job[on_s]))
             out.append(
                 Violation(
                     "server_capacity",
@@ -115,7 +129,7 @@ def _capacity(instance: Instance, a: np.ndarray, y: np.ndarray, result: SimResul
 
 def _gpu_ids(instance: Instance, schedule: Schedule, result: SimResult) -> list[Violation]:
     cap = instance.cluster.capacity
-    y = schedule.placement_array
+    rows = schedule.sparse
     assert schedule.gpu_ids is not None
     out = []
     for j, ids in enumerate(schedule.gpu_ids):
@@ -128,12 +142,17 @@ def _gpu_ids(instance: Instance, schedule: Schedule, result: SimResult) -> list[
         if repeated:
             out.append(Violation("gpu_ids", f"job {j} names GPU {repeated[0]} more than once", (j,)))
         per_server = Counter(s for s, _ in ids)
-        for s in range(len(cap)):
-            if per_server.get(s, 0) != max(int(y[j, s]), 0):
+        servers, counts = rows.row_entries(j)
+        placed = {int(s): max(int(c), 0) for s, c in zip(servers.tolist(), counts.tolist(), strict=True)}
+        for s in sorted(set(per_server) | set(placed)):
+            if not 0 <= s < len(cap):
+                continue  # named above as a GPU that does not exist
+            if per_server.get(s, 0) != placed.get(s, 0):
                 out.append(
                     Violation(
                         "gpu_ids",
-                        f"job {j} names {per_server.get(s, 0)} GPUs on server {s}, its placement has {y[j, s]}",
+                        f"job {j} names {per_server.get(s, 0)} GPUs on server {s}, "
+                        f"its placement has {placed.get(s, 0)}",
                         (j,),
                         s,
                     )

@@ -8,9 +8,14 @@ never leaves a half-written file behind.
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import math
 import os
+import shutil
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -84,26 +89,146 @@ def load_json(path: str | Path) -> Any:
         raise exc.in_file(str(path)) from None
 
 
+STDOUT = "-"
+"""The output path that means the standard output."""
+
+
+def output_kind(path: str | Path) -> str:
+    """What writing to ``path`` means: ``"stdout"`` (``-``), ``"stream"`` (a character
+    device or a pipe, such as /dev/null or /dev/stdout: written in place, never replaced),
+    ``"file"`` (a regular file, new or existing; a symlink is followed to its target)
+    or ``"other"`` (a directory, a block device, a socket: refused)."""
+    if str(path) == STDOUT:
+        return "stdout"
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except FileNotFoundError:
+        return "file"
+    except OSError:
+        return "other"
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "stream"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def writable_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be written as an output, or None. A regular file that exists
+    must be writable by the user and not marked read-only (no write permission bit at all:
+    refused even for root, who could otherwise replace it)."""
+    kind = output_kind(path)
+    if kind == "stdout":
+        return None
+    real = Path(os.path.realpath(path))
+    if kind == "other":
+        return "is a directory" if real.is_dir() else "is not a regular file, a character device or a pipe"
+    if kind == "stream":
+        return None if os.access(real, os.W_OK) else "cannot be written (permission denied)"
+    if real.exists():
+        if not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222:
+            return "is read-only; make it writable or choose another path"
+        return None
+    parent = real.parent
+    if not parent.is_dir():
+        return f"the directory {str(parent)!r} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"the directory {str(parent)!r} is not writable"
+    return None
+
+
 @contextmanager
 def atomic_target(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
-    """A temporary path next to ``path``; renamed onto ``path`` when the block succeeds,
-    removed when it fails, so a failure never leaves a half-written file behind."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    """A temporary path to write the output to; when the block succeeds it becomes ``path``.
+
+    * a regular file (new or existing) is written next to its destination and renamed onto
+      it, so a failure never leaves a half-written file; a symlink is followed, so its
+      target is updated and the link stays; an existing file keeps its permissions, and a
+      read-only one is refused;
+    * ``-``, a character device or a pipe (/dev/stdout, /dev/null, a FIFO) is written as a
+      stream once the block has succeeded; it is never replaced by a file;
+    * a directory or any other kind of file is refused.
+
+    A write that fails (a full disk) is an InputError naming the file, and the temporary
+    file is removed, also when the command is interrupted (SIGINT, and SIGTERM through the
+    command line's handler). Temporary files left by a process that was killed outright are
+    swept the next time the same output is written."""
+    where = str(path)
+    problem = writable_problem(path)
+    if problem is not None:
+        raise InputError(problem, file=where)
+    kind = output_kind(path)
+    target = Path(os.path.realpath(path)) if kind == "file" else Path(where)
+    directory = target.parent if kind == "file" else None
+    if directory is not None:
+        _sweep(directory, target.name, suffix)
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=suffix, dir=directory)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=suffix, dir=directory)
     except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+        raise InputError(f"cannot write file ({exc.strerror or exc})", file=where) from None
     os.close(fd)
     tmp = Path(name)
     try:
-        yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, target)
+        try:
+            yield tmp
+            if kind == "file":
+                _settle(tmp, target)
+            else:
+                _stream(tmp, where, kind)
+        except OSError as exc:
+            raise InputError(f"cannot write ({exc.strerror or exc})", file=where) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _settle(tmp: Path, target: Path) -> None:
+    """Give ``tmp`` the mode ``target`` has (or the usual one), flush it, rename it onto ``target``."""
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask  # mkstemp makes 0600; give a new file the usual mode
+    os.chmod(tmp, mode)
+    with tmp.open("rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
+
+
+def _stream(tmp: Path, where: str, kind: str) -> None:
+    """Copy the finished ``tmp`` to the standard output or into a device or pipe."""
+    with tmp.open("rb") as src:
+        if kind == "stdout":
+            sys.stdout.flush()
+            out = sys.__stdout__.buffer if sys.__stdout__ is not None else None
+            if out is None:
+                raise InputError("there is no standard output", file=where)
+            shutil.copyfileobj(src, out)
+            out.flush()
+        else:
+            with open(where, "wb") as dst:  # a device or a pipe: opened for writing, not replaced
+                shutil.copyfileobj(src, dst)
+
+
+def _sweep(directory: Path, name: str, suffix: str) -> None:
+    """Remove temporary files ``.NAME.PID-*SUFFIX`` whose process is gone (killed outright)."""
+    try:
+        leftovers = list(directory.glob(f".{glob.escape(name)}.*-*{glob.escape(suffix)}"))
+    except OSError:
+        return
+    for leftover in leftovers:
+        pid = leftover.name[len(name) + 2 :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def read_file(path: str | Path, parse: Callable[[Any], T]) -> T:

@@ -12,6 +12,7 @@ JSON layout: docs/formats.md section 3 ("rar-opt/schedule", version 1).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import jsonio as jio
 from .errors import InputError, ScheduleMismatchError
+from .placements import SparseRows, compressed
 
 if TYPE_CHECKING:
     from .instance import Instance
@@ -70,13 +72,21 @@ class Schedule:
         start_array.setflags(write=False)
         placement_array.setflags(write=False)
         object.__setattr__(self, "starts", tuple(start_array.tolist()))
-        object.__setattr__(self, "placements", tuple(map(tuple, placement_array.tolist())))
+        object.__setattr__(self, "placements", SparseRows.from_dense(placement_array))
         self.__dict__["start_array"] = start_array  # the cached properties, already known
         self.__dict__["placement_array"] = placement_array
 
     def _take_lists(self) -> None:
         """Validate lists entry by entry (files, hand-written schedules): every error names
         the job and the server."""
+        if isinstance(self.placements, SparseRows):  # compressed rows (a sparse file): checked when made
+            starts = jio.check_list(self.starts, "starts", min_len=1)
+            object.__setattr__(
+                self, "starts", tuple(jio.check_int(a, f"jobs[{j}].start") for j, a in enumerate(starts))
+            )
+            if len(self.placements) != len(starts):
+                raise InputError(f"has {len(self.placements)} rows for {len(starts)} jobs", where="placements")
+            return
         starts = jio.check_list(self.starts, "starts", min_len=1)
         object.__setattr__(self, "starts", tuple(jio.check_int(a, f"jobs[{j}].start") for j, a in enumerate(starts)))
         rows = jio.check_list(self.placements, "placements")
@@ -147,35 +157,26 @@ class Schedule:
             raise InputError(f"has {len(gpu_ids)} GPU id lists for {start_array.shape} starts", where="gpu_ids")
         if int(np.abs(start_array).max()) > jio.INT_LIMIT:
             raise InputError(f"has an entry beyond +-{jio.INT_LIMIT}", where="starts")
-        zero = [0] * n_servers
-        placements: list[tuple[int, ...]] = []
-        cells, values = [], []
-        seen: dict[tuple[tuple[int, int], ...], tuple[int, ...]] = {}  # equal rows are one tuple
+        offsets, servers, counts = [0], [], []
         for j, ids in enumerate(gpu_ids):
             per: dict[int, int] = {}
             for sv, _ in ids:
                 if not 0 <= sv < n_servers:
                     raise InputError(f"names server {sv} of {n_servers}", where=f"jobs[{j}].gpu_ids")
                 per[sv] = per.get(sv, 0) + 1
-            counts = tuple(sorted(per.items()))
-            for sv, c in counts:
-                cells.append(j * n_servers + sv)
-                values.append(c)
-            if (row := seen.get(counts)) is None:
-                filled = zero.copy()
-                for sv, c in counts:
-                    filled[sv] = c
-                row = seen[counts] = tuple(filled)
-            placements.append(row)
+            for sv in sorted(per):
+                servers.append(sv)
+                counts.append(per[sv])
+            offsets.append(len(servers))
+        placements = SparseRows(n_servers, np.array(offsets), np.array(servers), np.array(counts))
         start_array.setflags(write=False)
         obj = object.__new__(cls)
         object.__setattr__(obj, "instance", jio.check_str(instance, "instance"))
         object.__setattr__(obj, "starts", tuple(start_array.tolist()))
-        object.__setattr__(obj, "placements", tuple(placements))
+        object.__setattr__(obj, "placements", placements)
         object.__setattr__(obj, "gpu_ids", tuple(tuple((int(a), int(b)) for a, b in ids) for ids in gpu_ids))
         object.__setattr__(obj, "meta", jio.check_meta(meta))
         obj.__dict__["start_array"] = start_array
-        obj.__dict__["_sparse"] = (n_servers, np.array(cells, dtype=np.int64), np.array(values, dtype=np.int64))
         return obj
 
     @property
@@ -192,15 +193,28 @@ class Schedule:
 
     @cached_property
     def placement_array(self) -> np.ndarray:
-        """The placements y_js as a read-only (J, S) int64 array."""
-        sparse = self.__dict__.get("_sparse")  # a trial's schedule: its nonzero entries
-        if sparse is not None:
-            y = np.zeros((len(self.placements), sparse[0]), dtype=np.int64)
-            y.ravel()[sparse[1]] = sparse[2]
+        """The placements y_js as a read-only (J, S) int64 array (dense: at 16,000 jobs x
+        2,000 servers 256 MB; :attr:`sparse` has the nonzero entries alone)."""
+        if isinstance(self.placements, SparseRows):
+            y = self.placements.dense()
         else:
             y = np.array(self.placements, dtype=np.int64).reshape(len(self.placements), -1)
         y.setflags(write=False)
         return y
+
+    @cached_property
+    def sparse(self) -> SparseRows:
+        """The placements' nonzero entries, per job ascending by server (compressed rows)."""
+        if isinstance(self.placements, SparseRows):
+            return self.placements
+        return compressed(self.placements, len(self.placements[0]))
+
+    @property
+    def num_servers(self) -> int:
+        """The number of entries of each placement row (servers)."""
+        if isinstance(self.placements, SparseRows):
+            return self.placements.width
+        return len(self.placements[0])
 
     def require_matches(self, instance: Instance) -> None:
         """Raise :class:`ScheduleMismatchError` unless this schedule is shaped for ``instance``."""
@@ -210,7 +224,7 @@ class Schedule:
             )
         if self.num_jobs != instance.num_jobs:
             raise ScheduleMismatchError(f"has {self.num_jobs} jobs, the instance has {instance.num_jobs}", where="jobs")
-        width = self.placement_array.shape[1]
+        width = self.num_servers
         if width != instance.num_servers:
             raise ScheduleMismatchError(
                 f"has {width} entries, the instance has {instance.num_servers} servers",
@@ -219,10 +233,18 @@ class Schedule:
 
     # -- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this schedule (docs/formats.md section 3)."""
+        """The JSON object of this schedule in the sparse form (docs/formats.md section 3):
+        ``servers`` (S) once, and per job ``on``, its nonzero placement entries as
+        ``[server, GPUs]`` pairs."""
+        rows = self.sparse
         jobs = []
         for j in range(self.num_jobs):
-            item: dict[str, Any] = {"job": j, "start": self.starts[j], "placement": list(self.placements[j])}
+            servers, counts = rows.row_entries(j)
+            item: dict[str, Any] = {
+                "job": j,
+                "start": self.starts[j],
+                "on": [[s, c] for s, c in zip(servers.tolist(), counts.tolist(), strict=True)],
+            }
             if self.gpu_ids is not None and self.gpu_ids[j] is not None:
                 item["gpu_ids"] = [list(g) for g in self.gpu_ids[j] or ()]
             jobs.append(item)
@@ -230,22 +252,30 @@ class Schedule:
             "format": SCHEDULE_FORMAT,
             "version": SCHEDULE_VERSION,
             "instance": self.instance,
+            "servers": self.num_servers,
             "jobs": jobs,
             "meta": dict(self.meta),
         }
 
     @classmethod
     def from_dict(cls, data: Any) -> Schedule:
-        """Build from a JSON object; errors name the field."""
-        d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta",))
+        """Build from a JSON object, dense (``placement`` per job) or sparse (``servers``
+        and ``on`` per job); errors name the field."""
+        d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta", "servers"))
         jio.expect_header(d, SCHEDULE_FORMAT, SCHEDULE_VERSION)
         items = jio.check_list(d["jobs"], "jobs", min_len=1)
+        sparse = "servers" in d
+        width = jio.check_int(d["servers"], "servers", lo=1) if sparse else 0
         by_job: dict[int, Mapping[str, Any]] = {}
         for i, item in enumerate(items):
             try:
-                e = jio.expect_object(item, required=("job", "start", "placement"), optional=("gpu_ids",))
+                e = jio.expect_object(
+                    item, required=("job", "start", "on" if sparse else "placement"), optional=("gpu_ids",)
+                )
                 j = jio.check_int(e["job"], "job", lo=0, hi=len(items) - 1)
-            except InputError as exc:
+            except InputError:
+                if not sparse and isinstance(item, Mapping) and "on" in item:
+                    exc = InputError("has 'on' (the sparse form) but the schedule gives no 'servers'", where="on")
                 raise exc.within(f"jobs[{i}]") from None
             if j in by_job:
                 raise InputError(f"job {j} appears twice", where=f"jobs[{i}].job")
@@ -255,7 +285,7 @@ class Schedule:
         return cls(
             instance=d["instance"],
             starts=tuple(e["start"] for e in ordered),
-            placements=tuple(e["placement"] for e in ordered),
+            placements=_sparse_rows(ordered, width) if sparse else tuple(e["placement"] for e in ordered),
             gpu_ids=tuple(e.get("gpu_ids") for e in ordered) if has_ids else None,
             meta=d.get("meta", {}),
         )
@@ -281,3 +311,29 @@ def _gpu_id_list(value: Any, j: int) -> GpuIds | None:
             raise InputError("must be a [server, local GPU index] pair", where=where)
         out.append((jio.check_int(pair[0], where + "[0]"), jio.check_int(pair[1], where + "[1]")))
     return tuple(out)
+
+
+def _sparse_rows(items: list[Mapping[str, Any]], width: int) -> SparseRows:
+    """The ``on`` lists of a sparse schedule file, checked: [server, GPUs] pairs, servers in
+    0..S-1, each at most once per job (any order; stored ascending)."""
+    offsets, servers, counts = [0], [], []
+    for j, item in enumerate(items):
+        pairs = []
+        for i, pair in enumerate(jio.check_list(item["on"], f"jobs[{j}].on")):
+            where = f"jobs[{j}].on[{i}]"
+            pair = jio.check_list(pair, where)
+            if len(pair) != 2:
+                raise InputError("must be a [server, GPUs] pair", where=where)
+            pairs.append(
+                (jio.check_int(pair[0], where + "[0]", lo=0, hi=width - 1), jio.check_int(pair[1], where + "[1]"))
+            )
+        pairs.sort()
+        for (s, _), (t, _) in itertools.pairwise(pairs):
+            if s == t:
+                raise InputError(f"names server {s} twice", where=f"jobs[{j}].on")
+        for s, c in pairs:
+            if c != 0:
+                servers.append(s)
+                counts.append(c)
+        offsets.append(len(servers))
+    return SparseRows(width, np.array(offsets), np.array(servers), np.array(counts))

@@ -160,9 +160,12 @@ class Clock:
         self._links = np.zeros(0, dtype=np.int64)  # rings per switch-to-switch link (topology only)
 
     def start(self, job: int, placement: np.ndarray, slot: int) -> None:
-        """Start ``job`` with ``placement`` at ``slot`` (>= the current slot)."""
+        """Start ``job`` with ``placement`` (a dense row) at ``slot`` (>= the current slot)."""
+        self.start_on(job, np.flatnonzero(np.asarray(placement) > 0), slot)
+
+    def start_on(self, job: int, servers: np.ndarray, slot: int) -> None:
+        """Start ``job`` on ``servers`` (those where it has GPUs, ascending) at ``slot``."""
         self.run_until(slot)
-        servers = np.flatnonzero(np.asarray(placement) > 0)
         self.n[job] = len(servers)
         if len(servers) >= 2:
             self._new_pairs.append((job, servers))
@@ -252,6 +255,13 @@ def simulate_arrays(instance: Instance, starts: np.ndarray, placements: np.ndarr
 
 
 def simulate(instance: Instance, schedule: Schedule) -> SimResult:
-    """Simulate ``schedule`` on ``instance`` (the schedule must match its shape)."""
+    """Simulate ``schedule`` on ``instance`` (the schedule must match its shape). Reads the
+    placements' nonzero entries only, never the dense J x S matrix."""
     schedule.require_matches(instance)
-    return simulate_arrays(instance, schedule.start_array, schedule.placement_array)
+    starts, rows = schedule.start_array, schedule.sparse
+    clock = Clock(instance)
+    for j in np.argsort(starts, kind="stable"):
+        servers, counts = rows.row_entries(int(j))
+        clock.start_on(int(j), servers[counts > 0], int(starts[j]))
+    clock.run_until(NEVER)
+    return clock.result()

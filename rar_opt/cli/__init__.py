@@ -19,9 +19,19 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..errors import InputError, ParameterError
 from . import bounds, exact, instances, study, sweeps, variants
-from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output
+from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
 
 COMMAND_MODULES = (instances, exact, bounds, sweeps, study, variants)
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C: every ``finally`` runs (temporary
+    files removed, worker pools shut down, the store closed) before the command ends."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,10 +60,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     # -v is about rar-opt's own progress; solvers' logs stay at warnings
     logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    output = getattr(args, "output", None)
     try:
-        if getattr(args, "output", None) is not None:
-            check_output(args.output)
-        return args.func(args)
+        if output is not None:
+            check_output(output)
+        # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
+        with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
+            return args.func(args)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except InputError as exc:
         print(f"error: {_as_flags(exc, parser)}", file=sys.stderr)
         return EXIT_INPUT
@@ -68,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _as_flags(exc: InputError, parser: argparse.ArgumentParser) -> InputError:

@@ -9,7 +9,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,7 +90,7 @@ def emit_simulation(
         )
         print()
         rows = [
-            (j, instance.jobs[j].gpus, schedule.starts[j], ",".join(map(str, schedule.placements[j])), int(c))
+            (j, instance.jobs[j].gpus, schedule.starts[j], _placement_text(schedule, j), int(c))
             for j, c in enumerate(res.completion)
         ]
         emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
@@ -123,6 +122,15 @@ def emit_simulation(
         )
         return EXIT_INPUT
     return EXIT_OK
+
+
+def _placement_text(schedule: Schedule, j: int) -> str:
+    """Job j's placement for the table: every server's entry (``1,3``) on up to 16 servers,
+    else its nonzero entries as ``server:GPUs`` (``17:2,940:1``)."""
+    if schedule.num_servers <= 16:
+        return ",".join(map(str, schedule.placements[j]))
+    servers, counts = schedule.sparse.row_entries(j)
+    return ",".join(f"{s}:{c}" for s, c in zip(servers.tolist(), counts.tolist(), strict=True))
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -174,14 +182,28 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
 
 
 def check_output(path: str) -> None:
-    """Refuse an output path that cannot be written, before any work is done."""
+    """Refuse an output path that cannot be written, before any work is done
+    (what ``-o`` does with each kind of path: :func:`rar_opt.jsonio.atomic_target`)."""
+    from ..jsonio import writable_problem
+
     if not path.strip():
         raise InputError("is empty", where="--output")
-    target = Path(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name", file=path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"the directory {str(parent)!r} does not exist", file=path)
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"the directory {str(parent)!r} is not writable", file=path)
+    problem = writable_problem(path)
+    if problem == "is a directory":
+        problem = "is a directory; give a file name"
+    if problem is not None:
+        raise InputError(problem, file=path)
+
+
+def writes_to_stdout(path: str | None) -> bool:
+    """Whether ``-o path`` is the standard output itself (``-``, /dev/stdout, the same pipe
+    or terminal); the command then prints its own report on stderr."""
+    if path is None:
+        return False
+    if path == "-":
+        return True
+    try:
+        here, there = os.fstat(1), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)

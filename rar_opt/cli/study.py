@@ -135,11 +135,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _print_report(path: str, as_json: bool) -> int:
+    from ..errors import InputError
     from ..studies.report import report, table
     from ..studies.store import open_store
 
     with open_store(path) as store:
-        rep = report(store.rows())
+        try:
+            rep = report(store.rows())
+        except InputError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a row of the wrong shape
+            raise InputError(
+                f"is damaged: a row lacks what the report needs ({type(exc).__name__}: {exc})", file=str(path)
+            ) from None
         config, kind = store.config, store.kind
     if as_json:
         emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config})

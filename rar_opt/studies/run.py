@@ -109,14 +109,14 @@ class RunSummary:
 @contextmanager
 def discard_if_empty(store: Store, new: bool) -> Iterator[None]:
     """A store this command created is removed again when the command fails before its first
-    row (a bad option found by the first task, say), so no empty store is left bound to it."""
+    row (a bad option found by the first task, say), so no empty store is left bound to it;
+    but never while another command has it open (two commands started on one new store:
+    the other one is filling it)."""
     try:
         yield
     except BaseException:
-        if new and store.count() == 0:
-            store.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+        if new:
+            store.discard_if_unused()
         raise
 
 

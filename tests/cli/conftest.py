@@ -44,10 +44,10 @@ def cli_files(tmp_path_factory) -> dict[str, Path]:
     other = good.to_dict()
     other["instance"] = "some-other-instance"
     bad("other_instance", other)
-    short = good.to_dict()
+    short = _dense(good.to_dict())  # the old dense form: a row of another length
     short["jobs"][0]["placement"] = short["jobs"][0]["placement"] + [0]
     bad("ragged_placement", short)
-    wide = good.to_dict()
+    wide = _dense(good.to_dict())
     for item in wide["jobs"]:
         item["placement"] = item["placement"] + [0]
     bad("placement_length", wide)
@@ -56,3 +56,14 @@ def cli_files(tmp_path_factory) -> dict[str, Path]:
         item["start"] = 0
     bad("all_at_zero", infeasible)
     return files
+
+
+def _dense(data: dict) -> dict:
+    """A schedule file's sparse form (``servers``, ``on``) turned into the dense one (``placement``)."""
+    width = data.pop("servers")
+    for item in data["jobs"]:
+        row = [0] * width
+        for server, gpus in item.pop("on"):
+            row[server] = gpus
+        item["placement"] = row
+    return data

@@ -1,0 +1,124 @@
+"""What ``-o`` does with what is already at the path (issue 21), on real processes and files:
+symlinks are written through, read-only files refused, devices and pipes written as
+streams and never replaced, ``-`` is the standard output, a full disk and SIGTERM leave
+nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..helpers import INSTANCES, run
+
+TINY = str(INSTANCES / "tiny-2x1-s11.json")
+
+
+def _schedule_text(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    assert data["format"] == "rar-opt/schedule"
+    return data
+
+
+def test_a_symlink_is_written_through(tmp_path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    out = run("schedule", TINY, "-o", str(link))
+    assert out.returncode == 0, out.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    _schedule_text(real)
+    # a dangling link: its target is created
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "new.json")
+    assert run("schedule", TINY, "-o", str(dangling)).returncode == 0
+    assert dangling.is_symlink()
+    _schedule_text(tmp_path / "new.json")
+
+
+def test_an_existing_file_keeps_its_mode_and_a_read_only_one_is_refused(tmp_path) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    assert run("schedule", TINY, "-o", str(kept)).returncode == 0
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    locked = tmp_path / "locked.json"
+    locked.write_text("precious")
+    locked.chmod(0o444)
+    out = run("schedule", TINY, "-o", str(locked))
+    assert out.returncode == 2 and "read-only" in out.stderr and str(locked) in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert locked.read_text() == "precious"
+
+
+def test_dash_is_the_standard_output_and_the_report_goes_to_stderr() -> None:
+    out = run("schedule", TINY, "-o", "-")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)  # nothing but the schedule on stdout
+    assert data["format"] == "rar-opt/schedule" and "makespan" in out.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+def test_character_devices_are_written_never_replaced() -> None:
+    before = os.stat("/dev/null")
+    assert run("schedule", TINY, "-o", "/dev/null").returncode == 0
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_device_is_a_clear_error() -> None:
+    out = run("schedule", TINY, "-o", "/dev/full")
+    assert out.returncode == 2 and "/dev/full" in out.stderr and "No space left" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_pipe_is_written_as_a_stream_and_sigterm_leaves_no_temporary_file(tmp_path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    # with a reader: the schedule arrives through the pipe
+    proc = subprocess.Popen([sys.executable, "-m", "rar_opt", "schedule", TINY, "-o", str(fifo)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo) as reader:
+        data = json.loads(reader.read())
+    assert proc.wait(timeout=120) == 0 and data["format"] == "rar-opt/schedule"
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    # without a reader the command waits to open the pipe, its output in a temporary file
+    proc = subprocess.Popen([sys.executable, "-m", "rar_opt", "schedule", TINY, "-o", str(fifo)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(scratch.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert list(scratch.iterdir()), "the command never wrote its temporary file"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and err.strip().splitlines()[-1] == "terminated", err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []
+
+
+def test_temporary_files_of_killed_commands_are_swept(tmp_path) -> None:
+    target = tmp_path / "out.json"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".out.json.{dead.stdout.strip()}-abcd.tmp"
+    stale.write_text("half a file")
+    alive = tmp_path / f".out.json.{os.getpid()}-efgh.tmp"  # a writer still running: left alone
+    alive.write_text("being written")
+    other = tmp_path / f".other.json.{dead.stdout.strip()}-abcd.tmp"
+    other.write_text("another output's")
+    assert run("schedule", TINY, "-o", str(target)).returncode == 0
+    assert not stale.exists() and alive.exists() and other.exists()
+    _schedule_text(target)
