@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -77,11 +77,11 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
     elsewhere (and without a deadline) the block runs unguarded. Python code (a model build)
     is interrupted at once; native code only when it returns to Python, so wrap Python work
     only, never a solver call whose result must not be lost."""
-    guarded = (
-        deadline is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    )
+    main = threading.current_thread() is threading.main_thread()
+    guarded = deadline is not None and hasattr(signal, "setitimer") and main
     if not guarded:
-        yield
+        with _python_section(main):
+            yield
         return
     assert deadline is not None
     left = deadline - time.perf_counter()
@@ -100,6 +100,7 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, left)
+    _STOPS.sections += 1  # a stop request ends the block as its deadline would
     # Pyomo logs a rule it sees fail before re-raising: not news here
     quiet = [logging.getLogger(name) for name in ("pyomo", "pyomo.core", "pyomo.core.base")]
     for logger in quiet:
@@ -110,6 +111,7 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
         while True:  # a ring from here on is a no-op, so the cleanup always runs
             try:
                 active[0] = False
+                _STOPS.sections -= 1
                 break
             except TimeUp:  # rang in the instant before: try again
                 continue
@@ -119,6 +121,142 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
             logger.removeFilter(_not_time_up)
 
 
+@contextlib.contextmanager
+def _python_section(main: bool) -> Iterator[None]:
+    """Mark the block as Python work the main thread may abandon when a stop is requested
+    (:func:`graceful_stops` raises :class:`TimeUp` in it); elsewhere a plain block."""
+    if not main:
+        yield
+        return
+    _STOPS.sections += 1
+    try:
+        yield
+    finally:
+        _STOPS.sections -= 1
+
+
 def _not_time_up(record: logging.LogRecord) -> bool:
     """Drop Pyomo's reports of a rule interrupted by :class:`TimeUp`."""
     return "TimeUp" not in record.getMessage()
+
+
+# -- stopping on a signal at the next safe point ---------------------------------------------
+class _Stops:
+    """The process's record of a stop request (a signal number) and of what to call to stop
+    the native solver that is running now."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.stoppers: list[Callable[[], None]] = []
+        self.sections = 0  # Python work the main thread may abandon at a stop request (alarm_at blocks)
+        self.lock = threading.Lock()
+
+
+_STOPS = _Stops()
+
+
+class Interrupted(KeyboardInterrupt):
+    """A loop stopped at its safe point because a signal asked the process to stop
+    (:func:`stop_requested`): what it had not finished is not kept."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def check_stop() -> None:
+    """Raise :class:`Interrupted` if a signal asked the process to stop (a loop's safe point)."""
+    signum = _STOPS.signum
+    if signum is not None:
+        raise Interrupted(signum)
+
+
+def stop_requested() -> int | None:
+    """The signal (SIGINT, SIGTERM) that asked this process to stop, or None. Phases and
+    loops read it at their safe points; results made after it are ``interrupted``."""
+    return _STOPS.signum
+
+
+def request_stop(signum: int) -> None:
+    """Ask everything running to stop: record ``signum`` (the first one counts) and call the
+    stop function of every native solver running now (:func:`on_stop`)."""
+    with _STOPS.lock:
+        first = _STOPS.signum is None
+        if first:
+            _STOPS.signum = signum
+        stoppers = list(_STOPS.stoppers) if first else []
+    for stop in stoppers:
+        stop()
+
+
+@contextlib.contextmanager
+def on_stop(stop: Callable[[], None]) -> Iterator[None]:
+    """While the block runs (a native solve), a stop request calls ``stop`` (e.g. CP-SAT's
+    ``stop_search``, which may be called from any thread); one made before calls it at once."""
+    with _STOPS.lock:
+        _STOPS.stoppers.append(stop)
+        already = _STOPS.signum is not None
+    if already:
+        stop()
+    try:
+        yield
+    finally:
+        with _STOPS.lock:
+            _STOPS.stoppers.remove(stop)
+
+
+def native_sigint() -> bool:
+    """Whether a native solver may take Ctrl-C itself (CP-SAT's own handler): only where
+    Python's default handler is in place in the main thread, i.e. a library user's script
+    or notebook. Inside :func:`graceful_stops` (rar-opt's commands), in worker threads and
+    in worker processes, rar-opt decides what a signal does."""
+    return (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+
+
+@contextlib.contextmanager
+def graceful_stops() -> Iterator[_Stops]:
+    """Within the block (main thread only), a first SIGINT or SIGTERM does not raise: it asks
+    every phase and solver to stop at its next safe point (:func:`stop_requested`), so the
+    best schedule and bound so far are kept; a second one raises KeyboardInterrupt.
+
+    A solver deep in native code does not return to Python until it stops, so Python's own
+    handler would run too late: the signal's byte on the wakeup fd reaches a watcher thread
+    at once, which calls the running solver's stop function (:func:`on_stop`)."""
+    with _STOPS.lock:
+        _STOPS.signum = None
+    calls = [0]
+
+    def handler(signum: int, frame: Any) -> None:
+        calls[0] += 1
+        request_stop(signum)
+        if calls[0] >= 2:
+            raise KeyboardInterrupt
+        if _STOPS.sections > 0:  # Python work (a model build) that a deadline would cut short too
+            raise TimeUp
+
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+
+    def watch() -> None:
+        while True:
+            data = os.read(read, 1)
+            if not data:  # the write end is closed: the block is over
+                return
+            request_stop(data[0])
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    watcher = threading.Thread(target=watch, name="rar-opt-stops", daemon=True)
+    watcher.start()
+    try:
+        yield _STOPS
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        for signum, was in previous.items():
+            signal.signal(signum, was)
+        os.close(write)
+        watcher.join(timeout=1.0)
+        os.close(read)

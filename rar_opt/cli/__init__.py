@@ -18,10 +18,19 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..errors import InputError, ParameterError
+from ..processes import graceful_stops, stop_requested
 from . import bounds, exact, instances, study, sweeps, variants
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
 
 COMMAND_MODULES = (instances, exact, bounds, sweeps, study, variants)
+
+GRACEFUL = ("solve", "probe", "compare", "bounds", "study", "experiment", "variants")
+"""Commands whose first Ctrl-C (or SIGTERM) stops every phase and solver at its next safe
+point, keeps the best schedule and bound, writes ``-o``, and ends with 128 + the signal
+(130 for SIGINT, 143 for SIGTERM); a second signal ends them at once. Every other command
+ends at the first signal."""
+
+KEPT = "what was finished is kept (a study resumes from its last stored row)"
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
@@ -62,12 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
+    graceful = args.command in GRACEFUL
     try:
         if output is not None:
             check_output(output)
         # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
-            return args.func(args)
+            with graceful_stops() if graceful else contextlib.nullcontext():
+                code = args.func(args)
+                signum = stop_requested() if graceful else None
+            if signum is not None:  # the command kept what it had and ended at a safe point
+                print(f"interrupted ({signal.Signals(signum).name}): stopped at a safe point; {KEPT}", file=sys.stderr)
+                return 128 + signum
+            return code
     except Terminated:
         print("terminated", file=sys.stderr)
         return EXIT_TERMINATED
@@ -77,10 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
+    except KeyboardInterrupt as exc:  # a second signal, a loop's safe point, or a command that does not stop gently
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"interrupted ({signal.Signals(signum).name}); {KEPT}", file=sys.stderr)
+        return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line
+        if graceful and stop_requested() is not None:  # a worker or solver stopped by the same signal
+            signum = stop_requested()
+            print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {KEPT}", file=sys.stderr)
+            return 128 + signum
         if os.environ.get("RAR_OPT_DEBUG"):
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)

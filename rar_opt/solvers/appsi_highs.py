@@ -20,8 +20,8 @@ import pyomo.environ as pyo
 from pyomo.contrib.appsi.solvers import Highs
 from pyomo.version import version as PYOMO_VERSION
 
-from ..processes import TimeUp, alarm_at
-from .backend import Capabilities, RawOutcome, SolveOptions
+from ..processes import TimeUp, alarm_at, stop_requested
+from .backend import MIN_SOLVER_SECONDS, Capabilities, RawOutcome, SolveOptions
 from .status import HIGHS_TABLE, Status, map_status
 
 _UPDATE_FLAGS = (
@@ -86,22 +86,24 @@ class AppsiHighs:
             for flag in _UPDATE_FLAGS:  # nothing changes between the hand-off and the solve
                 setattr(opt.update_config, flag, False)
             limit = options.time_limit
-            if options.deadline is not None:
-                left = options.deadline - time.perf_counter()
-                if left <= 0:  # the hand-off used up the time; a warm start is still an incumbent
+            if stop_requested() is not None or options.deadline is not None:
+                left = 0.0 if stop_requested() is not None else options.deadline - time.perf_counter()
+                if left <= 0:  # the hand-off used up the time (or a signal came); a warm start is still an incumbent
                     start = pyo.value(model.obj) if options.warm_start else None
                     return RawOutcome(
                         Status.FEASIBLE if options.warm_start else Status.NO_SOLUTION,
                         has_solution=options.warm_start,
                         objective=None if start is None else float(start),
                         handoff_s=time.perf_counter() - began,
-                        termination="time limit during the hand-off",
-                        message="the time limit ran out while the model was handed to HiGHS",
+                        termination=("a signal" if stop_requested() is not None else "time limit")
+                        + " during the hand-off",
+                        message="the model was being handed to HiGHS when "
+                        + ("a signal asked to stop" if stop_requested() is not None else "the time limit ran out"),
                         solver=solver,
                     )
                 limit = left if limit is None else min(limit, left)
             if limit is not None:
-                opt.config.time_limit = max(float(limit), 0.01)
+                opt.config.time_limit = max(float(limit), MIN_SOLVER_SECONDS)
             watch = _watch(getattr(opt, "_solver_model", None), options.deadline)
             appsi_log = logging.getLogger("pyomo.contrib.appsi.solvers.highs")
             appsi_log.addFilter(_not_our_interrupt)  # our deadline stop is a time limit, not news
@@ -139,7 +141,10 @@ class AppsiHighs:
         if bound is not None and not math.isfinite(bound):  # HiGHS reports -inf before any bound
             bound = None
         status = map_status(HIGHS_TABLE, res.termination_condition, has_solution)
-        if interrupted:  # stopped by us at the deadline: a time limit
+        if interrupted and stop_requested() is not None:  # a signal asked us to stop
+            status = Status.INTERRUPTED
+            termination = f"interrupted by signal {stop_requested()} (stopped by the interrupt callback)"
+        elif interrupted:  # stopped by us at the deadline: a time limit
             status = Status.FEASIBLE if has_solution else Status.NO_SOLUTION
             termination = "time limit (stopped at the deadline by the interrupt callback)"
         return RawOutcome(
@@ -188,7 +193,7 @@ def _watch(highs: Any, deadline: float | None) -> dict[str, bool]:
 
     def interrupt(event: Any) -> None:
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
+        if (deadline is not None and now >= deadline) or stop_requested() is not None:
             state["stopped"] = True
             event.interrupt()
         if now - last[0] >= GIL_YIELD_S:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..processes import stop_requested
 from .backend import FINISH_RESERVE, MIN_SOLVER_SECONDS, SolveOptions, check_settings
 
 
@@ -45,7 +46,9 @@ class Budget:
         return time.perf_counter() - self.began
 
     def expired(self) -> bool:
-        """Whether the limit is used up."""
+        """Whether the limit is used up, or a signal asked the process to stop."""
+        if stop_requested() is not None:
+            return True
         return self.limit is not None and self.elapsed() >= self.limit
 
     def left(self) -> float | None:

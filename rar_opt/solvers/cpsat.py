@@ -13,8 +13,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
+from ..processes import native_sigint, on_stop, stop_requested
 from .backend import Capabilities, RawOutcome, SolveOptions
-from .status import CPSAT_TABLE, map_status
+from .status import CPSAT_TABLE, Status, map_status
 
 SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
     "default": (),
@@ -56,16 +57,23 @@ class Cpsat:
         limit = options.seconds()
         if limit is not None:
             solver.parameters.max_time_in_seconds = limit
+        # Ctrl-C: CP-SAT's own handler only where Python's default one is in place (a script or
+        # notebook); in rar-opt's commands and in workers, a stop request stops the search
+        solver.parameters.catch_sigint_signal = native_sigint()
         began = time.perf_counter()
-        code = solver.solve(model.model)
+        with on_stop(solver.stop_search):
+            code = solver.solve(model.model)
         solver_s = time.perf_counter() - began
         name = solver.status_name(code)
         has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         if has_solution:
             model.load(solver.value)
         proto = model.model.proto
+        status = map_status(CPSAT_TABLE, name, has_solution)
+        if stop_requested() is not None and status in (Status.FEASIBLE, Status.NO_SOLUTION):
+            status, name = Status.INTERRUPTED, f"{name} (interrupted by signal {stop_requested()})"
         return RawOutcome(
-            status=map_status(CPSAT_TABLE, name, has_solution),
+            status=status,
             has_solution=has_solution,
             objective=float(solver.objective_value) if has_solution else None,
             bound=float(solver.best_objective_bound) if has_solution or name == "UNKNOWN" else None,

@@ -45,6 +45,7 @@ from ..formulations import cfree, cpsat
 from ..formulations import formulation as get_formulation
 from ..instance import Instance
 from ..integral import ceil_bound_or_none
+from ..processes import stop_requested
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .budget import Budget
@@ -163,7 +164,8 @@ class _Run:
                 ended = self._apply(kind, found)
                 if ended is not None:
                     return ended
-        return self._unproven("time limit in the full model")
+        why = "interrupted in the full model" if stop_requested() is not None else "time limit in the full model"
+        return self._unproven(why)
 
     def _stop_before(self, kind: PhaseKind) -> str | None:
         """Why the run cannot go on to a phase of ``kind``, or None when it can."""
@@ -175,6 +177,8 @@ class _Run:
         if self.ctx.budget.expired():
             last = self.best.phases[-1].name
             self.record = dataclasses.replace(self.record, stopped=f"after the {last}")
+            if stop_requested() is not None:
+                return f"interrupted (signal {stop_requested()}) after the {last}"
             return f"time limit after the {last}"
         return None
 

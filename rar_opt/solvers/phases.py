@@ -27,6 +27,7 @@ from ..floors import structural_bounds
 from ..formulations import cfree, cpsat
 from ..instance import Instance
 from ..integral import ceil_bound_or_none
+from ..processes import stop_requested
 from ..schedule import Schedule
 from .backend import MIN_SOLVER_SECONDS, RawOutcome
 from .budget import Budget
@@ -143,6 +144,8 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     tried: dict[str, int | None] = {}
     found = Incumbent()
     for name in ctx.policies:
+        if found.span is not None and stop_requested() is not None:  # a signal: keep what is found
+            break
         run = run_policy(ctx.instance, name)
         span = check(ctx.instance, run.schedule).result.makespan
         tried[name] = span

@@ -117,6 +117,6 @@ def probe(
         return Probe(makespan, Status.FEASIBLE, schedule, span, None, seconds, raw.termination, record)
     if raw.status == Status.INFEASIBLE:
         return Probe(makespan, raw.status, None, None, makespan + 1, seconds, raw.termination, record)
-    if raw.status == Status.NO_SOLUTION:
+    if raw.status in (Status.NO_SOLUTION, Status.INTERRUPTED):  # undecided: a limit or a signal
         return Probe(makespan, raw.status, None, None, None, seconds, raw.termination, record)
     raise RuntimeError(f"CP-SAT ended the probe with {raw.termination}")

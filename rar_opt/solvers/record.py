@@ -141,6 +141,7 @@ class SolveRecord:
     auto_choice: str | None = None  # auto handed the request to the compact MILP, because ...
     verified_by: str | None = None  # "compact+highs": an uncertified claim checked by the compact MILP
     verification: bool = False  # an uncertified claim was put to a check (``verified_by`` None: it could not run)
+    interrupted: str | None = None  # the signal that stopped the run before a proof ("SIGINT", "SIGTERM")
 
     def phase(self, kind: PhaseKind) -> PhaseRecord | None:
         """The first phase of ``kind`` that ran, or None."""
@@ -178,7 +179,7 @@ class SolveRecord:
             out["phases"] = [p.to_dict() for p in self.phases]
         if self.proved_by is not None:
             out["proved_by"] = self.proof
-        for key in ("stopped", "full_model", "auto_choice"):
+        for key in ("stopped", "full_model", "auto_choice", "interrupted"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

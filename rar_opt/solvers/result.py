@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import signal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ import pyomo.environ as pyo
 
 from ..check import check
 from ..instance import Instance
+from ..processes import stop_requested
 from ..provenance import versions
 from ..schedule import Schedule
 from .backend import RawOutcome
@@ -100,6 +102,11 @@ def finish(
     ``incumbent``, a schedule found outside the model, e.g. by a heuristic), check and
     re-simulate it, and record versions and the run's record. The same for every backend."""
     status, message = raw.status, raw.message
+    signum = stop_requested()
+    if signum is not None and status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED):
+        # a signal, not a limit, ended it before a proof: never reported as a time limit
+        status = Status.INTERRUPTED
+        record = dataclasses.replace(record, interrupted=signal.Signals(signum).name)
     schedule = None
     makespan = avg = completion = None
     if raw.has_solution and (model is not None or incumbent is not None):

@@ -25,7 +25,7 @@ from ..formulations import model_data
 from ..formulations.base import require_star, resolve_horizon
 from ..instance import Instance
 from ..integral import ceil_bound
-from ..processes import TimeUp, alarm_at
+from ..processes import TimeUp, alarm_at, stop_requested
 from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .budget import Budget
@@ -262,13 +262,14 @@ def _stopped_in_build(
 ) -> SolveResult:
     """The result when the time limit ends the model's build: the heuristic's schedule, if
     one was run, is the incumbent (``feasible``); otherwise there is no schedule."""
-    message = f"the time limit ran out after {build_s:.2f} s of building the model; the solver never started"
+    why = "a signal asked to stop" if stop_requested() is not None else "the time limit ran out"
+    message = f"{why} after {build_s:.2f} s of building the model; the solver never started"
     span = None if start is None else check(instance, start).result.makespan
     raw = RawOutcome(
         Status.NO_SOLUTION if span is None else Status.FEASIBLE,
         has_solution=span is not None,
         objective=None if span is None else float(span),
-        termination="time limit during the build",
+        termination=("a signal" if stop_requested() is not None else "time limit") + " during the build",
         message=message,
     )
     record = SolveRecord(form.name, backend, dataclasses.asdict(opts), stopped="build")

@@ -10,6 +10,8 @@ Our statuses:
 * ``unverified``  a solver whose proofs we do not trust (SCIP on the non-convex model)
                   claimed ``optimal`` or ``infeasible`` and the claim could not be checked
                   independently; its schedule, if any, is still checked and re-simulated;
+* ``interrupted`` a signal (Ctrl-C, SIGTERM) stopped it before a proof; the best schedule
+                  (if any) and the best bound so far are kept. Never a time limit;
 * ``error``       anything else; the raw termination is kept in the result.
 
 Each table maps a backend's raw termination to (status with a solution, status without
@@ -35,6 +37,7 @@ class Status(StrEnum):
     INFEASIBLE = "infeasible"
     UNVERIFIED = "unverified"
     BOUND = "bound"  # a relaxation was solved: its value is a lower bound, there is no schedule
+    INTERRUPTED = "interrupted"  # a signal stopped it; the best schedule and bound so far are kept
     ERROR = "error"
 
     def __str__(self) -> str:

@@ -22,6 +22,7 @@ from ..calibration import PRESETS
 from ..errors import ParameterError
 from ..executors import Executor
 from ..generate import GENERATORS
+from ..processes import check_stop
 from .store import Store, open_store
 from .tasks import TaskResult, check_policies, exact_method, generated_inputs, run_task, task_key
 
@@ -146,6 +147,7 @@ def run_study(
             on_start(len(todo), count - len(todo))
         computed = 0
         for k, result in executor.run(run_task, [x for _, x in todo]):
+            check_stop()  # after a signal nothing more is stored: a task cut short would look finished
             seq, x = todo[k]
             if store.add(result.key, seq, x, result.outputs, result.wall_s, result.timing, result.versions):
                 computed += 1

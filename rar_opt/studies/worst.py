@@ -42,6 +42,7 @@ import numpy as np
 from ..errors import InputError, ParameterError
 from ..executors import Executor
 from ..instance import Instance, Job
+from ..processes import check_stop
 from .run import StudyConfig
 from .store import Store, TaskRow, open_store
 from .tasks import TaskResult, generated_inputs, instance_inputs, instance_of, run_task, task_key
@@ -358,6 +359,7 @@ def _evaluate(
     todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in known}.values())
     results: dict[str, TaskResult] = {}
     for t, result in executor.run(run_task, [inputs[i] for i in todo]):
+        check_stop()  # after a signal nothing more is stored: a task cut short would look finished
         i = todo[t]
         store.add(result.key, first_seq + i, inputs[i], result.outputs, result.wall_s, result.timing, result.versions)
         results[result.key] = result

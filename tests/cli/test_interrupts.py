@@ -1,0 +1,92 @@
+"""A real Ctrl-C (and SIGTERM) on real processes: every phase and backend stops at its next
+safe point, the best schedule and bound are kept and written, the exit status is 128 + the
+signal, the status says ``interrupted`` (never a time limit), and a study stores no task
+that a signal cut short."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rar_opt import Instance, Schedule, check
+from rar_opt.generate import tiny
+
+from ..helpers import INSTANCES
+
+HARD = INSTANCES / "frontier" / "heavy-20x8x120-s0.json"  # auto does not prove it within minutes
+SAFE_POINT_S = 30.0  # a sanity bound on how long a stop may take, not a benchmark
+
+
+def _signalled(args: list[str], signum: int, after: float, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``rar-opt ARGS``, send ``signum`` after ``after`` seconds; the finished process
+    and the seconds it took to end after the signal."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rar_opt", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
+    )
+    try:
+        proc.wait(timeout=after)
+        pytest.fail(f"the command ended before the signal: {proc.stderr.read() if proc.stderr else ''}")
+    except subprocess.TimeoutExpired:
+        pass
+    proc.send_signal(signum)
+    sent = time.perf_counter()
+    out, err = proc.communicate(timeout=120)
+    took = time.perf_counter() - sent
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_one_signal_stops_auto_and_keeps_its_best(tmp_path: Path, signum: int) -> None:
+    out, took = _signalled(
+        ["solve", str(HARD), "--time-limit", "300", "--json", "-o", "best.json"], signum, 8.0, tmp_path
+    )
+    assert out.returncode == 128 + signum, out.stderr
+    assert took < SAFE_POINT_S and "Traceback" not in out.stderr
+    assert f"interrupted ({signal.Signals(signum).name})" in out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "interrupted" and data["options"]["interrupted"] == signal.Signals(signum).name
+    assert "time limit" not in data["termination"]
+    if data["makespan"] is not None:  # the best schedule so far, written and checked
+        schedule = Schedule.read(tmp_path / "best.json")
+        report = check(Instance.read(HARD), schedule)
+        assert report.feasible and report.result.makespan == data["makespan"]
+        assert data["bound"] is None or data["bound"] <= data["makespan"]
+
+
+def test_ctrl_c_in_a_highs_solve_keeps_the_incumbent(tmp_path: Path) -> None:
+    tiny(4, jobs=16, servers=8).write(tmp_path / "i.json")  # HiGHS runs long on it (issue 21)
+    args = ["solve", "i.json", "--model", "compact-makespan", "--warm-start", "sjf-bco", "--time-limit", "300"]
+    out, took = _signalled([*args, "--json", "-o", "x.json"], signal.SIGINT, 10.0, tmp_path)
+    assert out.returncode == 130 and took < SAFE_POINT_S and "Traceback" not in out.stderr, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "interrupted", data["termination"]
+    # the warm start is an incumbent from the first moment: it (or better) is written
+    schedule = Schedule.read(tmp_path / "x.json")
+    report = check(Instance.read(tmp_path / "i.json"), schedule)
+    assert report.feasible and report.result.makespan == data["makespan"]
+
+
+def test_a_study_never_stores_an_interrupted_task(tmp_path: Path) -> None:
+    args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "10", "--quiet"]
+    out, took = _signalled(args, signal.SIGINT, 6.0, tmp_path)
+    assert out.returncode == 130 and took < SAFE_POINT_S and "Traceback" not in out.stderr, out.stderr
+    statuses = _stored_statuses(tmp_path / "s.db")
+    assert "interrupted" not in statuses and all(s == "optimal" for s in statuses), statuses
+    # the resume computes what is missing, and only that
+    again = subprocess.run(
+        [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
+    assert again.returncode == 0, again.stderr
+    assert len(_stored_statuses(tmp_path / "s.db")) == 10
+
+
+def _stored_statuses(path: Path) -> list[str]:
+    with sqlite3.connect(path) as db:
+        return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
