@@ -155,6 +155,8 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
 
     from tqdm import tqdm
 
+    from ..solvers.progress import observe  # here: importing the solvers costs a second at start-up
+
     done = threading.Event()
     # the bar writes to its own copy of the terminal's descriptor: solver interfaces redirect
     # descriptors 1 and 2 while they run (Pyomo captures HiGHS' output), which would swallow it
@@ -162,7 +164,11 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
     with (
         terminal,
         tqdm(
-            total=round(seconds, 1), unit="s", file=terminal, leave=False, bar_format="{l_bar}{bar}| {n:.1f}/{total} s"
+            total=round(seconds, 1),
+            unit="s",
+            file=terminal,
+            leave=False,
+            bar_format="{l_bar}{bar}| {n:.1f}/{total} s {postfix}",
         ) as bar,
     ):
 
@@ -172,10 +178,16 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
                 bar.n = min(round(time.perf_counter() - began, 1), bar.total)
                 bar.refresh()
 
+        def heard(best: int | None, bound: int | None, phase: str) -> None:  # auto's best and bound so far
+            bar.set_postfix_str(
+                f"best {best if best is not None else '-'}, bound {bound if bound is not None else '-'}"
+            )
+
         ticker = threading.Thread(target=tick, daemon=True)
         ticker.start()
         try:
-            yield
+            with observe(heard):
+                yield
         finally:
             done.set()
             ticker.join()

@@ -52,6 +52,7 @@ from .budget import Budget
 from .cpsat import Cpsat
 from .phases import PHASES, Context, Found, Incumbent
 from .plan import AUTO, DECOMPOSE, PLANS, Plan
+from .progress import report
 
 __all__ = ["AUTO", "DECOMPOSE", "PLANS", "Plan", "RelaxationBound", "decompose", "relaxation_bound", "run_plan"]
 from .record import PhaseKind, SolveRecord
@@ -204,6 +205,8 @@ class _Run:
             return self._finish(failed)
         best.offer(found.schedule, found.span, found.source or found.record.name)
         best.raise_bound(found.record.lower_bound())
+        log.info("%s: %s; best %s, bound %s", found.record.name, found.record.status, best.span, best.floor)
+        report(best.span, best.floor, found.record.name)
         if kind != PhaseKind.HEURISTICS and best.closed:
             self.record = self.record.proved(found.record)
             return self._proven(found)
