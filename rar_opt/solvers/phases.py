@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
 from ..check import check
 from ..floors import structural_bounds
 from ..formulations import cfree, cpsat
@@ -168,7 +169,9 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
     values = {name: value for name, (value, _) in bounds.items()}
     best_floor = float(max(values.values()))
     seconds = time.perf_counter() - began
-    yield Found(PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=best_floor, seconds=seconds, floors=values))
+    solver = {"name": "rar-opt", "interface": "rar_opt.floors", "version": __version__}  # no solver: arithmetic
+    record = PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=best_floor, seconds=seconds, floors=values)
+    yield Found(record, solver=solver)
 
 
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
