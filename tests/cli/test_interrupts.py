@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,17 +25,19 @@ HARD = INSTANCES / "frontier" / "heavy-20x8x120-s0.json"  # auto does not prove 
 SAFE_POINT_S = 30.0  # a sanity bound on how long a stop may take, not a benchmark
 
 
-def _signalled(args: list[str], signum: int, after: float, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
-    """Run ``rar-opt ARGS``, send ``signum`` after ``after`` seconds; the finished process
-    and the seconds it took to end after the signal."""
+def _signalled(
+    args: list[str], signum: int, after: float, cwd: Path, ready: Callable[[], bool] = lambda: True
+) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``rar-opt ARGS``, send ``signum`` once ``after`` seconds have passed and ``ready()``
+    holds; the finished process and the seconds it took to end after the signal."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "rar_opt", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
     )
-    try:
-        proc.wait(timeout=after)
-        pytest.fail(f"the command ended before the signal: {proc.stderr.read() if proc.stderr else ''}")
-    except subprocess.TimeoutExpired:
-        pass
+    began = time.perf_counter()
+    while time.perf_counter() - began < after or not ready():
+        if proc.poll() is not None:
+            pytest.fail(f"the command ended before the signal: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(0.05)
     proc.send_signal(signum)
     sent = time.perf_counter()
     out, err = proc.communicate(timeout=120)
@@ -74,8 +77,12 @@ def test_ctrl_c_in_a_highs_solve_keeps_the_incumbent(tmp_path: Path) -> None:
 
 
 def test_a_study_never_stores_an_interrupted_task(tmp_path: Path) -> None:
-    args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "10", "--quiet"]
-    out, took = _signalled(args, signal.SIGINT, 6.0, tmp_path)
+    args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "30", "--quiet"]
+    store = tmp_path / "s.db"
+    # the signal comes while tasks are still to do: after the first row is stored
+    out, took = _signalled(
+        args, signal.SIGINT, 0.0, tmp_path, lambda: store.exists() and len(_stored_statuses(store)) >= 1
+    )
     assert out.returncode == 130 and took < SAFE_POINT_S and "Traceback" not in out.stderr, out.stderr
     statuses = _stored_statuses(tmp_path / "s.db")
     assert "interrupted" not in statuses and all(s == "optimal" for s in statuses), statuses
@@ -84,9 +91,12 @@ def test_a_study_never_stores_an_interrupted_task(tmp_path: Path) -> None:
         [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=600
     )
     assert again.returncode == 0, again.stderr
-    assert len(_stored_statuses(tmp_path / "s.db")) == 10
+    assert len(_stored_statuses(tmp_path / "s.db")) == 30
 
 
 def _stored_statuses(path: Path) -> list[str]:
-    with sqlite3.connect(path) as db:
-        return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
+    except sqlite3.Error:  # not created yet
+        return []

@@ -1,0 +1,155 @@
+"""The best-known table at paper scale, as JSPLIB and PSPLIB publish theirs: per instance
+the best proven lower bound and the best makespan known, the method and seconds of each,
+the certified gap, and every policy's ratio to the best bound.
+
+Instances: the paper generator (`rar_opt.generate`) at 160 x 20, 160 x 10 and 320 x 20
+(and 640 x 20 when asked), every preset, seeds 0-9. Per instance:
+
+* bounds: every bound of `rar_opt.bounds.every_bound` (the cheap and structural ones;
+  the contention-free relaxation is `auto`'s own phase) and `auto`'s proven bound;
+* schedules: every registered policy (judged by the simulator) and `auto` within
+  ``--seconds`` (default 60, the goal of issue 20), on one thread.
+
+    python benchmarks/bounds_table.py [--seconds S] [--seeds 0-9] [--sizes 160x20,160x10,320x20]
+    python benchmarks/bounds_table.py --markdown      # docs/bounds-table.md from the stored rows
+
+Rows are stored as they finish (benchmarks/results/bounds-table.json), so a long run can
+be stopped and its rows kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from common import RESULTS, save
+
+from rar_opt.algorithms import POLICIES
+from rar_opt.bounds import every_bound
+from rar_opt.calibration import PRESETS
+from rar_opt.evaluation import judge
+from rar_opt.generate import generate
+from rar_opt.integral import ceil_bound
+from rar_opt.solvers import solve
+
+NAME = "bounds-table"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "bounds-table.md"
+
+
+def row(preset: str, jobs: int, servers: int, seed: int, seconds: float) -> dict:
+    """One instance's bounds, schedules, gap and ratios."""
+    inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
+    bounds = {b.name: (b.value, round(b.seconds, 3)) for b in every_bound(inst) if b.value is not None}
+    policies = {}
+    for name in POLICIES:
+        run = judge(inst, name, seed=seed)
+        policies[name] = {"makespan": run.makespan, "avg_jct": round(run.avg_jct, 2), "seconds": round(run.wall_s, 2)}
+    began = time.perf_counter()
+    res = solve(inst, "auto", time_limit=seconds, seed=seed)
+    auto_s = time.perf_counter() - began
+    if res.bound is not None:
+        bounds["auto"] = (ceil_bound(res.bound), round(auto_s, 2))  # a proven bound on an integral makespan
+    bound_by, (bound, bound_s) = max(bounds.items(), key=lambda kv: kv[1][0])
+    spans = {name: (p["makespan"], p["seconds"]) for name, p in policies.items()}
+    if res.makespan is not None:
+        spans[f"auto ({res.schedule.meta.get('method')})"] = (res.makespan, round(auto_s, 2))
+    best_by, (best, best_s) = min(spans.items(), key=lambda kv: kv[1][0])
+    return {
+        "instance": inst.name,
+        "preset": preset,
+        "size": f"{jobs}x{servers}",
+        "seed": seed,
+        "lower_bound": bound,
+        "bound_by": bound_by,
+        "bound_s": bound_s,
+        "best_makespan": best,
+        "best_by": best_by,
+        "best_s": best_s,
+        "gap": round((best - bound) / bound, 4),
+        "auto_status": str(res.status),
+        "proved_by": res.record.proof,
+        "bounds": {k: v for k, (v, _) in bounds.items()},
+        "policies": {name: {**p, "ratio": round(p["makespan"] / bound, 4)} for name, p in policies.items()},
+    }
+
+
+def markdown(rows: list[dict], meta: dict) -> str:
+    """The docs page: per size and preset the mean and worst gap, then every instance."""
+    lines = [
+        "# Best known at paper scale",
+        "",
+        "Made by `benchmarks/bounds_table.py` (rows in `benchmarks/results/bounds-table.json`):",
+        f"`auto` with {meta['seconds']:g} s on one thread, every policy of `POLICIES`, every bound of",
+        "`rar-opt bounds`. The gap is (best makespan - best lower bound) / best lower bound:",
+        "a certified bound on how far the best schedule is from optimal. `bound_by` / `best_by` say",
+        "which method gave each. Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["versions"].items())),
+        "",
+        "| size | preset | instances | proven optimal | mean gap | worst gap | which side holds the worst back |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["size"], r["preset"]), []).append(r)
+    for (size, preset), group in groups.items():
+        worst = max(group, key=lambda r: r["gap"])
+        side = (
+            "-"
+            if worst["gap"] == 0
+            else f"bound {worst['lower_bound']} ({worst['bound_by']}), best {worst['best_makespan']}"
+        )
+        proven = sum(r["gap"] == 0 for r in group)
+        mean = statistics.fmean(r["gap"] for r in group)
+        lines.append(f"| {size} | {preset} | {len(group)} | {proven} | {mean:.2%} | {worst['gap']:.2%} | {side} |")
+    names = list(rows[0]["policies"]) if rows else []
+    lines += [
+        "",
+        "Every instance (ratios are each policy's makespan over the best lower bound):",
+        "",
+        "| instance | bound (by) | best (by) | gap | " + " | ".join(names) + " |",
+        "|---|---|---|---|" + "---|" * len(names),
+    ]
+    for r in rows:
+        ratios = " | ".join(f"{r['policies'][n]['ratio']:.3f}" for n in names)
+        lines.append(
+            f"| {r['instance']} | {r['lower_bound']} ({r['bound_by']}) | {r['best_makespan']} ({r['best_by']}) "
+            f"| {r['gap']:.2%} | {ratios} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seeds", default="0-9")
+    parser.add_argument("--sizes", default="160x20,160x10,320x20")
+    parser.add_argument("--presets", default=",".join(PRESETS))
+    parser.add_argument("--markdown", action="store_true", help="write docs/bounds-table.md from the stored rows")
+    args = parser.parse_args()
+    path = RESULTS / f"{NAME}.json"
+    if args.markdown:
+        data = json.loads(path.read_text())
+        DOC.write_text(markdown(data["rows"], data))
+        print(f"wrote {DOC}")
+        return
+    lo, _, hi = args.seeds.partition("-")
+    seeds = range(int(lo), int(hi or lo) + 1)
+    rows: list[dict] = []
+    for size in args.sizes.split(","):
+        jobs, servers = (int(x) for x in size.split("x"))
+        for preset in args.presets.split(","):
+            for seed in seeds:
+                rows.append(row(preset, jobs, servers, seed, args.seconds))
+                r = rows[-1]
+                print(
+                    f"{r['instance']} {preset}: bound {r['lower_bound']} ({r['bound_by']}), best "
+                    f"{r['best_makespan']} ({r['best_by']}), gap {r['gap']:.2%}",
+                    flush=True,
+                )
+                save(NAME, rows, seconds=args.seconds, threads=1, seeds=args.seeds, sizes=args.sizes)
+
+
+if __name__ == "__main__":
+    main()
