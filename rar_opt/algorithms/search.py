@@ -149,7 +149,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
     start_score, start_name = best[0], best[4]
     rng = np.random.default_rng(p.seed)
     began, done, improved, capped = time.perf_counter(), 0, 0, False
-    for _ in range(p.iterations if n > 1 or p.moves != "order" else 0):
+    for _ in range(p.iterations):
         if time.perf_counter() - began > p.time_limit:
             capped = True
             break
