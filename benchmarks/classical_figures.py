@@ -19,7 +19,16 @@ from common import RESULTS
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 SIZE = "160x20"
 SHOWN = ("sjf-bco", "ff", "consolidate", "lpt", "lpt/first-fit", "laf", "improve", "improve-200")
-STYLE = {"sjf-bco": ("tab:red", "o"), "ff": ("tab:orange", "s"), "consolidate": ("tab:brown", "D")}
+STYLE = {  # colour, marker
+    "sjf-bco": ("tab:red", "o"),
+    "ff": ("tab:orange", "s"),
+    "consolidate": ("tab:brown", "D"),
+    "lpt": ("tab:blue", "^"),
+    "lpt/first-fit": ("tab:cyan", "^"),
+    "laf": ("tab:purple", "v"),
+    "improve": ("tab:green", "P"),
+    "improve-200": ("darkgreen", "*"),
+}
 
 
 def main() -> None:
@@ -32,27 +41,25 @@ def main() -> None:
     rows = [r for r in data["rows"] if r["size"] == SIZE]
     for preset in dict.fromkeys(r["preset"] for r in rows):
         mine = [r for r in rows if r["preset"] == preset]
-        fig, ax = plt.subplots(figsize=(6.4, 4.6))
+        fig, ax = plt.subplots(figsize=(8.0, 4.6))
         for policy in SHOWN:
             group = [r for r in mine if r["policy"] == policy]
             if not group:
                 continue
-            colour, marker = STYLE.get(policy, ("tab:blue" if policy.startswith("lpt") else "tab:green", "^"))
-            if policy.startswith("laf"):
-                colour, marker = "tab:purple", "v"
+            colour, marker = STYLE[policy]
             x = statistics.mean(r["avg_jct"] for r in group)
             y = statistics.mean(r["ratio"] for r in group)
             ax.scatter([r["avg_jct"] for r in group], [r["ratio"] for r in group], s=10, color=colour, alpha=0.35)
-            ax.scatter([x], [y], s=60, color=colour, marker=marker, edgecolor="black", zorder=3)
-            ax.annotate(policy, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+            ax.scatter([x], [y], s=90, color=colour, marker=marker, edgecolor="black", zorder=3, label=policy)
         jct_bound = statistics.mean({r["seed"]: r["jct_bound"] for r in mine}.values())
         ax.axhline(1.0, color="grey", ls="--", lw=1)
         ax.axvline(jct_bound, color="grey", ls="--", lw=1)
         ax.text(jct_bound, ax.get_ylim()[1], " JCT bound", va="top", fontsize=8, color="grey")
-        ax.text(ax.get_xlim()[1], 1.0, "makespan bound ", ha="right", va="bottom", fontsize=8, color="grey")
+        ax.text(jct_bound, 1.0, " makespan bound", ha="left", va="bottom", fontsize=8, color="grey")
         ax.set_xlabel("average JCT (slots), mean over seeds 0-4")
         ax.set_ylabel("makespan / max(longest job, work bound)")
         ax.set_title(f"{preset}, {SIZE}: makespan against average JCT")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="mean of 5 seeds\n(dots: single seeds)", title_fontsize=7)
         fig.tight_layout()
         FIGURES.mkdir(exist_ok=True)
         fig.savefig(FIGURES / f"tradeoff-{preset}.png", dpi=110)
