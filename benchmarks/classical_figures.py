@@ -59,7 +59,13 @@ def main() -> None:
         ax.set_xlabel("average JCT (slots), mean over seeds 0-4")
         ax.set_ylabel("makespan / max(longest job, work bound)")
         ax.set_title(f"{preset}, {SIZE}: makespan against average JCT")
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="mean of 5 seeds\n(dots: single seeds)", title_fontsize=7)
+        ax.legend(
+            fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            title="mean of 5 seeds\n(dots: single seeds)",
+            title_fontsize=7,
+        )
         fig.tight_layout()
         FIGURES.mkdir(exist_ok=True)
         fig.savefig(FIGURES / f"tradeoff-{preset}.png", dpi=110)

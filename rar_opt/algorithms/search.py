@@ -39,7 +39,7 @@ from ..check import check
 from ..instance import Instance
 from .baselines import BaselineParams
 from .classical import ORDERS, PLACEMENTS
-from .engine import PlacementRule, Trial, run_list
+from .engine import ClusterState, PlacementRule, Trial, run_list
 from .estimators import estimate
 from .result import PolicyResult, policy_result
 
@@ -77,7 +77,7 @@ class SearchParams(BaselineParams):
 def mixed_rule(rules: list[PlacementRule]) -> PlacementRule:
     """The placement rule that asks job j's own rule ``rules[j]``."""
 
-    def rule(state, job):  # type: ignore[no-untyped-def]
+    def rule(state: ClusterState, job: int) -> np.ndarray | list[int] | None:
         return rules[job](state, job)
 
     return rule
