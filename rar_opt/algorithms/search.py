@@ -118,7 +118,8 @@ def _neighbour(
     if critical and last not in picked:
         picked[0] = last
     where = {int(j): i for i, j in enumerate(order.tolist())}
-    rest = [int(j) for j in order.tolist() if int(j) not in set(picked)]
+    removed = set(picked)
+    rest = [j for j in order.tolist() if j not in removed]
     new_choice = choice.copy()
     for j in picked:
         if critical and j == last:
