@@ -4,8 +4,9 @@ Reads benchmarks/results/classical.json (``benchmarks/classical.py``) and draws,
 preset at the paper's size (160 jobs, 20 servers), one point per policy: x is the mean
 average JCT over the seeds, y the mean ratio of makespan to max(longest job, work bound).
 Small dots are the single seeds. The dashed lines are the proven lower bounds: ratio 1 on
-the makespan axis, and on the JCT axis the mean over the seeds of
-max(mean rho_min, squashed-area bound). Pictures: docs/figures/tradeoff-PRESET.png.
+the makespan axis, and on the JCT axis the mean over the seeds of ``jct_bound``
+(benchmarks/classical.py: per completion rank, the larger of the k-th smallest rho_min
+and the squashed-area bound). Pictures: docs/figures/tradeoff-PRESET.png.
 """
 
 from __future__ import annotations
