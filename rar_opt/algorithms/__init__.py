@@ -30,8 +30,10 @@ from .baselines import (
     oblivious_sjf_policy,
     random_policy,
 )
+from .classical import PLACEMENTS, ClassicalParams, laf_policy, lpt_policy
 from .engine import Progress, reporting
 from .result import PolicyResult
+from .search import SearchParams, improve_policy
 from .sjf_bco import SjfBcoParams, sjf_bco
 
 
@@ -63,6 +65,9 @@ POLICIES: dict[str, Policy] = {
         Policy("rand", random_policy, RandParams, "random idle GPUs, seeded, theta = T"),
         Policy("consolidate", consolidate_policy, OrderedParams, "fewest servers (Tiresias-style)"),
         Policy("sjf-oblivious", oblivious_sjf_policy, BaselineParams, "shortest estimated job first, first fit"),
+        Policy("lpt", lpt_policy, ClassicalParams, "longest estimated job first (Graham's LPT), theta = T"),
+        Policy("laf", laf_policy, ClassicalParams, "largest area (GPUs x estimated time) first, theta = T"),
+        Policy("improve", improve_policy, SearchParams, "seeded iterated greedy from the best lpt/laf schedule"),
     )
 }
 
@@ -98,15 +103,18 @@ def run_policy(
 
 
 __all__ = [
+    "PLACEMENTS",
     "POLICIES",
     "BaselineParams",
     "BisectedParams",
+    "ClassicalParams",
     "LsParams",
     "OrderedParams",
     "Policy",
     "PolicyResult",
     "Progress",
     "RandParams",
+    "SearchParams",
     "SjfBcoParams",
     "run_policy",
     "sjf_bco",

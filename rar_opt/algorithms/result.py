@@ -41,6 +41,7 @@ class PolicyResult:
     seed: int | None = None  # seeded policies only
     exceeds_horizon: bool = False  # no trial fitted in T: the schedule ends after it
     theta_binding: bool = False  # the load limit refused at least one idle GPU in the returned trial
+    search: dict[str, Any] | None = None  # improvement searches only: their start and what they did
 
     def record(self) -> dict[str, Any]:
         """The run as JSON-ready values (what the schedule's meta and result files hold)."""
@@ -57,7 +58,7 @@ class PolicyResult:
             "seed": self.seed,
             "exceeds_horizon": self.exceeds_horizon,
             "theta_binding": self.theta_binding,
-        }
+        } | ({} if self.search is None else {"search": dict(self.search)})
 
 
 def policy_result(
@@ -74,6 +75,7 @@ def policy_result(
     kappa: int | None = None,
     seed: int | None = None,
     exceeds_horizon: bool = False,
+    search: dict[str, Any] | None = None,
 ) -> PolicyResult:
     """Build the result of a run whose chosen trial is ``trial`` (the schedule records it)."""
     result = PolicyResult(
@@ -92,6 +94,7 @@ def policy_result(
         seed=seed,
         exceeds_horizon=exceeds_horizon,
         theta_binding=theta is not None and bool(np.isfinite(trial.valid_below)),
+        search=search,
     )
     meta = {**result.record(), "rar_opt": __version__}
     return dataclasses.replace(result, schedule=result.schedule.with_meta(meta))

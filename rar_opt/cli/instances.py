@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from ..algorithms import POLICIES
+from ..algorithms import PLACEMENTS, POLICIES
 from ..algorithms.estimators import ESTIMATORS
 from ..calibration import PRESETS
 from ..errors import InputError
@@ -56,6 +56,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--estimator", choices=list(ESTIMATORS), help="rho_hat estimator (default best)")
     p.add_argument("--bisection", choices=["paper", "tightest"], help="sjf-bco, ff, ls: theta bisection rule")
     p.add_argument("--order", choices=["smallest-first", "input"], help="ff, ls, rand, consolidate: job order")
+    p.add_argument("--placement", choices=list(PLACEMENTS), help="lpt, laf: GPUs per job (default consolidate)")
+    p.add_argument("--iterations", type=int, help="improve: iteration budget, the stopping rule (default 40)")
+    p.add_argument("--time-limit", type=float, help="improve: wall-time cap in seconds (default 10)")
+    p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
     p.add_argument("-o", "--output", help="schedule file to write")
@@ -129,6 +133,10 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("order", args.order),
             ("tie_break", args.tie_break),
             ("mode", args.mode),
+            ("placement", args.placement),
+            ("iterations", args.iterations),
+            ("time_limit", args.time_limit),
+            ("moves", args.moves),
         )
         if v is not None
     }

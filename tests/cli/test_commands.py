@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rar_opt import Instance, Schedule
+from rar_opt.algorithms import POLICIES
 from rar_opt.generate import tiny
 from rar_opt.gpus import assign_gpu_ids
 
@@ -72,7 +73,22 @@ def test_schedule_solve_compare_by_hand(tmp_path) -> None:
     data = json.loads(out.stdout)
     assert data["reference_kind"] == "optimum" and data["reference"] == 6
     assert data["theorem5_bound"] == pytest.approx(64 / 3)
-    assert [(row["makespan"], row["ratio"]) for row in data["policies"]] == [(8, pytest.approx(8 / 6))] * 6
+    assert [(row["makespan"], row["ratio"]) for row in data["policies"]] == [(8, pytest.approx(8 / 6))] * len(POLICIES)
+
+
+def test_schedule_takes_the_classical_and_search_options(tmp_path) -> None:
+    paper = str(INSTANCES / "tiny-8x4-s19.json")
+    out = run("schedule", paper, "--policy", "lpt", "--placement", "first-fit", "-o", str(tmp_path / "l.json"))
+    assert out.returncode == 0, out.stderr
+    assert Schedule.read(tmp_path / "l.json").meta["params"]["placement"] == "first-fit"
+    runs = []
+    for name in ("a", "b"):
+        args = ("--policy", "improve", "--iterations", "3", "--seed", "5", "--time-limit", "30")
+        out = run("schedule", paper, *args, "-o", str(tmp_path / f"{name}.json"))
+        assert out.returncode == 0, out.stderr
+        runs.append(Schedule.read(tmp_path / f"{name}.json"))
+    assert runs[0].meta["search"]["iterations"] == 3 and runs[0].meta["seed"] == 5
+    assert (runs[0].starts, runs[0].placements) == (runs[1].starts, runs[1].placements)
 
 
 def test_solve_infeasible_horizon_exits_2(tmp_path) -> None:

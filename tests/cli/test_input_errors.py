@@ -77,3 +77,21 @@ def test_usage_errors_exit_2() -> None:
 def test_bad_numbers_exit_2(args) -> None:
     out = run(*args)
     assert out.returncode == 2 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("--policy", "improve", "--seed", "2147483648"), "seed"),
+        (("--policy", "improve", "--time-limit", "0"), "time_limit"),
+        (("--policy", "improve", "--time-limit", "nan"), "time_limit"),
+        (("--policy", "improve", "--time-limit", "-1"), "time_limit"),
+        (("--policy", "improve", "--iterations", "-2"), "iterations"),
+        (("--policy", "lpt", "--placement", "nowhere"), "--placement"),
+        (("--policy", "laf", "--time-limit", "5"), "time_limit"),  # not an option of laf
+    ],
+)
+def test_bad_policy_options_exit_2_naming_the_field(args, field) -> None:
+    out = run("schedule", str(INSTANCES / "wait-beats-start.json"), *args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert field in out.stderr.strip().splitlines()[-1]

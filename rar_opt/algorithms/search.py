@@ -1,0 +1,199 @@
+"""``improve``: a seeded iterated-greedy search over job orders and placement rules.
+
+A candidate is a list order of the jobs plus, per job, one placement rule of
+:data:`~.classical.PLACEMENTS`. The engine turns a candidate into a complete schedule
+(one list-scheduling pass over the true time model, no load limit), so every candidate is
+judged by the simulator; the candidate is scored by (makespan, sum of completion times),
+compared lexicographically: makespan first, average JCT as the tie-break.
+
+1. **Start.** Every classical order of :data:`~.classical.ORDERS` (longest first, largest
+   area first) with every placement rule, one rule for all jobs: 6 list schedules. The
+   best is the incumbent; so the search is never worse than any of them (the test).
+2. **Iterate** ``iterations`` times: take the incumbent, remove a few jobs from its order
+   (between 1 and ``max(1, J // 20)``, drawn) and put each back at a drawn position; with
+   ``moves="order+placement"`` (default) each removed job also draws a new placement
+   rule with probability 1/2. Half of the time one of the removed jobs is the one that
+   completes last, reinserted no later than where it was (the moves that can shorten
+   the makespan). The candidate replaces the incumbent when its score is not worse
+   (accepting equal scores lets the search drift across plateaus).
+3. **Result.** The incumbent, checked by :func:`rar_opt.check.check` (a violation other
+   than running past T would be a bug and raises).
+
+Determinism: random numbers come only from ``numpy.random.default_rng(seed)``, and the
+iteration budget is the stopping rule, so a seed gives the same schedule on any machine.
+``time_limit`` (seconds) is a safety cap on the iterations' wall time: if it stops the
+search first, the result depends on the machine's speed and runs may differ; the record
+says so (``search.capped``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..check import check
+from ..instance import Instance
+from .baselines import BaselineParams
+from .classical import ORDERS, PLACEMENTS
+from .engine import ClusterState, PlacementRule, Trial, run_list
+from .estimators import estimate
+from .result import PolicyResult, policy_result
+
+log = logging.getLogger(__name__)
+
+MAX_SEED = 2**31 - 1  # the largest seed (the same limit as the exact solvers')
+MOVES = ("order+placement", "order")
+PLACEMENT_NAMES = tuple(PLACEMENTS)
+
+
+@dataclass(frozen=True)
+class SearchParams(BaselineParams):
+    """``improve``: an iteration budget (the stopping rule), a wall-time cap in seconds, the
+    seed, and which moves the search makes."""
+
+    iterations: int = 40
+    time_limit: float = 10.0
+    seed: int = 0
+    moves: str = "order+placement"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 0:
+            raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
+            raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
+        if self.moves not in MOVES:
+            raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
+
+
+def mixed_rule(rules: list[PlacementRule]) -> PlacementRule:
+    """The placement rule that asks job j's own rule ``rules[j]``."""
+
+    def rule(state: ClusterState, job: int) -> np.ndarray | list[int] | None:
+        return rules[job](state, job)
+
+    return rule
+
+
+class _Evaluator:
+    """Runs candidates through the engine (no load limit, no horizon) and counts them."""
+
+    def __init__(self, instance: Instance, weight: np.ndarray) -> None:
+        self.instance = instance
+        self.weight = weight
+        self.runs = 0
+
+    def __call__(self, order: np.ndarray, choice: np.ndarray) -> Trial:
+        rules = [PLACEMENTS[PLACEMENT_NAMES[c]] for c in choice.tolist()]
+        self.runs += 1
+        trial = run_list(self.instance, order, mixed_rule(rules), np.inf, self.weight, within_horizon=False)
+        if not isinstance(trial, Trial):  # only an invalid instance gets here
+            raise RuntimeError("a list schedule without load limit or horizon did not complete")
+        return trial
+
+
+def score(trial: Trial) -> tuple[int, int]:
+    """(makespan, sum of completion times): smaller is better, makespan first."""
+    return trial.makespan, int(trial.completion.sum())
+
+
+def _neighbour(
+    rng: np.random.Generator, order: np.ndarray, choice: np.ndarray, last: int, placement_moves: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """A candidate near (order, choice): a few jobs removed and put back at drawn positions,
+    some with a drawn placement rule; half of the time the last job to complete is one of
+    them and goes back no later than where it was."""
+    n = len(order)
+    k = int(rng.integers(1, max(1, n // 20) + 1))
+    picked = [int(j) for j in rng.choice(order, size=min(k, n), replace=False)]
+    critical = bool(rng.random() < 0.5)
+    if critical and last not in picked:
+        picked[0] = last
+    where = {int(j): i for i, j in enumerate(order.tolist())}
+    removed = set(picked)
+    rest = [j for j in order.tolist() if j not in removed]
+    new_choice = choice.copy()
+    for j in picked:
+        if critical and j == last:
+            pos = int(rng.integers(0, min(where[j], len(rest)) + 1))
+        else:
+            pos = int(rng.integers(0, len(rest) + 1))
+        rest.insert(pos, j)
+        if placement_moves and rng.random() < 0.5:
+            new_choice[j] = int(rng.integers(len(PLACEMENT_NAMES)))
+    return np.array(rest, dtype=np.int64), new_choice
+
+
+def improve_policy(instance: Instance, params: SearchParams | None = None) -> PolicyResult:
+    """improve: iterated greedy from the best classical list schedule (module docstring)."""
+    p = params or SearchParams()
+    est = estimate(instance, p.estimator)
+    evaluate = _Evaluator(instance, est.weight)
+    n = instance.num_jobs
+    best: tuple[tuple[int, int], Trial, np.ndarray, np.ndarray, str] | None = None
+    for order_name, make_order in ORDERS.items():
+        order = make_order(instance, p.estimator)
+        for c, placement in enumerate(PLACEMENT_NAMES):
+            choice = np.full(n, c, dtype=np.int64)
+            trial = evaluate(order, choice)
+            if best is None or score(trial) < best[0]:
+                best = (score(trial), trial, order, choice, f"{order_name}/{placement}")
+    assert best is not None
+    start_score, start_name = best[0], best[4]
+    rng = np.random.default_rng(p.seed)
+    began, done, improved, capped = time.perf_counter(), 0, 0, False
+    for _ in range(p.iterations):
+        if time.perf_counter() - began > p.time_limit:
+            capped = True
+            break
+        key, trial, order, choice, _ = best
+        last = int(np.argmax(trial.completion))
+        cand_order, cand_choice = _neighbour(rng, order, choice, last, p.moves == "order+placement")
+        cand = evaluate(cand_order, cand_choice)
+        done += 1
+        if score(cand) <= key:
+            if score(cand) < key:
+                improved += 1
+                log.debug("improve: iteration %d, score %s", done, score(cand))
+            best = (score(cand), cand, cand_order, cand_choice, best[4])
+    final_score, trial, _, choice, _ = best
+    if capped:
+        log.info("improve: the time limit of %g s stopped the search after %d iterations", p.time_limit, done)
+    beyond = trial.makespan > instance.horizon
+    counts = np.bincount(choice, minlength=len(PLACEMENT_NAMES)).tolist()
+    search = {
+        "start": start_name,
+        "start_makespan": start_score[0],
+        "start_total_completion": start_score[1],
+        "iterations": done,
+        "improvements": improved,
+        "capped": capped,
+        "placements": dict(zip(PLACEMENT_NAMES, counts, strict=True)),
+    }
+    result = policy_result(
+        instance,
+        "improve",
+        trial,
+        p,
+        est,
+        theta=None if beyond else instance.horizon,
+        trials=evaluate.runs,
+        trials_requested=evaluate.runs,
+        thetas_tried=1,
+        seed=p.seed,
+        exceeds_horizon=beyond,
+        search=search,
+    )
+    report = check(instance, result.schedule)
+    allowed = {"start_in_horizon", "completion_in_horizon"} if beyond else set()
+    if not report.names() <= allowed or report.result.makespan != final_score[0]:
+        raise RuntimeError(f"improve produced a schedule the checker refuses: {sorted(report.names())}")
+    return result
