@@ -64,6 +64,7 @@ log = logging.getLogger(__name__)
 STEPS = (
     PhaseKind.HEURISTICS,
     PhaseKind.FLOOR,
+    PhaseKind.IMPROVE,
     PhaseKind.RELAXATION,
     PhaseKind.RESTRICTION,
     PhaseKind.PROBE,
@@ -71,7 +72,7 @@ STEPS = (
 )
 """The phases of a plan, in order; a phase with nothing to do for a plan yields nothing."""
 
-ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.RELAXATION)
+ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.IMPROVE, PhaseKind.RELAXATION)
 """Phases that run even when the time is up: without them the run has nothing to say."""
 
 NEED_FULL_MODEL = (PhaseKind.PROBE, PhaseKind.FULL)

@@ -174,6 +174,32 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, solver=solver)
 
 
+IMPROVE_ITERATIONS = 1_000_000
+"""The improvement phase stops on its time share, not on a count of iterations."""
+
+
+def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """Where the full model cannot be built (paper scale): the improvement search over list
+    schedules (the policy ``improve``, seeded with the budget's seed) for the plan's share of
+    the time left; its schedule is checked by the simulator before it is offered."""
+    from ..algorithms import run_policy
+
+    share, left = ctx.plan.improve_share, ctx.budget.left()
+    if share is None or left is None or ctx.fits(best.within(ctx.horizon)) or stop_requested() is not None:
+        return
+    began = time.perf_counter()
+    run = run_policy(
+        ctx.instance, "improve", seed=ctx.budget.seed, iterations=IMPROVE_ITERATIONS, time_limit=left * share
+    )
+    span = check(ctx.instance, run.schedule).result.makespan
+    fits = span is not None and span <= ctx.horizon
+    schedule = run.schedule.with_meta({**run.schedule.meta, "method": "improve"}) if fits else None
+    record = PhaseRecord(
+        PhaseKind.IMPROVE, Status.FEASIBLE if fits else Status.NO_SOLUTION, span, seconds=time.perf_counter() - began
+    )
+    yield Found(record, schedule, span if fits else None, source="improve")
+
+
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The contention-free relaxation over the best makespan so far: a lower bound on OPT,
     or the proof that nothing fits (every job alone at its uncontended rate)."""
@@ -270,6 +296,7 @@ def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
 PHASES: dict[PhaseKind, Phase] = {
     PhaseKind.HEURISTICS: heuristics,
     PhaseKind.FLOOR: floor,
+    PhaseKind.IMPROVE: improve,
     PhaseKind.RELAXATION: relaxation,
     PhaseKind.RESTRICTION: restriction,
     PhaseKind.PROBE: probes,

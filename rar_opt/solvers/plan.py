@@ -37,6 +37,9 @@ class Plan:
     # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
+    # where the full model cannot be built (paper scale): this share of the time left for the
+    # improvement search over list schedules (the policy ``improve``), before the relaxation
+    improve_share: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -44,6 +47,8 @@ class Plan:
             shares["restrict_share_open"] = self.restrict_share_open
         if self.probe_share is not None:
             shares["probe_share"] = self.probe_share
+        if self.improve_share is not None:
+            shares["improve_share"] = self.improve_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
@@ -60,12 +65,13 @@ AUTO = Plan(
     "auto",
     0.1,
     0.2,
-    heuristics=("sjf-bco", "ls", "ff"),
+    heuristics=("sjf-bco", "ls", "ff", "lpt"),
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
     probe_share=0.1,
     structural=True,
+    improve_share=0.3,
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 

@@ -28,6 +28,7 @@ class PhaseKind(StrEnum):
 
     HEURISTICS = "heuristics"  # list-scheduling policies: the first incumbent
     FLOOR = "floor"  # cheap lower bounds from the instance's structure, before any model
+    IMPROVE = "improve"  # an improvement search over list schedules (anytime, judged by the simulator)
     RELAXATION = "relaxation"  # the contention-free relaxation: a lower bound
     RESTRICTION = "restriction"  # the contention-free restriction: a schedule of exact makespan
     PROBE = "probe"  # "does a schedule end by slot H?" on the full model
@@ -40,7 +41,7 @@ class PhaseKind(StrEnum):
 class ProvedBy(StrEnum):
     """What closed the gap between the best schedule and the best bound."""
 
-    FLOOR = "floor"  # a schedule met a structural lower bound
+    FLOOR = "floor"  # a heuristic's or the search's schedule met a structural lower bound
     RELAXATION = "relaxation"  # a schedule met the relaxation's bound (or the relaxation is infeasible)
     DECOMPOSITION = "decomposition"  # the restriction's schedule met the relaxation's bound
     PROBE = "probe"  # probes raised the floor to the best schedule, or found a schedule at it
@@ -52,6 +53,7 @@ class ProvedBy(StrEnum):
 
 _PROOF_OF_PHASE = {
     PhaseKind.FLOOR: ProvedBy.FLOOR,
+    PhaseKind.IMPROVE: ProvedBy.FLOOR,  # its schedule met the structural floor
     PhaseKind.RELAXATION: ProvedBy.RELAXATION,
     PhaseKind.RESTRICTION: ProvedBy.DECOMPOSITION,
     PhaseKind.PROBE: ProvedBy.PROBE,

@@ -132,3 +132,17 @@ def test_a_bad_budget_names_the_parameter(limit, threads, seed, parameter) -> No
     with pytest.raises(ParameterError) as err:
         Budget.start(limit, threads, seed)
     assert err.value.where == parameter
+
+
+def test_the_improve_phase_runs_only_where_the_full_model_cannot(wait_beats_start: Instance) -> None:
+    import dataclasses
+
+    ctx = _context(wait_beats_start, limit=5.0)
+    assert list(PHASES[PhaseKind.IMPROVE](ctx, Incumbent())) == []  # the full model fits: the exact phases decide
+    too_large = dataclasses.replace(ctx, max_cells=0)
+    found = _only(list(PHASES[PhaseKind.IMPROVE](too_large, Incumbent())))
+    assert found.record.status == Status.FEASIBLE and found.source == "improve"
+    assert check(wait_beats_start, found.schedule).result.makespan == found.span == found.record.objective
+    assert found.span <= 8  # never worse than the list schedules it starts from
+    without = dataclasses.replace(too_large, plan=DECOMPOSE)  # no share for it in the plan as first stated
+    assert list(PHASES[PhaseKind.IMPROVE](without, Incumbent())) == []

@@ -12,7 +12,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from rar_opt import InputError, Instance, Schedule, simulate
 from rar_opt.algorithms import run_policy
 from rar_opt.formulations import compact_start
-from rar_opt.generate import tiny
+from rar_opt.generate import generate, tiny
 from rar_opt.solvers import BACKENDS, STATUS_TABLES, Capabilities, RawOutcome, SolveOptions, Status, solve
 from rar_opt.solvers.record import PhaseKind, ProvedBy
 from rar_opt.solvers.status import map_status
@@ -71,12 +71,22 @@ def test_paper_scale_is_refused_before_building(paper_instance: Instance) -> Non
 
 
 def test_auto_at_paper_scale_returns_the_best_schedule_and_bound(paper_instance: Instance) -> None:
+    # longest first meets the longest job at the paper's own setting: proven before any model
     res = solve(paper_instance, time_limit=8.0)
+    assert res.status == Status.OPTIMAL and res.record.proved_by == ProvedBy.FLOOR
+    assert res.makespan == res.bound == paper_instance.bounds.rho_min.max()
+    assert [p.kind for p in res.record.phases] == [PhaseKind.HEURISTICS, PhaseKind.FLOOR]
+    # where GPUs are scarcer it is not: the improvement search runs, the full model is too large
+    loaded = generate("paper", 0, jobs=320, servers=20, preset="contention-heavy")
+    res = solve(loaded, time_limit=8.0)
     assert res.status == Status.FEASIBLE and res.schedule is not None
     assert res.record.full_model == "skipped: too large" and res.options["full_model"] == res.record.full_model
+    tried = res.record.phase(PhaseKind.HEURISTICS).objective
+    improved = res.record.phase(PhaseKind.IMPROVE)
+    assert improved is not None and improved.objective <= tried and res.makespan <= improved.objective
     # the kept schedule is the simulator's, and the bound is a valid one below it
     assert res.makespan == round(res.objective) and res.bound is not None and res.bound <= res.makespan
-    assert res.bound >= paper_instance.bounds.rho_min.max()
+    assert res.bound >= loaded.bounds.rho_min.max()
 
 
 def test_missing_scip_is_a_status_not_a_crash(monkeypatch) -> None:
