@@ -105,7 +105,7 @@ def test_an_unreachable_scheduler_is_bad_input() -> None:
     from rar_opt.errors import ParameterError
 
     # library code names the parameter; the command line names its flag (tests/cli)
-    with pytest.raises(ParameterError, match="^scheduler: cannot reach the Dask scheduler"):
+    with pytest.raises(ParameterError, match=r"^scheduler: cannot reach the Dask scheduler"):
         DaskExecutor(address="tcp://127.0.0.1:9", timeout=1.0)
 
 
@@ -158,11 +158,11 @@ def test_config_validation() -> None:
         StudyConfig(family="huge")
     with pytest.raises(InputError, match="only the paper family takes a preset"):
         StudyConfig(family="tiny", preset="contention-heavy")
-    with pytest.raises(InputError, match="^time_limit:"):
+    with pytest.raises(InputError, match=r"^time_limit:"):
         StudyConfig(family="tiny", time_limit=0)
-    with pytest.raises(InputError, match="^policies:"):
+    with pytest.raises(InputError, match=r"^policies:"):
         StudyConfig(family="tiny", policies=("nope",))
-    with pytest.raises(InputError, match="^workers:"):
+    with pytest.raises(InputError, match=r"^workers:"):
         make_executor(workers=0)
 
 
