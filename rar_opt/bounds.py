@@ -45,7 +45,9 @@ class LowerBounds:
     classes: int | None = None
     halves: int | None = None
     split_pairs: int | None = None
-    structural_seconds: float | None = None  # all five together
+    release: int | None = None  # max_j (r_j + rho_min_j) (docs/arrivals.md)
+    release_energy: int | None = None  # energy over release windows
+    structural_seconds: float | None = None  # all of them together
 
     @property
     def structural(self) -> dict[str, int]:
@@ -121,6 +123,8 @@ def every_bound(instance: Instance, *, relaxation_time_limit: float | None = Non
         "classes": "jobs that fit unsplit only on the larger servers, splits priced",
         "halves": "jobs over half of every host run one at a time per host",
         "split_pairs": "two jobs that must split and share a server contend",
+        "release": "the latest release plus fastest execution time",
+        "release_energy": "GPU-slots of the jobs released from r on, after r",
     }
     out += [
         NamedBound(name, value, took, notes.get(name, ""))

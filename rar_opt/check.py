@@ -3,6 +3,7 @@
 Constraint names (stable; tests and users may rely on them):
 
 * ``start_in_horizon``      0 <= a_j <= T - 1
+* ``before_release``        a_j >= r_j (a job never starts before it arrives; docs/arrivals.md)
 * ``placement_nonnegative`` y_js >= 0 (the Schedule type already guarantees integers)
 * ``gang_size``             sum_s y_js = G_j                                  (1)
 * ``server_capacity``       GPUs in use on server s in slot t <= O_s          (2)
@@ -70,10 +71,21 @@ def check(instance: Instance, schedule: Schedule) -> CheckReport:
     gangs = np.bincount(entry_job, weights=rows.counts, minlength=instance.num_jobs).astype(np.int64)
     need = instance.arrays.gpus
     horizon = instance.horizon
+    release = instance.releases
     out: list[Violation] = []
     for j in range(instance.num_jobs):
         if not 0 <= a[j] <= horizon - 1:
             out.append(Violation("start_in_horizon", f"job {j} starts at {a[j]}, outside 0..{horizon - 1}", (j,)))
+        if a[j] < release[j]:
+            out.append(
+                Violation(
+                    "before_release",
+                    f"job {j} starts at {a[j]}, before its release {release[j]}",
+                    (j,),
+                    None,
+                    int(a[j]),
+                )
+            )
         servers, counts = rows.row_entries(j)
         for s, c in zip(servers[counts < 0].tolist(), counts[counts < 0].tolist(), strict=True):
             out.append(Violation("placement_nonnegative", f"job {j} has y = {c} on server {s}", (j,), int(s)))

@@ -22,7 +22,13 @@ The bounds (each returns a makespan C such that no schedule ends before C):
 * ``halves``: jobs that need more than half of every server that can host them run one
   at a time on each host (a parallel-machine bound, with the same split pricing);
 * ``split_pairs``: two jobs that must split and cannot run side by side on disjoint
-  servers either run one after the other or contend (star network only).
+  servers either run one after the other or contend (star network only);
+* ``release``: max_j (r_j + rho_min_j), no job completes before its release plus its
+  fastest execution time (docs/arrivals.md);
+* ``release_energy``: energy over release windows: the jobs released at r or later do all
+  their work in [r, C), so C >= r + ceil(sum_{r_j >= r} G_j rho_min_j / N) for every r.
+
+Without releases the last two are the longest-job and work bounds (never above the rest).
 """
 
 from __future__ import annotations
@@ -311,12 +317,33 @@ def _pair_floor(iters: np.ndarray, shared: np.ndarray, alone: np.ndarray) -> int
     return int(span.min())
 
 
+# -- (f) release times (docs/arrivals.md) ------------------------------------------------------
+def release_bound(instance: Instance) -> int:
+    """max_j (r_j + rho_min_j): job j starts at r_j or later and runs at least rho_min_j slots."""
+    return int((instance.releases + instance.bounds.rho_min).max())
+
+
+def release_energy_bound(instance: Instance) -> int:
+    """max over release slots r of r + ceil(W(r) / N), W(r) = sum of G_j rho_min_j over the
+    jobs with r_j >= r: they hold their GPUs only inside [r, C), which has N (C - r) GPU-slots."""
+    m = modes(instance)
+    releases = instance.releases
+    energy = m.gpus * m.rho
+    best = 0
+    for r in np.unique(releases).tolist():
+        work = float(energy[releases >= r].sum()) / m.num_gpus
+        best = max(best, int(r) + math.ceil(work - _EPS))
+    return best
+
+
 BOUNDS: dict[str, Callable[[Instance], int]] = {
     "energetic": energetic_bound,
     "disjunctive": disjunctive_bound,
     "classes": classes_bound,
     "halves": halves_bound,
     "split_pairs": split_pairs_bound,
+    "release": release_bound,
+    "release_energy": release_energy_bound,
 }
 """The structural bounds by name, each a function instance -> makespan floor."""
 

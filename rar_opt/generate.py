@@ -44,7 +44,7 @@ import numpy as np
 
 from .calibration import PRESET_SUFFIX, PRESETS, Calibration
 from .calibration import preset as preset_calibration
-from .errors import InputError
+from .errors import InputError, ParameterError
 from .instance import Cluster, Instance, Job
 from .timemodel import LINEAR, linear_contention
 
@@ -269,6 +269,31 @@ def nested_cluster(instance: Instance, servers: int) -> Instance:
     return Instance(name, instance.horizon, smaller, instance.jobs, meta)
 
 
+def with_arrivals(instance: Instance, load: float, seed: int) -> Instance:
+    """``instance`` with Poisson arrivals at the offered ``load`` (docs/arrivals.md).
+
+    The load is offered GPU-time per GPU per slot: job j brings G_j rho_min_j GPU-slots of
+    work, so jobs arrive at the rate lambda = load N / mean_j(G_j rho_min_j) per slot. The
+    jobs arrive in a random order, with exponential gaps of mean 1 / lambda; the first at
+    slot 0 (the cluster starts busy) and each release is its arrival time rounded down.
+    The horizon grows by the last release, so a horizon that held every job before still
+    does after its arrival. Seeded: the same instance, load and seed give the same releases
+    (a stream of its own, apart from the generator's draws)."""
+    if isinstance(load, bool) or not isinstance(load, int | float) or not np.isfinite(load) or load <= 0:
+        raise ParameterError(f"must be a number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load")
+    rng = np.random.default_rng([seed, 23])
+    work = instance.arrays.gpus * instance.bounds.rho_min
+    rate = float(load) * instance.cluster.num_gpus / float(work.mean())
+    order = rng.permutation(instance.num_jobs)
+    times = np.concatenate([[0.0], np.cumsum(rng.exponential(1.0 / rate, instance.num_jobs - 1))])
+    releases = np.zeros(instance.num_jobs, dtype=np.int64)
+    releases[order] = np.floor(times).astype(np.int64)
+    jobs = tuple(dataclasses.replace(job, release=int(r)) for job, r in zip(instance.jobs, releases, strict=True))
+    meta = {**instance.meta, "arrivals": {"process": "poisson", "load": float(load), "seed": seed, "rate": rate}}
+    name = f"{instance.name}-L{float(load):g}"
+    return Instance(name, instance.horizon + int(releases.max()), instance.cluster, jobs, meta)
+
+
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
 
 
@@ -284,8 +309,12 @@ def generate(
     contention_share: float | None = None,
     overhead_share: float | None = None,
     size_link: str | None = None,
+    load: float | None = None,
 ) -> Instance:
     """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``.
+
+    With ``load``, the jobs arrive over time: Poisson arrivals at that offered load
+    (:func:`with_arrivals`, seeded by ``seed``); without it every job is there at slot 0.
 
     The paper generator's calibration: a ``preset`` (default ``paper-literal``), or its
     knobs (``reference``, ``contention_share``, ``overhead_share``) changed from it, or the
@@ -313,4 +342,5 @@ def generate(
             )
         elif preset is not None:
             kwargs["preset"] = preset
-    return GENERATORS[kind](seed, **kwargs)
+    instance = GENERATORS[kind](seed, **kwargs)
+    return instance if load is None else with_arrivals(instance, load, seed)

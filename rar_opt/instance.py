@@ -144,6 +144,7 @@ class Job:
     fwd_time: float = 0.0
     bwd_time: float = 0.0
     weight: float = 1.0  # w_j of the weighted objective (docs/formats.md, "weights"); not part of the time model
+    release: int = 0  # r_j, the first slot job j may start in (docs/arrivals.md); 0: present from the start
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -154,10 +155,12 @@ class Job:
         object.__setattr__(self, "fwd_time", jio.check_real(self.fwd_time, "fwd_time", lo=0.0))
         object.__setattr__(self, "bwd_time", jio.check_real(self.bwd_time, "bwd_time", lo=0.0))
         object.__setattr__(self, "weight", jio.check_real(self.weight, "weight", lo=0.0, lo_open=True))
+        object.__setattr__(self, "release", jio.check_int(self.release, "release", lo=0))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this value (docs/formats.md section 2); ``weight`` only when not 1,
-        so that files written before weights existed read and write back unchanged."""
+        """The JSON object of this value (docs/formats.md section 2); ``weight`` only when not 1
+        and ``release`` only when not 0, so that files written before either existed read and
+        write back unchanged."""
         out: dict[str, Any] = {
             "name": self.name,
             "gpus": self.gpus,
@@ -169,14 +172,16 @@ class Job:
         }
         if self.weight != 1.0:
             out["weight"] = self.weight
+        if self.release != 0:
+            out["release"] = self.release
         return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Job:
         """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
         keys = ("name", "gpus", "iterations", "grad_size", "batch_size", "fwd_time", "bwd_time")
-        d = jio.expect_object(data, required=keys, optional=("weight",))
-        return cls(**{k: d[k] for k in keys}, weight=d.get("weight", 1.0))
+        d = jio.expect_object(data, required=keys, optional=("weight", "release"))
+        return cls(**{k: d[k] for k in keys}, weight=d.get("weight", 1.0), release=d.get("release", 0))
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,18 @@ class Instance:
                     f"jobs[{j}] ({self.jobs[j].name!r}): {int(b.rho_min[j])} slots",
                     where="horizon",
                 )
+        for j, job in enumerate(self.jobs):
+            if job.release >= self.horizon:
+                raise InputError(
+                    f"= {job.release} is not a slot of the horizon 0..{self.horizon - 1}", where=f"jobs[{j}].release"
+                )
+            if job.release + int(b.rho_min[j]) > self.horizon:
+                raise InputError(
+                    f"= {job.release} leaves no completion within the horizon T = {self.horizon}: "
+                    f"the fastest possible completion of {job.name!r} is {job.release + int(b.rho_min[j])} "
+                    f"(release + {int(b.rho_min[j])} slots)",
+                    where=f"jobs[{j}].release",
+                )
 
     def __getstate__(self) -> dict[str, Any]:
         # pickle the data only; derived caches (time model, bounds, arrays) are rebuilt lazily
@@ -257,6 +274,16 @@ class Instance:
             fwd_time=col("fwd_time", np.float64),
             bwd_time=col("bwd_time", np.float64),
         )
+
+    @cached_property
+    def releases(self) -> np.ndarray:
+        """r_j of every job as a read-only integer array (all 0 without arrivals)."""
+        return _readonly(np.array([job.release for job in self.jobs], dtype=np.int64))
+
+    @property
+    def has_releases(self) -> bool:
+        """Whether some job arrives after slot 0."""
+        return bool(self.releases.any())
 
     @cached_property
     def time_model(self) -> TimeModel:
@@ -310,7 +337,7 @@ class Instance:
         jio.dump_json(self.to_dict(), path)
 
 
-_CACHED = frozenset({"arrays", "time_model", "bounds"})
+_CACHED = frozenset({"arrays", "time_model", "bounds", "releases"})
 
 
 def _worst_case(cluster: Cluster, p_worst: int) -> str:

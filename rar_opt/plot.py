@@ -93,6 +93,13 @@ def draw_schedule(
         colour = cmap(0.08 + 0.84 * ((j * GOLDEN) % 1.0))
         for s, lane in ids:
             gantt.broken_barh([(start, end - start)], (offset[s] + lane + 0.05, 0.9), color=colour, linewidth=0)
+        release = instance.jobs[j].release
+        if release > 0 and ids:  # its release: a mark, and a dotted wait up to its start (docs/arrivals.md)
+            s, lane = ids[0]
+            y = offset[s] + lane + 0.5
+            gantt.plot([release], [y], marker=">", markersize=4, color="black", linewidth=0)
+            if start > release:
+                gantt.plot([release, start], [y, y], linestyle=":", linewidth=0.8, color="black")
         if ids and (end - start) >= 0.03 * span:
             s = ids[0][0]
             own = sorted(lane for s2, lane in ids if s2 == s)

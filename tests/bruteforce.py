@@ -2,7 +2,9 @@
 
 Starts range over 0..H-1, where H is any upper bound on the optimal makespan (every job
 of an optimal schedule starts before the makespan); each combination is judged by the
-checker (which simulates it). Exponential, so only for micro instances.
+checker (which simulates it). Exponential, so only for micro instances. Job j's starts
+begin at its release r_j (the checker refuses earlier ones anyway); objectives are the
+makespan, the total completion time and the total flow time sum_j (C_j - r_j).
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ def brute_force(instance: Instance, upper: int, objective: str = "makespan") -> 
     """The best objective over all schedules with starts < ``upper``, and a schedule for it."""
     options = [placements_of(instance, j) for j in range(instance.num_jobs)]
     best: tuple[int, Schedule] | None = None
-    for starts in itertools.product(range(upper), repeat=instance.num_jobs):
+    offset = int(instance.releases.sum()) if objective == "flow" else 0
+    for starts in itertools.product(*(range(job.release, upper) for job in instance.jobs)):
         for ys in itertools.product(*options):
             sched = Schedule.from_arrays(instance.name, starts, ys)
             report = check(instance, sched)
             if not report.feasible:
                 continue
-            value = report.result.makespan if objective == "makespan" else int(report.result.completion.sum())
+            total = int(report.result.completion.sum()) - offset
+            value = report.result.makespan if objective == "makespan" else total
             if best is None or value < best[0]:
                 best = (value, sched)
     return best

@@ -224,6 +224,8 @@ def reference_violations(instance: Instance, schedule: Schedule) -> set[str]:
     for j, job in enumerate(instance.jobs):
         if not 0 <= a[j] < horizon:
             names.add("start_in_horizon")
+        if a[j] < job.release:
+            names.add("before_release")
         if min(y[j]) < 0:
             names.add("placement_nonnegative")
         if sum(y[j]) != job.gpus:
@@ -279,6 +281,19 @@ def _ranged_instances(
         for j in range(draw(st.integers(*jobs)))
     )
     return serial_horizon_instance(name, cluster, job_list, max_horizon=max_horizon)
+
+
+@st.composite
+def with_releases(draw: st.DrawFn, base: st.SearchStrategy[Instance], max_release: int = 3) -> Instance:
+    """An instance of ``base`` whose jobs arrive at random slots 0..max_release (at least one
+    job at slot 0, so that no instance is a shifted copy of another), with the horizon
+    lengthened by the latest release: running the jobs one after another from the last
+    arrival still fits."""
+    inst = draw(base)
+    releases = [draw(st.integers(0, max_release)) for _ in inst.jobs]
+    releases[draw(st.integers(0, len(releases) - 1))] = 0
+    jobs = tuple(dataclasses.replace(job, release=r) for job, r in zip(inst.jobs, releases, strict=True))
+    return Instance(inst.name, inst.horizon + max(releases), inst.cluster, jobs, inst.meta)
 
 
 def micro_instances() -> st.SearchStrategy[Instance]:

@@ -32,6 +32,16 @@ from .baselines import (
 )
 from .classical import PLACEMENTS, ClassicalParams, laf_policy, lpt_policy
 from .engine import Progress, reporting
+from .online import (
+    OnlineParams,
+    OnlineSjfBcoParams,
+    online_consolidate,
+    online_first_fit,
+    online_least_loaded,
+    online_longest_first,
+    online_shortest_first,
+    online_sjf_bco,
+)
 from .result import PolicyResult
 from .search import SearchParams, improve_policy
 from .sjf_bco import SjfBcoParams, sjf_bco
@@ -68,6 +78,15 @@ POLICIES: dict[str, Policy] = {
         Policy("lpt", lpt_policy, ClassicalParams, "longest estimated job first (Graham's LPT), theta = T"),
         Policy("laf", laf_policy, ClassicalParams, "largest area (GPUs x estimated time) first, theta = T"),
         Policy("improve", improve_policy, SearchParams, "seeded iterated greedy from the best lpt/laf schedule"),
+        # online: decisions at arrivals and completions, later jobs unseen (algorithms/online.py)
+        Policy("online-sjf-bco", online_sjf_bco, OnlineSjfBcoParams, "online SJF-BCO: smallest first, FA-FFP/LBSGF"),
+        Policy("online-ff", online_first_fit, OnlineParams, "online first come first served, first fit"),
+        Policy("online-ll", online_least_loaded, OnlineParams, "online first come first served, least loaded"),
+        Policy(
+            "online-consolidate", online_consolidate, OnlineParams, "online first come first served, fewest servers"
+        ),
+        Policy("online-lf", online_longest_first, OnlineParams, "online longest estimated job first, first fit"),
+        Policy("online-sf", online_shortest_first, OnlineParams, "online shortest estimated job first, first fit"),
     )
 }
 

@@ -8,6 +8,11 @@ the job placed just before it (resolution 3 of docs/algorithms.md). Every trial 
 empty cluster with all loads U_g = 0 (resolution 1), and a trial in which some job cannot
 be placed, or which ends after the horizon, is infeasible (resolution 2).
 
+Releases (docs/arrivals.md): a job is not available before its release r_j. When some job
+arrives after slot 0, the list is taken in order of release (stably: the given order among
+jobs released together), and the engine waits until r_j before asking the rule for job j.
+Without releases the list and every decision are unchanged.
+
 GPUs are numbered server by server: GPU g lives on ``server[g]`` with local index
 ``local[g]``. Each GPU carries U_g, the sum of the estimated loads ``weight[j]``
 (= rho_hat_j / u) of the jobs placed on it; a GPU is *eligible* for job j when it is idle
@@ -363,9 +368,17 @@ def run_list(
     reporter, step = _REPORT.get(), max(1, n_jobs // 100)
     if reporter is not None:
         reporter.trials += 1
-    for placed, j in enumerate(np.asarray(order).tolist()):
+    releases = instance.releases
+    jobs = np.asarray(order)
+    if instance.has_releases:  # by release, the given order among equal releases
+        jobs = jobs[np.argsort(releases[jobs], kind="stable")]
+    for placed, j in enumerate(jobs.tolist()):
         if reporter is not None and placed % step == 0:
             reporter.report(reporter.trials, placed, n_jobs)
+        if releases[j] > state.now:  # not available before its release: wait, freeing what completes
+            for done in clock.run_until(int(releases[j])).tolist():
+                state.release(gpus_of[done])
+            state.now = int(releases[j])
         while (chosen := rule(state, j)) is None:
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:

@@ -31,6 +31,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
     p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
     p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
+    p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_generate)
@@ -89,6 +90,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         contention_share=args.contention_share,
         overhead_share=args.overhead_share,
         size_link=args.size_link,
+        load=args.load,
     )
     if args.output is None:
         emit_json(inst.to_dict())

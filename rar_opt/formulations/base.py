@@ -29,8 +29,10 @@ from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
 
-OBJECTIVES = ("makespan", "total")
-"""Objectives every formulation with an objective option offers: max_j C_j, or sum_j C_j."""
+OBJECTIVES = ("makespan", "total", "flow")
+"""Objectives every formulation with an objective option offers: max_j C_j, sum_j C_j, or
+the total flow time sum_j (C_j - r_j) (docs/arrivals.md). Flow is the total less the
+constant sum_j r_j: the same optima, and the objective value is reported as flow."""
 
 RICH_OBJECTIVES = (*OBJECTIVES, "weighted", "lexicographic")
 """The compact MILP's objectives: also sum_j w_j C_j (the jobs' ``weight``) and makespan

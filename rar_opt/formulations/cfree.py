@@ -63,8 +63,9 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         spans = {n: m.new_bool_var(f"v{j}_{n}") for n in range(int(b.n_min[j]), int(b.n_max[j]) + 1)}
         m.add_exactly_one(spans.values())
         shortest = min(rho[j, n] for n in spans)
-        a = m.new_int_var(0, max(horizon - shortest, 0), f"a{j}")
-        e = m.new_int_var(shortest, horizon, f"e{j}")
+        release = instance.jobs[j].release  # a_j >= r_j (docs/arrivals.md)
+        a = m.new_int_var(release, max(horizon - shortest, release), f"a{j}")
+        e = m.new_int_var(release + shortest, max(horizon, release + shortest), f"e{j}")
         d = m.new_int_var(shortest, max(rho[j, n] for n in spans), f"d{j}")
         m.add(d == sum(rho[j, n] * v for n, v in spans.items()))
         intervals.append(m.new_interval_var(a, d, e, f"job{j}"))

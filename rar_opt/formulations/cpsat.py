@@ -135,7 +135,7 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     for j in split_jobs:
         _rates(m, d, v, j)
     _contention(m, d, v, split_jobs, instance.num_servers)
-    makespan = m.new_int_var(max(d.rho_min), d.horizon, "makespan")
+    makespan = m.new_int_var(max(r + rho for r, rho in zip(d.release, d.rho_min, strict=True)), d.horizon, "makespan")
     m.add_max_equality(makespan, v.end)
     m.minimize(makespan)
     data = ModelData("cpsat", instance.name, d.horizon, options, {"levels": d.levels, "symmetry_rows": symmetry_rows})
@@ -148,8 +148,8 @@ def _jobs(m: cp_model.CpModel, d: CompactData) -> _Vars:
     horizon, n_servers = d.horizon, len(d.cap)
     v = _Vars([], [], [], [], [], [])
     for j, gpus in enumerate(d.gpus):
-        v.start.append(m.new_int_var(0, horizon - d.rho_min[j], f"a{j}"))
-        v.end.append(m.new_int_var(d.rho_min[j], horizon, f"e{j}"))
+        v.start.append(m.new_int_var(d.release[j], horizon - d.rho_min[j], f"a{j}"))  # a_j >= r_j
+        v.end.append(m.new_int_var(d.release[j] + d.rho_min[j], horizon, f"e{j}"))
         v.y.append([m.new_int_var(0, min(gpus, d.cap[s]), f"y{j}_{s}") for s in range(n_servers)])
         v.z.append([m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)])
         m.add(sum(v.y[j]) == gpus)  # (1) gang size

@@ -25,6 +25,7 @@ class CompactData:
     gpus: list[int]  # G_j
     iters: list[int]  # F_j
     rho_min: list[int]  # fastest execution time of each job
+    release: list[int]  # r_j: the first slot job j may start in (0 without arrivals)
     n_lo: list[int]  # fewest servers job j can span
     n_hi: list[int]  # most servers job j can span
     splittable: list[bool]  # n_hi >= 2
@@ -37,9 +38,10 @@ class CompactData:
     @classmethod
     def of(cls, instance: Instance, horizon: int) -> CompactData:
         """The constants of ``instance`` over ``horizon`` slots; a horizon shorter than a
-        job's fastest execution time is refused (no model over it has a point)."""
+        job's fastest completion (its release plus its fastest execution time) is refused
+        (no model over it has a point)."""
         tm, b = instance.time_model, instance.bounds
-        longest = int(b.rho_min.max())
+        longest = int((instance.releases + b.rho_min).max())
         if horizon < longest:
             raise InputError(f"= {horizon} is shorter than a job's fastest completion {longest}", where="horizon")
         cap = [int(o) for o in instance.cluster.servers]
@@ -59,6 +61,7 @@ class CompactData:
             gpus=[int(g) for g in instance.arrays.gpus],
             iters=[int(f) for f in instance.arrays.iterations],
             rho_min=[int(r) for r in b.rho_min],
+            release=[int(r) for r in instance.releases],
             n_lo=[int(n) for n in b.n_min],
             n_hi=n_hi,
             splittable=splittable,

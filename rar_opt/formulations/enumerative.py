@@ -85,7 +85,7 @@ def enumerate_schedules(
     options = [_placements(instance, j) for j in range(instance.num_jobs)]
     found: list[Schedule] = []
     completion, execution = [], []
-    for starts in itertools.product(*(range(t) for t in latest)):
+    for starts in itertools.product(*(range(job.release, t) for job, t in zip(instance.jobs, latest, strict=True))):
         for ys in itertools.product(*options):
             sched = Schedule.from_arrays(instance.name, starts, ys)
             report = check(instance, sched)
@@ -125,7 +125,7 @@ def _choice_model(name: str, n_jobs: int, n_sched: int) -> pyo.ConcreteModel:
 class Options:
     """Options of the enumerative ILP (10)-(13)."""
 
-    objective: str = "makespan"  # "makespan" or "total" (sum of completion times)
+    objective: str = "makespan"  # "makespan", "total" (sum of completion times) or "flow" (sum of C_j - r_j)
     horizon: int | None = None  # list the schedules that complete within this (at most T); default T
     limit: int = DEFAULT_LIMIT  # refuse instances with more feasible schedules than this
 
@@ -164,8 +164,9 @@ def build_ilp(
         m.obj = pyo.Objective(expr=m.makespan, doc="(10) minimise the makespan")
     else:
         m.obj = pyo.Objective(
-            expr=sum(int(comp[k, j]) * m.x[j, k] for j in m.J for k in m.K),
-            doc="sum of completion times (variant of (10))",
+            expr=sum(int(comp[k, j]) * m.x[j, k] for j in m.J for k in m.K)
+            - (int(instance.releases.sum()) if objective == "flow" else 0),
+            doc="sum of completion times, or of flow times (variants of (10))",
         )
     base = data or ModelData("enumerative", instance.name, instance.horizon, Options(objective=objective))
     m.rar = dataclasses.replace(base, extra={"enumerated": enumerated})

@@ -100,6 +100,9 @@ def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteMod
     m.S = pyo.RangeSet(0, d.n_servers - 1, doc="servers s")
     m.T = pyo.RangeSet(0, d.horizon - 1, doc="slots t")
     _variables(m, d)
+    for j, r in enumerate(instance.releases.tolist()):  # no start before the release r_j (docs/arrivals.md)
+        for t in range(min(r, d.horizon)):
+            m.x[j, t].fix(0)
     _placement_rows(m, d)
     _activity_rows(m, d)
     _contention_rows(m, d)
