@@ -245,9 +245,13 @@ def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Inst
         "params": {"jobs": n_jobs, "servers": n_servers},
         "known_optimum": None,
     }
-    # the name carries the parameters: tiny(3) and tiny(3, jobs=4, servers=2) differ even when
-    # the first happens to draw 4 jobs and 2 servers (the draws that follow are not the same)
-    name = f"tiny-s{seed}" if jobs is None and servers is None else f"tiny-{n_jobs}x{n_servers}-s{seed}"
+    # the name carries the parameters: JOBSxSERVERS and the seed. tiny(3) and tiny(3, jobs=4,
+    # servers=2) differ even when the first happens to draw 4 jobs and 2 servers (the draws
+    # that follow are not the same), so a size the seed drew is marked: tiny(3) is
+    # tiny-4x2-s3-drawn, tiny(3, jobs=4) tiny-4x2-s3-drawn-servers, tiny(3, jobs=4,
+    # servers=2) tiny-4x2-s3 (the library's names)
+    drawn = {(True, True): "-drawn", (True, False): "-drawn-jobs", (False, True): "-drawn-servers"}
+    name = f"tiny-{n_jobs}x{n_servers}-s{seed}{drawn.get((jobs is None, servers is None), '')}"
     return Instance(
         name=name,
         horizon=int(probe.bounds.rho_max.sum()),
