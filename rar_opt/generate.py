@@ -275,6 +275,33 @@ def nested_cluster(instance: Instance, servers: int) -> Instance:
 
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
 
+GENERATOR_RANGES: dict[str, dict[str, Any]] = {
+    "tiny": {
+        "jobs": [2, 6],
+        "servers": [1, 4],
+        "gpus_per_server": [1, 4],
+        "job_gpus": [1, 4],
+        "iterations": [2, 10],
+        "tau_slots": [0.12, 0.45],
+        "contention_share": [0.3, 1.0],
+        "overhead_share": 0.05,
+        "alpha": [0.0, 1.0],
+    },
+    "paper": {
+        "jobs": 160,
+        "servers": 20,
+        "gpus_per_server": list(PAPER_SERVER_SIZES),
+        "job_gpus": sorted(PHILLY_MIX),
+        "iterations": [1000, 6000],
+        "tau_slots": [0.01, 0.05],
+        "execution_slots": [50, 300],
+        "contention_plus_overhead": 0.15,
+        "horizon": 1200,
+    },
+}
+"""What each generator draws, and from which ranges (defaults where a size is given):
+recorded beside a study's results (``study report``) so that a reader can tell the family."""
+
 
 def generate(
     kind: str,

@@ -21,7 +21,9 @@ from .check import check
 from .errors import InputError
 from .gpus import assign_gpu_ids
 from .instance import Instance
-from .jsonio import atomic_target
+from .jsonio import atomic_target, dump_json
+from .provenance import caption as caption_text
+from .provenance import provenance
 from .schedule import Schedule
 
 FORMATS = ("png", "pdf", "svg")
@@ -57,9 +59,37 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
     )
     draw_schedule(instance, schedule, report, gantt, cont)
     fig.tight_layout()
+    what = f"{instance.name}, schedule by {schedule.meta.get('method') or 'an unnamed method'}"
+    add_caption(fig, what)
     with atomic_target(path, suffix=f".{fmt}") as tmp:
         fig.savefig(tmp, dpi=130, format=fmt)
     plt.close(fig)
+    dump_json(
+        {
+            "figure": Path(path).name,
+            "caption": caption_text(what),
+            "instance": instance.name,
+            "instance_meta": dict(instance.meta),
+            "schedule_meta": dict(schedule.meta),
+            "feasible": report.feasible,
+            "makespan": report.result.makespan,
+            "drawn_with": provenance(),
+        },
+        provenance_path(path),
+    )
+
+
+def provenance_path(figure: str | Path) -> Path:
+    """The provenance file written beside a figure: ``NAME.provenance.json``."""
+    figure = Path(figure)
+    return figure.with_name(figure.stem + ".provenance.json")
+
+
+def add_caption(fig: Any, what: str) -> None:
+    """A one-line caption at the foot of ``fig``: what it shows, rar-opt's version and
+    revision, Python's and the key packages' (:func:`rar_opt.provenance.caption`)."""
+    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.0) + 0.35 / fig.get_size_inches()[1])
+    fig.text(0.005, 0.005, caption_text(what), fontsize=6, ha="left", va="bottom", color="dimgrey")
 
 
 def _heights(instance: Instance, schedule: Schedule, report: Any) -> np.ndarray:

@@ -41,9 +41,7 @@ def _version_of(dist: str) -> str:
 def _git(root: Path, *args: str) -> str | None:
     """The output of ``git -C root args``, or None when git is missing or fails."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5, check=False
-        )
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -58,7 +56,7 @@ def source_revision() -> dict[str, Any] | None:
     taken for a checkout of rar-opt. ``dirty`` counts changes to tracked files only."""
     here = Path(__file__).resolve().parent
     top = _git(here, "rev-parse", "--show-toplevel")
-    if not top or not (Path(top) / "rar_opt" / "provenance.py").resolve() == Path(__file__).resolve():
+    if not top or (Path(top) / "rar_opt" / "provenance.py").resolve() != Path(__file__).resolve():
         return None
     commit = _git(here, "rev-parse", "HEAD")
     if not commit:
@@ -91,6 +89,16 @@ def provenance() -> dict[str, Any]:
     rev = source_revision()
     if rev is not None:
         out["revision"] = dict(rev)
+    return out
+
+
+def versions_and_revision() -> dict[str, Any]:
+    """:func:`versions` with the source revision beside it when known (``revision``: the
+    commit, ``dirty``: uncommitted changes): what a study's store records per row."""
+    out: dict[str, Any] = dict(versions())
+    rev = source_revision()
+    if rev is not None:
+        out["revision"], out["dirty"] = rev["commit"], rev["dirty"]
     return out
 
 

@@ -135,13 +135,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _print_report(path: str, as_json: bool) -> int:
+    import sys
+
     from ..errors import InputError
-    from ..studies.report import report, table
+    from ..studies.report import describe, describe_lines, report, table
     from ..studies.store import open_store
 
     with open_store(path) as store:
         try:
-            rep = report(store.rows())
+            rows = list(store.rows())
+            rep = report(rows)
+            about = describe(store.kind, store.config, rows, store.created_with())
         except InputError:
             raise
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a row of the wrong shape
@@ -150,8 +154,14 @@ def _print_report(path: str, as_json: bool) -> int:
             ) from None
         config, kind = store.config, store.kind
     if as_json:
-        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config})
+        if "warning" in about:
+            print(f"warning: {path}: {about['warning']}", file=sys.stderr)
+        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config, "provenance": about})
         return EXIT_OK
+    for line in describe_lines(about):
+        print(line)
+    if "warning" in about:
+        print(f"WARNING: {about['warning']}")
     print(f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones")
     rows, header = table(rep)
     emit_table(rows, header)
@@ -181,11 +191,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         from ..errors import InputError
         from ..studies.plots import write_plots
+        from ..studies.report import describe
         from ..studies.store import open_store
 
         with open_store(args.store) as store:
+            rows = list(store.rows())
+            about = describe(store.kind, store.config, rows, store.created_with())
             try:
-                written = write_plots(list(store.rows()), args.plots)
+                written = write_plots(rows, args.plots, about)
             except InputError as exc:  # nothing to draw: the report above still stands
                 print(f"note: no pictures: {exc}", file=sys.stderr)
                 written = []

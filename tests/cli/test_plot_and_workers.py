@@ -96,3 +96,23 @@ def test_workers_die_with_their_client(sig: int) -> None:
     while time.time() < deadline and any(_alive(k) for k in kids):
         time.sleep(0.2)
     assert not [k for k in kids if _alive(k)]
+
+
+def test_a_figure_has_a_caption_and_a_provenance_file(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    from rar_opt import Instance, run_policy
+    from rar_opt.library import instance_path
+    from rar_opt.plot import plot_schedule
+    from rar_opt.provenance import caption, provenance
+
+    inst = Instance.read(instance_path("tiny-6x3-s16"))
+    schedule = run_policy(inst, "sjf-bco").schedule
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG
+        plot_schedule(inst, schedule, tmp_path / "g.svg")
+    expected = caption("tiny-6x3-s16, schedule by sjf-bco")
+    assert expected.replace("&", "&amp;") in (tmp_path / "g.svg").read_text()
+    record = json.loads((tmp_path / "g.provenance.json").read_text())
+    assert record["caption"] == expected and record["instance"] == "tiny-6x3-s16"
+    assert record["drawn_with"] == provenance() and record["schedule_meta"]["method"] == "sjf-bco"
