@@ -71,8 +71,10 @@ class ModelSpec:
     def read(cls, path: str | Path) -> ModelSpec:
         """Read a spec file; every error names the file and the field."""
         try:
+            raw = jio.load_json(path)
+            jio.expect_kind(raw, MODEL_FORMAT)
             d = jio.expect_object(
-                jio.load_json(path),
+                raw,
                 required=("format", "version", "name", "formulation"),
                 optional=("options", "doc", "relaxation"),
             )

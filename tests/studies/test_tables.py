@@ -36,7 +36,10 @@ def test_a_store_loads_as_rows_and_frames(store) -> None:
     policies = results.frame("policies")
     assert len(policies) == 2 * len(stored) and set(policies["policy"]) == {"sjf-bco", "ff"}
     ratios = {(r.key, p): v["ratio"] for r in stored for p, v in r.outputs["policies"].items()}
-    assert all(ratios[(k, p)] == ratio for k, p, ratio in zip(policies["key"], policies["policy"], policies["ratio"]))
+    assert all(
+        ratios[(k, p)] == ratio
+        for k, p, ratio in zip(policies["key"], policies["policy"], policies["ratio"], strict=True)
+    )
     assert results.rows() == results.rows("instances")
     assert results.about["config"]["family"] == "tiny"
     with pytest.raises(ParameterError, match="no table 'runs'"):
