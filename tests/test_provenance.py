@@ -73,6 +73,7 @@ def test_dirty_flag_in_the_version(monkeypatch) -> None:
         ("probe", str(WAIT), "--makespan", "15", "--time-limit", "20", "--json"),
         ("bounds", str(WAIT), "--relaxation-time", "0", "--json"),
         ("compare", str(WAIT), "--bound-time-limit", "0", "--json"),
+        ("experiment", "lambda", "--seeds", "0", "--jobs", "8", "--json"),
     ],
     ids=lambda a: a[0],
 )
