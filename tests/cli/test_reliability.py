@@ -81,7 +81,7 @@ def test_threads_are_bounded_by_the_machine() -> None:
 
 @pytest.mark.parametrize("value", ["inf", "nan"])
 def test_time_limit_must_be_finite(value: str) -> None:
-    _one_line_exit_2(run("solve", str(TINY), "--time-limit", value), "time_limit: must be a finite number")
+    _one_line_exit_2(run("solve", str(TINY), "--time-limit", value), "--time-limit: must be a finite number")
 
 
 def test_compare_refuses_a_repeated_policy() -> None:
