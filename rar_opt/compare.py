@@ -18,6 +18,7 @@ from .algorithms import POLICIES
 from .bounds import ClaimCheck
 from .evaluation import evaluate
 from .instance import Instance
+from .provenance import provenance
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Comparison:
             "sjf_bco_claims": [asdict(c) for c in self.claims],
             "solve": self.solve,
             "bounds": self.bounds,
+            "provenance": provenance(),
         }
 
 

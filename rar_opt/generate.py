@@ -245,9 +245,13 @@ def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Inst
         "params": {"jobs": n_jobs, "servers": n_servers},
         "known_optimum": None,
     }
-    # the name carries the parameters: tiny(3) and tiny(3, jobs=4, servers=2) differ even when
-    # the first happens to draw 4 jobs and 2 servers (the draws that follow are not the same)
-    name = f"tiny-s{seed}" if jobs is None and servers is None else f"tiny-{n_jobs}x{n_servers}-s{seed}"
+    # the name carries the parameters: JOBSxSERVERS and the seed. tiny(3) and tiny(3, jobs=4,
+    # servers=2) differ even when the first happens to draw 4 jobs and 2 servers (the draws
+    # that follow are not the same), so a size the seed drew is marked: tiny(3) is
+    # tiny-4x2-s3-drawn, tiny(3, jobs=4) tiny-4x2-s3-drawn-servers, tiny(3, jobs=4,
+    # servers=2) tiny-4x2-s3 (the library's names)
+    drawn = {(True, True): "-drawn", (True, False): "-drawn-jobs", (False, True): "-drawn-servers"}
+    name = f"tiny-{n_jobs}x{n_servers}-s{seed}{drawn.get((jobs is None, servers is None), '')}"
     return Instance(
         name=name,
         horizon=int(probe.bounds.rho_max.sum()),
@@ -295,6 +299,33 @@ def with_arrivals(instance: Instance, load: float, seed: int) -> Instance:
 
 
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
+
+GENERATOR_RANGES: dict[str, dict[str, Any]] = {
+    "tiny": {
+        "jobs": [2, 6],
+        "servers": [1, 4],
+        "gpus_per_server": [1, 4],
+        "job_gpus": [1, 4],
+        "iterations": [2, 10],
+        "tau_slots": [0.12, 0.45],
+        "contention_share": [0.3, 1.0],
+        "overhead_share": 0.05,
+        "alpha": [0.0, 1.0],
+    },
+    "paper": {
+        "jobs": 160,
+        "servers": 20,
+        "gpus_per_server": list(PAPER_SERVER_SIZES),
+        "job_gpus": sorted(PHILLY_MIX),
+        "iterations": [1000, 6000],
+        "tau_slots": [0.01, 0.05],
+        "execution_slots": [50, 300],
+        "contention_plus_overhead": 0.15,
+        "horizon": 1200,
+    },
+}
+"""What each generator draws, and from which ranges (defaults where a size is given):
+recorded beside a study's results (``study report``) so that a reader can tell the family."""
 
 
 def generate(

@@ -311,6 +311,7 @@ class Instance:
     @classmethod
     def from_dict(cls, data: Any) -> Instance:
         """Build from a JSON object; unknown or missing keys are an InputError naming the field."""
+        jio.expect_kind(data, INSTANCE_FORMAT)
         d = jio.expect_object(
             data, required=("format", "version", "name", "horizon", "cluster", "jobs"), optional=("meta",)
         )

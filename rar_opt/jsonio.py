@@ -260,6 +260,30 @@ def expect_object(data: Any, *, required: tuple[str, ...], optional: tuple[str, 
     return data
 
 
+FILE_KINDS = {
+    "rar-opt/instance": "an instance",
+    "rar-opt/schedule": "a schedule",
+    "rar-opt/model": "a model spec",
+    "rar-opt/study-store": "a study store",
+}
+"""The formats of rar-opt's files and what each is, for messages about a file given in the
+wrong place."""
+
+
+def expect_kind(data: Any, fmt: str) -> None:
+    """Refuse another rar-opt file given where a ``fmt`` file is expected (a schedule where
+    the instance goes), naming both formats, before its keys are checked: its keys would
+    otherwise be reported one by one as unknown."""
+    found = data.get("format") if isinstance(data, Mapping) else None
+    if isinstance(found, str) and found != fmt and found in FILE_KINDS:
+        hint = " (are the arguments swapped? the instance comes first, then the schedule)"
+        swapped = {fmt, found} == {"rar-opt/instance", "rar-opt/schedule"}
+        raise InputError(
+            f"expected {FILE_KINDS[fmt]} ({fmt!r}), found {FILE_KINDS[found]} ({found!r})" + (hint if swapped else ""),
+            where="format",
+        )
+
+
 def expect_header(data: Mapping[str, Any], fmt: str, version: int) -> None:
     """Check the ``format`` and ``version`` fields every rar-opt file carries."""
     if data.get("format") != fmt:

@@ -9,6 +9,7 @@ the repository's own folders are used.
 
 from __future__ import annotations
 
+import difflib
 import sys
 import sysconfig
 from pathlib import Path
@@ -38,8 +39,11 @@ def _find(name: str, folders: tuple[str, ...], what: str) -> Path:
             candidate = root / folder / f"{name}.json"
             if candidate.is_file():
                 return candidate
-    known = ", ".join(names(folders)) or "none found"
-    raise InputError(f"is neither a file nor a bundled {what} (bundled: {known})", file=name)
+    available = names(folders)
+    close = difflib.get_close_matches(name, available, n=3, cutoff=0.6)
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    known = ", ".join(available) or "none found"
+    raise InputError(f"is neither a file nor a bundled {what}{guess} (bundled: {known})", file=name)
 
 
 def names(folders: tuple[str, ...]) -> list[str]:

@@ -71,8 +71,10 @@ class ModelSpec:
     def read(cls, path: str | Path) -> ModelSpec:
         """Read a spec file; every error names the file and the field."""
         try:
+            raw = jio.load_json(path)
+            jio.expect_kind(raw, MODEL_FORMAT)
             d = jio.expect_object(
-                jio.load_json(path),
+                raw,
                 required=("format", "version", "name", "formulation"),
                 optional=("options", "doc", "relaxation"),
             )
@@ -136,6 +138,15 @@ def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str
             tmp.with_suffix(extra).unlink(missing_ok=True)
         if fmt in COMMENT:
             tmp.write_text(header(spec, instance, fmt) + tmp.read_text())
-    n_vars = sum(1 for _ in model.component_data_objects(pyo.Var))
+    # what is counted (docs/formats.md, "Model sizes"): every variable the Pyomo model
+    # declares, fixed ones included (HiGHS receives those as columns with equal bounds, so
+    # solve's model_size.cols is the same number); the LP and MPS writers substitute the
+    # fixed ones, so such a file holds variables - fixed_variables columns (plus one
+    # constant column when the objective has a constant term)
+    variables = list(model.component_data_objects(pyo.Var))
     n_cons = sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True))
-    return {"variables": n_vars, "constraints": n_cons}
+    return {
+        "variables": len(variables),
+        "fixed_variables": sum(bool(v.fixed) for v in variables),
+        "constraints": n_cons,
+    }

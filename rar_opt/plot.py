@@ -21,11 +21,17 @@ from .check import check
 from .errors import InputError
 from .gpus import assign_gpu_ids
 from .instance import Instance
-from .jsonio import atomic_target
+from .jsonio import atomic_target, dump_json
+from .provenance import caption as caption_text
+from .provenance import provenance
 from .schedule import Schedule
 
 FORMATS = ("png", "pdf", "svg")
 GOLDEN = 0.618033988749895  # spreads job colours so that neighbours differ
+PAGE_WIDTH = 7.5  # inches: a figure as wide as a page's text
+FONT = 7  # points: the smallest text on a figure
+LANE_TICKS = 48  # up to this many GPU rows, each one is labelled; beyond, each server
+LEGEND_JOBS = 40  # up to this many jobs, a legend names them; beyond, the bars carry their ids
 
 
 def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allow_infeasible: bool = False) -> None:
@@ -48,18 +54,48 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
             where="schedule",
         )
     height = _heights(instance, schedule, report)
+    # a page's width (7.5 in) with fonts of 7 points and more: readable printed in a paper
     fig, (gantt, cont) = plt.subplots(
         2,
         1,
-        figsize=(11, 3 + min(0.14 * float(height.sum()), 10)),
+        figsize=(PAGE_WIDTH, 2.6 + min(0.16 * float(height.sum()), 7.5)),
         sharex=True,
         gridspec_kw={"height_ratios": [3, 1]},
     )
     draw_schedule(instance, schedule, report, gantt, cont)
+    legend_of_jobs(instance, schedule, gantt)
     fig.tight_layout()
+    what = f"{instance.name}, schedule by {schedule.meta.get('method') or 'an unnamed method'}"
+    add_caption(fig, what)
     with atomic_target(path, suffix=f".{fmt}") as tmp:
         fig.savefig(tmp, dpi=130, format=fmt)
     plt.close(fig)
+    dump_json(
+        {
+            "figure": Path(path).name,
+            "caption": caption_text(what),
+            "instance": instance.name,
+            "instance_meta": dict(instance.meta),
+            "schedule_meta": dict(schedule.meta),
+            "feasible": report.feasible,
+            "makespan": report.result.makespan,
+            "drawn_with": provenance(),
+        },
+        provenance_path(path),
+    )
+
+
+def provenance_path(figure: str | Path) -> Path:
+    """The provenance file written beside a figure: ``NAME.provenance.json``."""
+    figure = Path(figure)
+    return figure.with_name(figure.stem + ".provenance.json")
+
+
+def add_caption(fig: Any, what: str) -> None:
+    """A one-line caption at the foot of ``fig``: what it shows, rar-opt's version and
+    revision, Python's and the key packages' (:func:`rar_opt.provenance.caption`)."""
+    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.0) + 0.35 / fig.get_size_inches()[1])
+    fig.text(0.005, 0.005, caption_text(what), fontsize=6, ha="left", va="bottom", color="dimgrey")
 
 
 def _heights(instance: Instance, schedule: Schedule, report: Any) -> np.ndarray:
@@ -84,13 +120,13 @@ def draw_schedule(
     end_of = res.completion if res.all_complete else np.where(res.stalled, instance.horizon, res.completion)
     span = float(max(int(np.max(end_of)), 1)) if span is None else span
     cmap = matplotlib.colormaps["turbo"]
-    # a label needs about 7 points of height: on a crowded chart only jobs holding enough
-    # adjacent GPUs (and long enough bars) get one
+    # a label needs about FONT points of height and some width: each server segment of a
+    # job (a run of adjacent GPU rows) is labelled where it has room
     points_per_lane = 0.75 * 72 * gantt.figure.get_size_inches()[1] * 0.75 / float(height.sum())
-    lanes_for_label = int(np.ceil(7.0 / max(points_per_lane, 1e-9)))
+    lanes_for_label = int(np.ceil(FONT / max(points_per_lane, 1e-9)))
     for j, ids in enumerate(lanes):
         start, end = int(schedule.starts[j]), int(end_of[j])
-        colour = cmap(0.08 + 0.84 * ((j * GOLDEN) % 1.0))
+        colour = job_colour(cmap, j)
         for s, lane in ids:
             gantt.broken_barh([(start, end - start)], (offset[s] + lane + 0.05, 0.9), color=colour, linewidth=0)
         release = instance.jobs[j].release
@@ -100,30 +136,92 @@ def draw_schedule(
             gantt.plot([release], [y], marker=">", markersize=4, color="black", linewidth=0)
             if start > release:
                 gantt.plot([release, start], [y, y], linestyle=":", linewidth=0.8, color="black")
-        if ids and (end - start) >= 0.03 * span:
-            s = ids[0][0]
-            own = sorted(lane for s2, lane in ids if s2 == s)
-            block = next((k for k in range(1, len(own)) if own[k] != own[k - 1] + 1), len(own))
-            own = own[:block]  # the first run of adjacent lanes: a label never lands on an idle one
-            if len(own) >= lanes_for_label:
-                middle = offset[s] + (own[0] + own[-1] + 1) / 2
-                gantt.text(start + 0.02 * (end - start), middle, str(j), va="center", fontsize=6)
+        if not ids or (end - start) < 0.03 * span:
+            continue
+        for s in sorted({s for s, _ in ids}):
+            for run in _runs(sorted(lane for s2, lane in ids if s2 == s)):
+                if len(run) >= lanes_for_label:
+                    middle = offset[s] + (run[0] + run[-1] + 1) / 2
+                    text = gantt.text(start + 0.15, middle, str(j), va="center", fontsize=FONT)
+                    text.set_color("white" if _dark(colour) else "black")
     for s in range(len(cap)):
         if height[s] > cap[s]:  # GPUs that do not exist: an infeasible schedule drawn anyway
             gantt.axhspan(offset[s] + cap[s], offset[s] + height[s], color="red", alpha=0.15, linewidth=0)
-        gantt.axhline(offset[s], color="grey", linewidth=0.5)
-    gantt.set_yticks(offset + height / 2)
-    gantt.set_yticklabels([f"server {s} ({cap[s]} GPUs)" for s in range(len(cap))], fontsize=6)
+        gantt.axhline(offset[s], color="grey", linewidth=0.6)
+    if float(height.sum()) <= LANE_TICKS:  # every GPU row labelled: server s, GPU g
+        rows = [(offset[s] + g + 0.5, f"s{s} g{g}") for s in range(len(cap)) for g in range(int(height[s]))]
+        gantt.set_yticks([y for y, _ in rows])
+        gantt.set_yticklabels([t for _, t in rows], fontsize=FONT - 1)
+        gantt.set_ylabel("GPU (server s, GPU g)", fontsize=FONT + 1)
+    else:
+        gantt.set_yticks(offset + height / 2)
+        gantt.set_yticklabels([f"server {s} ({cap[s]} GPUs)" for s in range(len(cap))], fontsize=FONT)
     gantt.set_ylim(0, float(height.sum()))
     title = f"{instance.name}: makespan {res.makespan}, average JCT {_fmt(res.avg_jct)}"
     if not report.feasible:  # the kinds of violation, counted; the details go to the first lines
         kinds = sorted(report.names())
         counts = ", ".join(f"{k} x{sum(v.constraint == k for v in report.violations)}" for k in kinds)
         title += f"\nINFEASIBLE: {counts}\n" + "\n".join(textwrap.shorten(str(v), 110) for v in report.violations[:3])
-    gantt.set_title(title, fontsize=9, color="black" if report.feasible else "red")
+    gantt.set_title(title, fontsize=FONT + 2, color="black" if report.feasible else "red")
     _contention(cont, res, len(cap))
-    cont.set_xlabel("slot")
+    cont.set_xlabel("slot", fontsize=FONT + 1)
     cont.set_xlim(min(0, int(np.min(schedule.start_array))), span)
+    integer_slots(cont)
+
+
+def integer_slots(ax: Any) -> None:
+    """Slot ticks on whole slots only (at most about a dozen of them)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=12, integer=True))
+    ax.tick_params(labelsize=FONT)
+
+
+def job_colour(cmap: Any, j: int) -> Any:
+    """Job j's colour: the golden-ratio walk through the colour map (neighbours differ)."""
+    return cmap(0.08 + 0.84 * ((j * GOLDEN) % 1.0))
+
+
+def legend_of_jobs(instance: Instance, schedule: Schedule, ax: Any) -> None:
+    """A legend naming the jobs (``id: name (GPUs)``) beside the chart, up to LEGEND_JOBS
+    jobs; with more, the ids on the bars are all there is room for."""
+    import matplotlib
+    from matplotlib.patches import Patch
+
+    if instance.num_jobs > LEGEND_JOBS:
+        return
+    cmap = matplotlib.colormaps["turbo"]
+    handles = [
+        Patch(color=job_colour(cmap, j), label=f"{j}: {job.name} ({job.gpus})") for j, job in enumerate(instance.jobs)
+    ]
+    ax.legend(
+        handles=handles,
+        title="job: name (GPUs)",
+        title_fontsize=FONT,
+        fontsize=FONT,
+        loc="upper left",
+        bbox_to_anchor=(1.005, 1.0),
+        ncol=1 + instance.num_jobs // 20,
+        frameon=False,
+        borderaxespad=0.0,
+    )
+
+
+def _runs(lanes: list[int]) -> list[list[int]]:
+    """Sorted lane numbers split into runs of adjacent ones."""
+    out: list[list[int]] = []
+    for lane in lanes:
+        if out and lane == out[-1][-1] + 1:
+            out[-1].append(lane)
+        else:
+            out.append([lane])
+    return out
+
+
+def _dark(colour: Any) -> bool:
+    """Whether text on ``colour`` reads better in white (its luminance is low)."""
+    r, g, b = colour[:3]
+    return 0.299 * r + 0.587 * g + 0.114 * b < 0.5
 
 
 def _contention(ax: Any, res: Any, n_servers: int) -> None:
@@ -135,20 +233,25 @@ def _contention(ax: Any, res: Any, n_servers: int) -> None:
     slots = np.arange(trace.origin, trace.origin + len(values) + 1)  # edges: the last slot is drawn whole
     if n_servers <= 6:
         top = max(int(values.max()), 1)
+        styles = ["-", "--", "-.", ":"]
         for s in range(n_servers):
-            shift = 0.06 * (s - (n_servers - 1) / 2)  # lines that coincide stay visible side by side
-            y = np.append(values[:, s], values[-1, s]) + shift
-            ax.step(slots, y, where="post", label=f"server {s}", linewidth=1.0)
+            # the true values, no offsets: lines that coincide stay visible because the
+            # later ones are thinner and dashed differently
+            y = np.append(values[:, s], values[-1, s])
+            width = max(3.0 - 0.45 * s, 0.8)
+            ax.step(slots, y, where="post", label=f"server {s}", linewidth=width, linestyle=styles[s % 4])
         ax.set_yticks(range(top + 1))
-        ax.legend(fontsize=6, ncol=min(n_servers, 6), loc="upper right")
+        ax.set_ylim(-0.15, top + 0.3)
+        ax.tick_params(labelsize=FONT)
+        ax.legend(fontsize=FONT, ncol=1, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
     else:
         image = ax.pcolormesh(slots, np.arange(n_servers + 1), values.T, cmap="Greys", shading="flat")
         bar = ax.inset_axes((1.005, 0.0, 0.012, 1.0))  # outside the axes: the x axes stay aligned
         ax.figure.colorbar(image, cax=bar, label="c_s")
         step = max(1, n_servers // 10)
         ax.set_yticks(np.arange(0, n_servers, step) + 0.5)
-        ax.set_yticklabels([str(s) for s in range(0, n_servers, step)], fontsize=6)
-    ax.set_ylabel("split jobs c_s" if n_servers <= 6 else "server (shade: c_s)")
+        ax.set_yticklabels([str(s) for s in range(0, n_servers, step)], fontsize=FONT)
+    ax.set_ylabel("split jobs c_s" if n_servers <= 6 else "server (shade: c_s)", fontsize=FONT + 1)
 
 
 def _lanes(instance: Instance, schedule: Schedule, feasible: bool) -> list[list[tuple[int, int]]]:

@@ -261,6 +261,7 @@ class Schedule:
     def from_dict(cls, data: Any) -> Schedule:
         """Build from a JSON object, dense (``placement`` per job) or sparse (``servers``
         and ``on`` per job); errors name the field."""
+        jio.expect_kind(data, SCHEDULE_FORMAT)
         d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta", "servers"))
         jio.expect_header(d, SCHEDULE_FORMAT, SCHEDULE_VERSION)
         items = jio.check_list(d["jobs"], "jobs", min_len=1)

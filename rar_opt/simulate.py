@@ -92,8 +92,13 @@ class SimResult:
         """The largest C_j (the makespan), or None if some job never completes."""
         return self.makespan
 
+    def to_dict(self) -> dict[str, object]:
+        """The metrics as plain JSON-ready values (:func:`rar_opt.results.to_dict` gives
+        the same for every result type)."""
+        return self.summary()
+
     def summary(self) -> dict[str, object]:
-        """The metrics as plain JSON-ready values."""
+        """The metrics as plain JSON-ready values (the older name of :meth:`to_dict`)."""
         return {
             "makespan": self.makespan,
             "avg_jct": self.avg_jct,

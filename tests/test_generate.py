@@ -79,3 +79,16 @@ def test_budget_is_validated() -> None:
         paper(0, budget=0.0)
     with pytest.raises(InputError, match="only the paper generator"):
         generate("tiny", 0, budget=0.5)
+
+
+def test_tiny_names_carry_their_size_and_tell_drawn_from_given() -> None:
+    """A name says JOBSxSERVERS and the seed; sizes the seed drew are marked, so two
+    different instances never share a name (the library's given-size names stay as they were)."""
+    drawn = tiny(3)
+    assert drawn.name == f"tiny-{drawn.num_jobs}x{drawn.num_servers}-s3-drawn"
+    given = tiny(3, jobs=drawn.num_jobs, servers=drawn.num_servers)
+    assert given.name == f"tiny-{drawn.num_jobs}x{drawn.num_servers}-s3"
+    assert given.to_dict()["jobs"] != drawn.to_dict()["jobs"] or given.cluster != drawn.cluster
+    names = {tiny(3).name, tiny(3, jobs=4).name, tiny(3, servers=2).name, tiny(3, jobs=4, servers=2).name}
+    assert len(names) == 4
+    assert tiny(13, jobs=4, servers=2).name == "tiny-4x2-s13"

@@ -219,3 +219,24 @@ def test_weights_round_trip_and_bad_weights_are_named(tiny_3x2_s12: Instance) ->
         data["jobs"][1]["weight"] = bad
         with pytest.raises(InputError, match=rf"jobs\[1\]\.weight: .*{message}"):
             Instance.from_dict(data)
+
+
+def test_export_counts_what_the_lp_file_holds(tmp_path) -> None:
+    """export's ``variables`` are the Pyomo model's, fixed ones included (as HiGHS gets them
+    from solve); the LP file leaves the fixed ones out (docs/formats.md, "Model sizes")."""
+    import highspy
+
+    from rar_opt import Instance
+    from rar_opt.library import instance_path, model_path
+    from rar_opt.models import ModelSpec, export_model
+
+    inst = Instance.read(instance_path("wait-beats-start-plus"))
+    size = export_model(ModelSpec.read(model_path("compact-makespan")), inst, tmp_path / "m.lp", "lp")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(tmp_path / "m.lp"))
+    assert size["fixed_variables"] > 0
+    assert (
+        size["variables"] - size["fixed_variables"] <= h.getNumCol() <= size["variables"] - size["fixed_variables"] + 1
+    )
+    assert h.getNumRow() == size["constraints"]

@@ -16,9 +16,9 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .._version import __version__
 from ..errors import InputError, ParameterError
 from ..processes import graceful_stops, stop_requested
+from ..provenance import full_version
 from . import bounds, exact, instances, study, sweeps, variants
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
 
@@ -46,7 +46,7 @@ def _terminate(signum: int, frame: object) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; choices come from the registries."""
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
-    parser.add_argument("--version", action="version", version=f"rar-opt {__version__}")
+    parser.add_argument("--version", action="version", version=f"rar-opt {full_version()}")
     # -v/--quiet work before and after the subcommand (the subcommand's copy never resets them)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress")

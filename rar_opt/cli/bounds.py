@@ -10,7 +10,7 @@ import math
 from ..errors import InputError
 from ..instance import Instance
 from ..library import instance_path
-from ..provenance import versions
+from ..provenance import provenance, versions
 from .output import EXIT_OK, emit_json, emit_table
 
 
@@ -49,6 +49,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
                 "relaxation_time": seconds,
                 "seed": args.seed,
                 "versions": versions(),
+                "provenance": provenance(),
             }
         )
         return EXIT_OK

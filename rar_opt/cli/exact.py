@@ -17,6 +17,7 @@ from ..instance import Instance
 from ..library import instance_path, model_path
 from ..models import EXPORT_FORMATS
 from ..processes import seconds_since_start
+from ..provenance import provenance
 from ..solvers.budget import after_startup
 from ..solvers.cpsat import SEARCHES
 from ..solvers.decompose import PLANS
@@ -152,7 +153,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
-    out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
+    out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if args.json:
         emit_json(out)
     else:
@@ -215,7 +216,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None
     _write_schedule(args.output, answer.schedule, f"no schedule was found ({answer.status})")
-    out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit}
+    out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if args.json:
         emit_json(out)
         return EXIT_OK

@@ -17,6 +17,10 @@ from ..library import instance_path
 from ..schedule import Schedule
 from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
 
+MAX_SEED = 2**63 - 1
+"""The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
+integer; this keeps it within a signed 64-bit integer, as result files store it)."""
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add this module's subcommands to ``sub``."""
@@ -50,7 +54,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("schedule", parents=[common], help="schedule an instance with a heuristic policy")
     p.add_argument("instance")
     p.add_argument("--policy", default="sjf-bco", choices=list(POLICIES), help="default sjf-bco")
-    p.add_argument("--seed", type=int, default=0, help="seed of randomised policies (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of randomised policies, 0..2**63-1 (default 0)")
     p.add_argument("--kappa", type=int, help="SJF-BCO: fixed kappa instead of the loop")
     p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")
@@ -123,6 +127,9 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     """``rar-opt schedule``: run a policy and report its schedule."""
     from ..algorithms import run_policy
 
+    # one range for every policy, seeded or not: a bad seed is refused even where it is unused
+    if not 0 <= args.seed <= MAX_SEED:
+        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {args.seed}", where="--seed")
     instance = Instance.read(instance_path(args.instance))
     options = {
         k: v

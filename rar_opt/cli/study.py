@@ -79,7 +79,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--worst", type=int, metavar="K", help="the K instances of largest ALG/OPT")
     p.add_argument("--policy", choices=list(POLICIES), help="rank by this policy's ratio (default: any policy's)")
     p.add_argument("-o", "--dir", dest="directory", metavar="DIR", help="the directory the instance files go to")
-    p.add_argument("--tables", metavar="DIR", help="write instances.csv and policies.csv into DIR")
+    p.add_argument(
+        "--tables",
+        metavar="DIR",
+        help="write the tables into DIR: instances and policies for a store, runs and summary for an "
+        "experiment file (rar-opt experiment -o FILE)",
+    )
+    p.add_argument(
+        "--format", choices=["csv", "parquet"], default="csv", help="of --tables (default csv; parquet needs pyarrow)"
+    )
     p.set_defaults(func=cmd_export)
 
 
@@ -135,13 +143,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _print_report(path: str, as_json: bool) -> int:
+    import sys
+
     from ..errors import InputError
-    from ..studies.report import report, table
+    from ..studies.report import describe, describe_lines, report, table
     from ..studies.store import open_store
 
     with open_store(path) as store:
         try:
-            rep = report(store.rows())
+            rows = list(store.rows())
+            rep = report(rows)
+            about = describe(store.kind, store.config, rows, store.created_with())
         except InputError:
             raise
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a row of the wrong shape
@@ -150,8 +162,14 @@ def _print_report(path: str, as_json: bool) -> int:
             ) from None
         config, kind = store.config, store.kind
     if as_json:
-        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config})
+        if "warning" in about:
+            print(f"warning: {path}: {about['warning']}", file=sys.stderr)
+        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config, "provenance": about})
         return EXIT_OK
+    for line in describe_lines(about):
+        print(line)
+    if "warning" in about:
+        print(f"WARNING: {about['warning']}")
     print(f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones")
     rows, header = table(rep)
     emit_table(rows, header)
@@ -181,11 +199,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         from ..errors import InputError
         from ..studies.plots import write_plots
+        from ..studies.report import describe
         from ..studies.store import open_store
 
         with open_store(args.store) as store:
+            rows = list(store.rows())
+            about = describe(store.kind, store.config, rows, store.created_with())
             try:
-                written = write_plots(list(store.rows()), args.plots)
+                written = write_plots(rows, args.plots, about)
             except InputError as exc:  # nothing to draw: the report above still stands
                 print(f"note: no pictures: {exc}", file=sys.stderr)
                 written = []
@@ -198,20 +219,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """``rar-opt study export``: instance files of the worst instances, and flat tables."""
     from ..errors import InputError
-    from ..studies.export import export_tables, export_worst
+    from ..studies.export import export_worst
     from ..studies.store import open_store
+    from ..studies.tables import load_results, require_parquet
 
     if args.worst is None and args.tables is None:
         raise InputError("give --worst K with -o DIR, or --tables DIR (or both)", where="study export")
     if args.worst is not None and args.directory is None:
         raise InputError("--worst needs -o DIR", where="-o")
-    with open_store(args.store) as store:
-        rows, config = list(store.rows()), store.config
+    if args.tables is not None and args.format == "parquet":
+        require_parquet()  # before any work
     written = []
     if args.worst is not None:
+        with open_store(args.store) as store:
+            rows, config = list(store.rows()), store.config
         written += export_worst(rows, args.worst, args.directory, str(args.store), config, args.policy)
     if args.tables is not None:
-        written += export_tables(rows, args.tables)
+        written += load_results(args.store).write(args.tables, args.format)
     for path in written:
         print(f"wrote {path}")
     return EXIT_OK

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..calibration import PRESETS
 from ..experiments import EXPERIMENTS
-from ..provenance import versions
+from ..provenance import provenance, versions
 from .output import EXIT_OK, emit_json, emit_table, progress
 
 
@@ -56,6 +56,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "scheduler": args.scheduler,
         "wall_s": round(time.perf_counter() - began, 3),
         "versions": versions(),
+        "provenance": provenance(),
         "summary": summary,
         "runs": rows,
     }

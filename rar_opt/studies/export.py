@@ -1,5 +1,5 @@
 """``study export``: the K worst instances of a store as instance files, and the store as
-flat tables (CSV, one row per instance and one per instance x policy) for pandas users.
+flat tables (one row per instance and one per instance x policy: :mod:`rar_opt.studies.tables`).
 
 An exported instance file is the instance itself with, in its ``meta``, where it came from
 (store, configuration, task key and inputs), its optimum and bound, each policy's makespan
@@ -9,14 +9,13 @@ paper can use it without the store (docs/formats.md describes instance files).
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 from pathlib import Path
 from typing import Any
 
 from ..algorithms import run_policy
 from ..errors import InputError, ParameterError
-from ..jsonio import atomic_target, dump_json
+from ..jsonio import dump_json
 from .store import TaskRow
 from .tasks import instance_of
 
@@ -121,24 +120,6 @@ def tables(rows: list[TaskRow]) -> tuple[list[dict[str, Any]], list[dict[str, An
                 {c: {**p, "key": r.key, "instance": o["instance"], "policy": name}.get(c) for c in POLICY_COLUMNS}
             )
     return instances, policies
-
-
-def export_tables(rows: list[TaskRow], directory: str | Path) -> list[Path]:
-    """Write ``instances.csv`` and ``policies.csv`` into ``directory``; the paths written."""
-    out = _directory(directory, "--tables")
-    instances, policies = tables(rows)
-    written = []
-    for name, columns, data in (
-        ("instances.csv", INSTANCE_COLUMNS, instances),
-        ("policies.csv", POLICY_COLUMNS, policies),
-    ):
-        path = out / name
-        with atomic_target(path, suffix=".csv") as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(columns))
-            writer.writeheader()
-            writer.writerows(data)
-        written.append(path)
-    return written
 
 
 def _directory(directory: str | Path, option: str) -> Path:

@@ -5,7 +5,14 @@
   extra time contention causes in the policy's own schedule (:mod:`rar_opt.analysis`);
 * ``worst-POLICY.png``: the worst instance of each policy that is ever suboptimal, as a
   Gantt chart under the policy (left) and under the optimum (right), drawn by
-  :func:`rar_opt.plot.plot_schedule`.
+  :func:`rar_opt.plot.plot_schedule`;
+* ``provenance.json``: what the pictures were drawn from (the study's family, seeds,
+  method, time limit and versions: :func:`rar_opt.studies.report.describe`) and the
+  versions that drew them. Every picture carries a one-line caption with the same.
+
+A store where no optimum is proven still gets its ECDF and parameter plots, of ALG over
+the best lower bound (an upper end of ALG/OPT, labelled as such); the worst-instance
+charts need an optimum and are left out.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from ..algorithms import POLICIES, run_policy
 from ..check import check
 from ..errors import ParameterError
 from ..jsonio import atomic_target
-from ..plot import draw_schedule
+from ..plot import add_caption, draw_schedule
+from ..provenance import provenance
 from ..schedule import Schedule
 from .store import TaskRow
 from .tasks import instance_of
@@ -39,20 +47,32 @@ def _policies(rows: list[TaskRow]) -> list[str]:
     return [p for p in POLICIES if p in names] + sorted(names - set(POLICIES))
 
 
-def _save(fig: Any, path: Path) -> None:
+def _basis(rows: list[TaskRow]) -> tuple[list[TaskRow], str, str]:
+    """The rows to draw, the ratio field and its label: ALG/OPT over the proven instances,
+    or, when none is proven, ALG / best lower bound over every instance."""
+    proven = [r for r in rows if r.outputs["proven"]]
+    if proven:
+        return proven, "ratio", "ALG / OPT"
+    return rows, "ratio_high", "ALG / lower bound"
+
+
+def _save(fig: Any, path: Path, caption: str | None = None) -> None:
+    if caption is not None:
+        add_caption(fig, caption)
     with atomic_target(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=130, format="png")
     _pyplot().close(fig)
 
 
-def ecdf(rows: list[TaskRow], path: Path) -> None:
-    """The empirical CDF of ALG/OPT per policy (proven instances only)."""
+def ecdf(rows: list[TaskRow], path: Path, caption: str | None = None) -> None:
+    """The empirical CDF of ALG/OPT per policy (proven instances only; ALG / lower bound
+    over every instance when none is proven)."""
     plt = _pyplot()
-    proven = [r for r in rows if r.outputs["proven"]]
+    proven, field, label = _basis(rows)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     styles = ["-", "--", "-.", ":"]
     for k, name in enumerate(_policies(proven)):
-        ratios = np.sort([r.outputs["policies"][name]["ratio"] for r in proven if name in r.outputs["policies"]])
+        ratios = np.sort([r.outputs["policies"][name][field] for r in proven if name in r.outputs["policies"]])
         if not len(ratios):
             continue
         share = np.arange(1, len(ratios) + 1) / len(ratios)
@@ -60,47 +80,51 @@ def ecdf(rows: list[TaskRow], path: Path) -> None:
         # thinner lines drawn later: a policy whose curve coincides with an earlier one stays visible
         width = max(2.8 - 0.35 * k, 0.9)
         ax.step(xs, ys, where="post", label=name, linestyle=styles[k % len(styles)], linewidth=width)
-    ax.set_xlabel("ALG / OPT")
+    ax.set_xlabel(label)
     ax.set_ylabel("share of instances with ratio <= x")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(f"ALG/OPT over {len(proven)} instances with a proven optimum", fontsize=10)
+    if field == "ratio":
+        ax.set_title(f"ALG/OPT over {len(proven)} instances with a proven optimum", fontsize=10)
+    else:
+        ax.set_title(f"ALG / lower bound over {len(proven)} instances (no optimum proven)", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    _save(fig, path, caption)
 
 
-def ratio_vs_parameters(rows: list[TaskRow], path: Path) -> None:
+def ratio_vs_parameters(rows: list[TaskRow], path: Path, caption: str | None = None) -> None:
     """ALG/OPT against the number of jobs (mean per count, one line per policy) and against
     the realized contention share of the policy's schedule (one point per instance)."""
     plt = _pyplot()
-    proven = [r for r in rows if r.outputs["proven"]]
+    proven, field, label = _basis(rows)
     fig, (by_jobs, by_share) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     names = _policies(proven)
     markers = "osD^vP*X"
     for k, name in enumerate(names):
         mine = [r for r in proven if name in r.outputs["policies"]]
         jobs = np.array([r.outputs["jobs"] for r in mine])
-        ratio = np.array([r.outputs["policies"][name]["ratio"] for r in mine])
+        ratio = np.array([r.outputs["policies"][name][field] for r in mine])
         share = np.array([r.outputs["policies"][name]["contention_share"] for r in mine])
         counts = np.unique(jobs)
         offset = 0.08 * (k - (len(names) - 1) / 2)  # policies side by side at each job count
         by_jobs.plot(counts + offset, [ratio[jobs == c].mean() for c in counts], marker=markers[k % 8], label=name)
         by_share.scatter(share, ratio, s=10, marker=markers[k % 8], alpha=0.55, label=name)
     by_jobs.set_xlabel("jobs")
-    by_jobs.set_ylabel("mean ALG / OPT")
+    by_jobs.set_ylabel(f"mean {label}")
     by_share.set_xlabel("contention share of the policy's schedule (extra time / best time)")
-    by_share.set_ylabel("ALG / OPT")
+    by_share.set_ylabel(label)
     by_share.yaxis.set_tick_params(labelleft=True)
     for ax in (by_jobs, by_share):
         ax.grid(alpha=0.3)
     by_jobs.legend(fontsize=7)
-    fig.suptitle(f"ALG/OPT against instance parameters ({len(proven)} proven instances)", fontsize=10)
+    which = "proven instances" if field == "ratio" else "instances, no optimum proven"
+    fig.suptitle(f"{label} against instance parameters ({len(proven)} {which})", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    _save(fig, path, caption)
 
 
-def worst_gantt(row: TaskRow, policy: str, path: Path) -> None:
+def worst_gantt(row: TaskRow, policy: str, path: Path, caption: str | None = None) -> None:
     """The row's instance under ``policy`` (left) and under the optimum (right), drawn on
     one slot axis so that the two makespans compare at a glance."""
     plt = _pyplot()
@@ -124,28 +148,50 @@ def worst_gantt(row: TaskRow, policy: str, path: Path) -> None:
     ratio = row.outputs["policies"][policy]["ratio"]
     fig.suptitle(f"{row.outputs['instance']}: {policy} / OPT = {ratio:.4g}", fontsize=12)
     fig.tight_layout()
-    _save(fig, path)
+    _save(fig, path, caption)
 
 
-def write_plots(rows: list[TaskRow], directory: str | Path) -> list[Path]:
-    """Every picture of a study into ``directory`` (created if missing); the paths written."""
+def write_plots(rows: list[TaskRow], directory: str | Path, about: dict[str, Any] | None = None) -> list[Path]:
+    """Every picture of a study into ``directory`` (created if missing), with
+    ``provenance.json`` beside them; the paths written. ``about`` describes the study
+    (:func:`rar_opt.studies.report.describe`); it goes into the provenance file, and its
+    family, seeds and method into every caption."""
+    from ..jsonio import dump_json
+
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise ParameterError("is not a directory", where="plots", file=str(out))
     if not out.parent.is_dir():
         raise ParameterError(f"the directory {str(out.parent)!r} does not exist", where="plots", file=str(out))
+    if not rows:
+        raise ParameterError("the store has no finished instance to draw", where="plots")
     proven = [r for r in rows if r.outputs["proven"]]
-    if not proven:
-        raise ParameterError("the store has no instance with a proven optimum to draw", where="plots")
     out.mkdir(exist_ok=True)
+    caption = study_caption(rows, about)
     written = [out / "ecdf.png", out / "ratio-vs-parameters.png"]
-    ecdf(rows, written[0])
-    ratio_vs_parameters(rows, written[1])
+    ecdf(rows, written[0], caption)
+    ratio_vs_parameters(rows, written[1], caption)
     for name in _policies(proven):
         mine = [r for r in proven if name in r.outputs["policies"]]
         ratios = [r.outputs["policies"][name]["ratio"] for r in mine]
         if max(ratios) > 1.0:
             target = out / f"worst-{name}.png"
-            worst_gantt(mine[int(np.argmax(ratios))], name, target)
+            worst_gantt(mine[int(np.argmax(ratios))], name, target, caption)
             written.append(target)
-    return written
+    record = {"figures": [p.name for p in written], "caption": caption, "study": about, "drawn_with": provenance()}
+    dump_json(record, out / "provenance.json")
+    return [*written, out / "provenance.json"]
+
+
+def study_caption(rows: list[TaskRow], about: dict[str, Any] | None) -> str:
+    """The figures' caption: family, count, seeds, method and time limit (from ``about``
+    when given), then the versions."""
+    if about is None:
+        return f"study of {len(rows)} instances"
+    seeds = about.get("seed_range")
+    seed_text = f"seeds {seeds[0]}-{seeds[1]}" if seeds else "no seeds"
+    kind = "worst-case search" if about.get("kind") == "worst" else "study"
+    return (
+        f"{kind}: family {about.get('family')}, {about.get('count')} instances, {seed_text}, "
+        f"method {about.get('method')}, {about.get('time_limit')} s per solve"
+    )

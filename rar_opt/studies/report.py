@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import POLICIES
+from ..generate import GENERATOR_RANGES
+from ..provenance import provenance
 from .store import TaskRow
+
+WORST_CASE_WARNING = (
+    "this store holds a worst-case search: its instances were chosen to make the policy look bad, "
+    "so these statistics describe adversarial instances, not a typical family member"
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,77 @@ class Report:
             "theorem5_min": self.theorem5_min,
             "sjf_bco_claims": self.claims,
         }
+
+
+def describe(kind: str, config: dict[str, Any], rows: list[TaskRow], created_with: dict[str, Any]) -> dict[str, Any]:
+    """What a reader needs to reproduce a store's numbers: the family and its generator's
+    ranges (with the sizes the configuration fixed), the seeds, the count, the exact method,
+    the time limit, the policies, and the versions that created the store, computed its
+    rows and made this report. A worst-case search's store carries a ``warning``."""
+    family = config.get("family")
+    ranges = dict(GENERATOR_RANGES.get(str(family), {}))
+    for size in ("jobs", "servers"):
+        if config.get(size) is not None:
+            ranges[size] = config[size]
+    seeds = [r.inputs["seed"] for r in rows if isinstance(r.inputs.get("seed"), int)]
+    observed = {}
+    for field in ("jobs", "servers", "gpus", "horizon"):
+        values = [r.outputs[field] for r in rows if isinstance(r.outputs.get(field), int)]
+        if values:
+            observed[field] = [min(values), max(values)]
+    computed: list[dict[str, Any]] = []
+    for r in rows:
+        if r.versions not in computed:
+            computed.append(r.versions)
+    out: dict[str, Any] = {
+        "kind": kind,
+        "family": family,
+        "preset": config.get("preset"),
+        "generator_ranges": ranges,
+        "observed_ranges": observed,
+        "seed_range": [min(seeds), max(seeds)] if seeds else None,
+        "count": len(rows),
+        "method": config.get("method"),
+        "time_limit": config.get("time_limit"),
+        "policies": config.get("policies"),
+        "created_with": created_with,
+        "computed_with": computed,
+        "reported_with": provenance(),
+    }
+    if kind == "worst":
+        out["search"] = {k: config.get(k) for k in ("strategy", "objective", "batch", "elite", "initial")}
+        out["warning"] = WORST_CASE_WARNING
+    return out
+
+
+def version_text(record: dict[str, Any]) -> str:
+    """A versions record (:func:`rar_opt.provenance.versions_and_revision`) in a few words."""
+    text = str(record.get("rar-opt", "?"))
+    if record.get("revision"):
+        text += f"+g{str(record['revision'])[:7]}" + (".dirty" if record.get("dirty") else "")
+    return text + f" (Python {record.get('python', '?')})"
+
+
+def describe_lines(about: dict[str, Any]) -> list[str]:
+    """:func:`describe` as the lines that head the text report."""
+
+    def span(value: Any) -> str:
+        return f"{value[0]}-{value[1]}" if isinstance(value, list) and len(value) == 2 else str(value)
+
+    seeds = about["seed_range"]
+    preset = f", preset {about['preset']}" if about.get("preset") else ""
+    lines = [
+        f"family {about['family']}{preset}: "
+        + ", ".join(f"{k} {span(v)}" for k, v in about["generator_ranges"].items()),
+        f"{about['count']} instances, seeds {span(seeds) if seeds else '-'}, method {about['method']}, "
+        f"time limit {about['time_limit']} s per solve, policies {', '.join(about['policies'] or [])}",
+        f"store created with rar-opt {version_text(about['created_with'])}; rows computed with "
+        + ("; ".join(f"rar-opt {version_text(v)}" for v in about["computed_with"]) or "-")
+        + f"; reported with rar-opt {about['reported_with']['version']}",
+    ]
+    if about.get("search"):
+        lines.insert(0, "worst-case search: " + ", ".join(f"{k} {v}" for k, v in about["search"].items()))
+    return lines
 
 
 def ci95(values: np.ndarray) -> tuple[float, float]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..provenance import versions
+from ..provenance import versions_and_revision as versions
 
 STORE_FORMAT = "rar-opt/study-store"
 STORE_VERSION = 1
@@ -207,6 +207,15 @@ class Store:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:  # damaged pages, text that is not UTF-8, ...
             raise InputError(f"is damaged ({exc}); its rows cannot be read", file=str(self.path)) from None
+
+    def created_with(self) -> dict[str, Any]:
+        """The versions (and revision, when known) of the command that created the store."""
+        found = self._select("SELECT value FROM meta WHERE key = 'versions'")
+        try:
+            value = json.loads(found[0][0]) if found else {}
+        except ValueError:
+            value = {}
+        return value if isinstance(value, dict) else {}
 
     def keys(self) -> set[str]:
         """The keys of the finished tasks."""

@@ -27,7 +27,7 @@ from ..errors import ParameterError
 from ..evaluation import evaluate as shared_evaluate
 from ..generate import GENERATORS, generate
 from ..instance import Instance
-from ..provenance import versions
+from ..provenance import versions_and_revision as versions
 from ..schedule import Schedule
 from .store import canonical
 

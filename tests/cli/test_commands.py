@@ -34,7 +34,8 @@ def test_generate_writes_file(tmp_path) -> None:
     out = run("generate", "tiny", "--seed", "3", "-o", str(tmp_path / "t.json"), "--json")
     assert out.returncode == 0, out.stderr
     assert Instance.read(tmp_path / "t.json").to_dict() == tiny(3).to_dict()
-    assert json.loads(out.stdout)["name"] == "tiny-s3"
+    inst = tiny(3)
+    assert json.loads(out.stdout)["name"] == f"tiny-{inst.num_jobs}x{inst.num_servers}-s3-drawn"
 
 
 def test_gpu_ids_round_trip_through_cli(cli_files: dict[str, Path], tmp_path) -> None:

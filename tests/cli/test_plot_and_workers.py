@@ -96,3 +96,58 @@ def test_workers_die_with_their_client(sig: int) -> None:
     while time.time() < deadline and any(_alive(k) for k in kids):
         time.sleep(0.2)
     assert not [k for k in kids if _alive(k)]
+
+
+def test_a_figure_has_a_caption_and_a_provenance_file(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    from rar_opt import Instance, run_policy
+    from rar_opt.library import instance_path
+    from rar_opt.plot import plot_schedule
+    from rar_opt.provenance import caption, provenance
+
+    inst = Instance.read(instance_path("tiny-6x3-s16"))
+    schedule = run_policy(inst, "sjf-bco").schedule
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG
+        plot_schedule(inst, schedule, tmp_path / "g.svg")
+    expected = caption("tiny-6x3-s16, schedule by sjf-bco")
+    assert expected.replace("&", "&amp;") in (tmp_path / "g.svg").read_text()
+    record = json.loads((tmp_path / "g.provenance.json").read_text())
+    assert record["caption"] == expected and record["instance"] == "tiny-6x3-s16"
+    assert record["drawn_with"] == provenance() and record["schedule_meta"]["method"] == "sjf-bco"
+
+
+def test_the_chart_labels_every_gpu_row_names_jobs_and_counts_whole_slots() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from rar_opt import Instance, check, run_policy
+    from rar_opt.library import instance_path
+    from rar_opt.plot import draw_schedule, legend_of_jobs
+
+    inst = Instance.read(instance_path("tiny-6x3-s16"))
+    schedule = run_policy(inst, "sjf-bco").schedule
+    report = check(inst, schedule)
+    fig, (gantt, cont) = plt.subplots(2, 1, sharex=True)
+    draw_schedule(inst, schedule, report, gantt, cont)
+    legend_of_jobs(inst, schedule, gantt)
+    fig.canvas.draw()
+    rows = [t.get_text() for t in gantt.get_yticklabels()]
+    assert rows == [f"s{s} g{g}" for s, cap in enumerate(inst.cluster.servers) for g in range(cap)]
+    legend = [t.get_text() for t in gantt.get_legend().get_texts()]
+    assert legend == [f"{j}: {job.name} ({job.gpus})" for j, job in enumerate(inst.jobs)]
+    ticks = cont.get_xticks()
+    assert len(ticks) >= 2 and np.all(ticks == np.round(ticks))
+    # the contention lines carry the true c_s values, no offsets added
+    trace = report.result.trace()
+    for s, line in enumerate(cont.get_lines()):
+        assert np.array_equal(line.get_ydata()[:-1], trace.contention[:, s])
+    # every server segment of a job wide enough carries the job's id
+    labels = {t.get_text() for t in gantt.texts}
+    assert labels == {str(j) for j in range(inst.num_jobs)}
+    plt.close(fig)

@@ -108,7 +108,7 @@ def test_verbose_works_after_the_subcommand() -> None:
 def test_names_carry_the_generator_parameters() -> None:
     default = json.loads(run("generate", "tiny", "--seed", "3").stdout)["name"]
     sized = json.loads(run("generate", "tiny", "--seed", "3", "--jobs", "12", "--servers", "4").stdout)["name"]
-    assert default == "tiny-s3" and sized == "tiny-12x4-s3"
+    assert default == "tiny-6x1-s3-drawn" and sized == "tiny-12x4-s3"
 
 
 def test_the_time_limit_covers_build_and_hand_off() -> None:

@@ -73,7 +73,8 @@ def test_plots_are_written(store, tmp_path) -> None:
     pictures = sorted(p.name for p in (tmp_path / "pics").iterdir())
     assert "ecdf.png" in pictures and "ratio-vs-parameters.png" in pictures
     assert any(p.startswith("worst-") for p in pictures)
-    for p in (tmp_path / "pics").iterdir():
+    assert "provenance.json" in pictures
+    for p in (tmp_path / "pics").glob("*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -1,0 +1,61 @@
+"""Messages that point at the mistake: a file in the wrong place, a misspelt bundled name,
+a seed out of range whatever the policy, a flag named as the flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from rar_opt import Instance, run_policy
+from rar_opt.library import instance_path
+
+from ..helpers import INSTANCES, run
+
+WAIT = INSTANCES / "wait-beats-start.json"
+
+
+@pytest.fixture(scope="module")
+def schedule_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("msg") / "sch.json"
+    run_policy(Instance.read(WAIT), "sjf-bco").schedule.write(path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["simulate", "plot"])
+def test_swapped_arguments_are_named(command, schedule_file, tmp_path) -> None:
+    extra = ["-o", str(tmp_path / "x.png")] if command == "plot" else []
+    out = run(command, str(schedule_file), str(WAIT), *extra)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    line = out.stderr.strip()
+    assert line.startswith(f"error: {schedule_file}: format: expected an instance ('rar-opt/instance'), ")
+    assert "found a schedule ('rar-opt/schedule')" in line and "arguments swapped" in line
+    assert "unknown key" not in line
+
+
+def test_a_schedule_as_model_spec_names_both_formats(schedule_file) -> None:
+    out = run("solve", str(WAIT), "--model", str(schedule_file))
+    assert out.returncode == 2
+    assert "expected a model spec ('rar-opt/model'), found a schedule ('rar-opt/schedule')" in out.stderr
+    assert "swapped" not in out.stderr  # only an instance and a schedule are given side by side
+
+
+def test_did_you_mean_a_bundled_name() -> None:
+    out = run("schedule", "tiny-6x3-s1")
+    assert out.returncode == 2 and "did you mean tiny-6x3-s16" in out.stderr
+    assert instance_path("tiny-6x3-s16").is_file()
+    spec = run("solve", "wait-beats-start", "--model", "compact-totl")
+    assert spec.returncode == 2 and "did you mean compact-total" in spec.stderr
+    nothing = run("schedule", "zzzz-qqqq")
+    assert nothing.returncode == 2 and "did you mean" not in nothing.stderr
+
+
+@pytest.mark.parametrize("policy", ["ff", "ls", "sjf-bco", "rand", "consolidate", "sjf-oblivious"])
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_a_seed_out_of_range_exits_2_whatever_the_policy(policy, seed) -> None:
+    out = run("schedule", str(WAIT), "--policy", policy, "--seed", seed)
+    assert out.returncode == 2 and out.stderr.startswith("error: --seed: must be an integer in 0..")
+
+
+def test_a_flag_error_names_the_flag_not_the_file() -> None:
+    out = run("solve", str(WAIT), "--time-limit", "-5")
+    assert out.returncode == 2 and out.stderr.startswith("error: --time-limit: ")
+    assert "wait-beats-start.json" not in out.stderr
