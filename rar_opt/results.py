@@ -30,10 +30,8 @@ def to_dict(result: Any) -> dict[str, Any]:
     schedule file's ``meta``) and ``Comparison.to_dict()``."""
     if isinstance(result, SimResult):
         return result.to_dict()
-    if isinstance(result, SolveResult):
-        return result.summary()
-    if isinstance(result, PolicyResult):
-        return {"policy": result.policy, **result.record()}
+    if isinstance(result, SolveResult | PolicyResult):
+        return result.to_dict()
     if isinstance(result, Comparison):
         return result.to_dict()
     raise ParameterError(

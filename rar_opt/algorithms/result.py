@@ -43,6 +43,11 @@ class PolicyResult:
     theta_binding: bool = False  # the load limit refused at least one idle GPU in the returned trial
     search: dict[str, Any] | None = None  # improvement searches only: their start and what they did
 
+    def to_dict(self) -> dict[str, Any]:
+        """The policy and the run's choices as JSON-ready values (the one name every result
+        type has; :meth:`record` gives the choices alone, as a schedule's meta holds them)."""
+        return {"policy": self.policy, **self.record()}
+
     def record(self) -> dict[str, Any]:
         """The run as JSON-ready values (what the schedule's meta and result files hold)."""
         return {

@@ -57,6 +57,11 @@ class SolveResult:
         """The record as JSON-ready values (the ``options`` of every result file)."""
         return self.record.to_dict()
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but the schedule, as JSON-ready values (the one name every result type
+        has; :meth:`summary` is the same)."""
+        return self.summary()
+
     def summary(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values."""
         return {
