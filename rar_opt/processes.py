@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import logging
 import multiprocessing
 import os
@@ -96,6 +97,8 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
         # raised where the interpreter happens to be; if that is a place that swallows
         # exceptions (a garbage-collector callback), the timer rings again in 10 ms
         signal.setitimer(signal.ITIMER_REAL, 0.01)
+        if _in_gc_callback(frame):  # it would be printed as an "unraisable" traceback: ring later
+            return
         raise TimeUp
 
     previous = signal.signal(signal.SIGALRM, ring)
@@ -133,6 +136,17 @@ def _python_section(main: bool) -> Iterator[None]:
         yield
     finally:
         _STOPS.sections -= 1
+
+
+def _in_gc_callback(frame: Any) -> bool:
+    """Whether ``frame`` runs inside a garbage-collector callback (an exception raised there
+    is swallowed and printed, never reaching the block that waits for it)."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _not_time_up(record: logging.LogRecord) -> bool:

@@ -132,3 +132,27 @@ def theorem5_p_cmax() -> Counterexample:
 def lemma3_underestimate() -> Counterexample:
     """Two 2-GPU jobs on servers of 1 and 3 GPUs: the split job runs 5 slots, charged 2."""
     return load_counterexample("lemma3-underestimate")
+
+
+QUICK_MODULES = (
+    "tests/test_instance.py",
+    "tests/test_schedule.py",
+    "tests/test_check.py",
+    "tests/test_timemodel.py",
+    "tests/test_floors.py",
+    "tests/test_readme.py",
+    "tests/test_architecture.py",
+    "tests/solvers/test_phases.py",
+    "tests/algorithms/test_golden.py",
+    "tests/cli/test_input_errors.py",
+)
+"""The modules of the quick tier (``pytest -m quick``, about a minute): what a first-time
+user's install must get right. The full tier is ``-m "not slow"`` (CI)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`QUICK_MODULES` ``quick`` (unless they are also ``slow``)."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path in QUICK_MODULES and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
