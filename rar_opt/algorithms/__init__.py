@@ -42,6 +42,7 @@ from .online import (
     online_shortest_first,
     online_sjf_bco,
 )
+from .packing import PackParams, pack_policy
 from .result import PolicyResult
 from .search import SearchParams, improve_policy
 from .sjf_bco import SjfBcoParams, sjf_bco
@@ -78,6 +79,7 @@ POLICIES: dict[str, Policy] = {
         Policy("lpt", lpt_policy, ClassicalParams, "longest estimated job first (Graham's LPT), theta = T"),
         Policy("laf", laf_policy, ClassicalParams, "largest area (GPUs x estimated time) first, theta = T"),
         Policy("improve", improve_policy, SearchParams, "seeded iterated greedy from the best lpt/laf schedule"),
+        Policy("pack", pack_policy, PackParams, "unsplit where possible, backfilled, forward-backward improved"),
         # online: decisions at arrivals and completions, later jobs unseen (algorithms/online.py)
         Policy("online-sjf-bco", online_sjf_bco, OnlineSjfBcoParams, "online SJF-BCO: smallest first, FA-FFP/LBSGF"),
         Policy("online-ff", online_first_fit, OnlineParams, "online first come first served, first fit"),
@@ -129,6 +131,7 @@ __all__ = [
     "ClassicalParams",
     "LsParams",
     "OrderedParams",
+    "PackParams",
     "Policy",
     "PolicyResult",
     "Progress",

@@ -36,9 +36,15 @@ def test_every_policy_returns_a_feasible_schedule(inst: Instance, name: str, see
 
 
 def test_a_horizon_no_trial_fits_gives_a_marked_schedule(wait_beats_start: Instance) -> None:
-    # T = 7: the optimum (6) fits, but every heuristic starts both jobs at once (8 slots)
+    # T = 7: the optimum (6) fits, but every list heuristic starts both jobs at once (8
+    # slots); pack never runs two split jobs on one server at once, so it finds the 6
     short = dataclasses.replace(wait_beats_start, horizon=7)
-    for name in POLICY_NAMES:
+    packed = run_policy(short, "pack")
+    assert not packed.exceeds_horizon and max(reference_simulate(short, packed.schedule)["completion"]) == 6
+    too_short = dataclasses.replace(wait_beats_start, horizon=5)  # below the optimum: nothing fits
+    assert run_policy(too_short, "pack").exceeds_horizon
+    assert reference_violations(too_short, run_policy(too_short, "pack").schedule) == {"completion_in_horizon"}
+    for name in [n for n in POLICY_NAMES if n != "pack"]:
         result = run_policy(short, name)
         assert result.exceeds_horizon and result.schedule.meta["exceeds_horizon"] is True
         assert max(reference_simulate(short, result.schedule)["completion"]) == 8
@@ -86,10 +92,12 @@ def test_every_params_class_validates_its_own_fields(paper_instance: Instance) -
     for name in POLICY_NAMES:
         with pytest.raises(InputError, match="unknown estimator 'nope'"):
             run_policy(paper_instance, name, estimator="nope")
-    assert [n for n in POLICY_NAMES if POLICIES[n].seeded] == ["improve", "ls", "rand"]  # ls: its random tie-break
+    assert [n for n in POLICY_NAMES if POLICIES[n].seeded] == ["improve", "ls", "pack", "rand"]  # ls: its tie-break
     with pytest.raises(InputError, match=r"ff does not take kappa \(its options: bisection, estimator, order\)"):
         run_policy(paper_instance, "ff", kappa=3)
-    for name, option, value in (("ls", "tie_break", "coin"), ("rand", "mode", "racks"), ("ff", "order", "longest")):
+    bad = (("ls", "tie_break", "coin"), ("rand", "mode", "racks"), ("ff", "order", "longest"))
+    bad += (("pack", "iterations", -1), ("pack", "jitter", 1.5), ("pack", "time_limit", 0), ("pack", "justify", 1))
+    for name, option, value in bad:
         with pytest.raises(InputError, match=option):
             run_policy(paper_instance, name, **{option: value})
 

@@ -1,0 +1,424 @@
+"""``pack``: schedules built on a time profile, where every job's time is known in advance.
+
+The engine's list scheduler (:mod:`.engine`) moves one clock forward: a job never starts
+before the job listed just before it, and a split job's speed depends on who else is
+split, so it must simulate. ``pack`` builds schedules in a class where timing is exact
+and known when a job is placed, so it can put a job anywhere in time, also into a hole
+left before jobs placed earlier (a serial schedule-generation scheme with backfilling, as
+in resource-constrained project scheduling; Kolisch 1996):
+
+* **A job that fits on one server runs there unsplit.** It sees no contention (docs/
+  model.md section 3: only split jobs count in c_s), so it takes exactly rho_j(1) =
+  ceil(F_j / phi_j(0, 1)) slots on any server, whatever else runs.
+* **A job that fits on no server** (G_j above every O_s) is split over the fewest servers
+  it can use at the time, and **no two split jobs share a server at the same time**. It
+  then sees p = 1 in every slot and takes exactly rho_j(n) = ceil(F_j / phi_j(1, n))
+  slots on n servers (the argument of the contention-free restriction, docs/exactness.md).
+  On a network topology (docs/model.md section 3.8) links between switches are shared
+  too, so there no two split jobs run at the same time anywhere, and a split job's time
+  is that of its ring alone on its servers' links, from the time model.
+
+Placing a job (``_Profile.place``): the earliest slot t >= r_j where it fits, over every
+server that can hold it; among servers with that earliest slot, the one left with the
+fewest idle GPUs at t (best fit), then the smallest server.
+
+The search:
+
+1. **Start.** Three list orders: fewest possible hosts first then longest (jobs that fit
+   only the largest servers go before the rest), longest first (LPT), largest area first.
+2. **Forward-backward improvement** (justification; Valls, Ballestin and Quintanilla
+   2005): schedule the jobs backwards in time in order of their completion (latest
+   first), then forwards again in order of the backward starts; keep it while the
+   makespan falls. Capacity and the split rule read the same backwards, so the backward
+   pass is the same placement on a mirrored clock. Skipped with releases (a release is not
+   symmetric in time).
+3. **Iterate** ``iterations`` times: jitter the incumbent's start order (each start plus a
+   drawn share, up to ``jitter``, of the job's length), schedule and justify again; keep
+   the result when its (makespan, sum of completions) is not worse.
+
+Every schedule is checked by :func:`rar_opt.check.check`, and its completions from the
+simulator must equal the planned ones; a difference would be a bug and raises.
+Determinism and ``time_limit`` work as in ``improve`` (:mod:`.search`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..check import check
+from ..errors import InputError
+from ..floors import modes
+from ..instance import Instance
+from .baselines import BaselineParams
+from .engine import _REPORT, Trial
+from .estimators import estimate
+from .result import PolicyResult, policy_result
+from .search import MAX_SEED
+
+log = logging.getLogger(__name__)
+
+MAX_CELLS = 60_000_000
+"""The largest time profile (servers x slots) ``pack`` builds; larger instances are refused."""
+_NEVER = np.iinfo(np.int64).max // 4  # a time no schedule reaches
+
+
+@dataclass(frozen=True)
+class PackParams(BaselineParams):
+    """``pack``: restarts (the stopping rule), a wall-time cap in seconds, the seed, the
+    largest jitter of a restart (a share of a job's length) and forward-backward passes."""
+
+    iterations: int = 20
+    time_limit: float = 10.0
+    seed: int = 0
+    jitter: float = 0.3
+    justify: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 0:
+            raise ValueError(f"iterations must be an integer >= 0, got {self.iterations!r}")
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0 or limit == float("inf"):
+            raise ValueError(f"time_limit must be a finite number of seconds > 0, got {limit!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {self.seed!r}")
+        if isinstance(self.jitter, bool) or not isinstance(self.jitter, int | float) or not 0 <= self.jitter <= 1:
+            raise ValueError(f"jitter must be a number in [0, 1], got {self.jitter!r}")
+        if not isinstance(self.justify, bool):
+            raise ValueError(f"justify must be true or false, got {self.justify!r}")
+
+
+@dataclass(frozen=True)
+class _Jobs:
+    """What placing needs per job: GPUs, release, unsplit time, the servers that hold it
+    unsplit, and for a job that must split its time on n servers (index n)."""
+
+    gpus: np.ndarray
+    release: np.ndarray
+    single: np.ndarray
+    hosts: np.ndarray  # (J, S) bool: server s holds job j unsplit
+    split: dict[int, np.ndarray]  # must-split job -> rho_j(n) for n = 0..S (NEVER-like where impossible)
+    capacity: np.ndarray
+    instance: Instance
+
+    @property
+    def star(self) -> bool:
+        """The paper's network: contention per server only."""
+        return self.instance.time_model.links is None
+
+    def split_time(self, j: int, servers: np.ndarray) -> int:
+        """Slots of split job j on ``servers`` as the only split job on the network."""
+        if self.star:
+            return int(self.split[j][len(servers)])
+        tm, n_servers = self.instance.time_model, len(self.capacity)
+        n = np.zeros(len(self.gpus), dtype=np.int64)
+        n[j] = len(servers)
+        active = np.zeros(len(self.gpus), dtype=bool)
+        active[j] = True
+        _, _, phi = tm.rates(active, n, np.full(len(servers), j), servers.astype(np.int64), n_servers)
+        return int(_slots(int(self.instance.jobs[j].iterations), phi[j : j + 1])[0])
+
+
+def _jobs(instance: Instance) -> _Jobs:
+    m = modes(instance)
+    hosts = m.capacity[None, :] >= m.gpus[:, None]
+    tm = instance.time_model
+    must = np.flatnonzero(~hosts.any(axis=1))
+    split: dict[int, np.ndarray] = {}
+    n_servers = len(m.capacity)
+    for j in must.tolist():
+        spans = np.arange(n_servers + 1)
+        phi = tm.phi(np.ones(n_servers + 1), np.maximum(spans, 2), np.full(n_servers + 1, j))
+        times = _slots(int(instance.jobs[j].iterations), phi)
+        times[: max(2, int(m.n_min[j]))] = _NEVER  # too few servers for G_j
+        times[min(int(m.gpus[j]), n_servers) + 1 :] = _NEVER  # more servers than GPUs
+        split[j] = times
+    return _Jobs(m.gpus, instance.releases.astype(np.int64), m.single, hosts, split, m.capacity, instance)
+
+
+def _slots(iterations: int, phi: np.ndarray) -> np.ndarray:
+    """ceil(F / phi) per entry; a rate of 0 (the job cannot progress) is never."""
+    out = np.full(len(phi), _NEVER, dtype=np.int64)
+    ok = phi > 0
+    out[ok] = -(-iterations // phi[ok].astype(np.int64))
+    return out
+
+
+class _Profile:
+    """Idle GPUs per server and slot, and which slots of a server a split job holds."""
+
+    def __init__(self, jobs: _Jobs, slots: int) -> None:
+        self.jobs = jobs
+        self.free = np.repeat(jobs.capacity[:, None].astype(np.int32), slots, axis=1)
+        self.split_busy = np.zeros_like(self.free, dtype=bool) if jobs.split else None
+        self.busy_until = 0  # every slot from here on is idle
+        self.ends: set[int] = {0}  # slots where GPUs come free (the split search's candidates)
+
+    def _room(self, slots: int) -> None:
+        """Make the profile at least ``slots`` long (the new slots are idle)."""
+        have = self.free.shape[1]
+        if slots <= have:
+            return
+        extra = max(slots - have, have)
+        cells = self.free.shape[0] * (have + extra)
+        if cells > MAX_CELLS:
+            raise InputError(
+                f"pack: a time profile of {self.free.shape[0]} servers x {have + extra} slots is larger than "
+                f"{MAX_CELLS} cells; use another policy for an instance this large",
+                where="instance",
+            )
+        cap = self.jobs.capacity[:, None].astype(np.int32)
+        self.free = np.hstack([self.free, np.repeat(cap, extra, axis=1)])
+        if self.split_busy is not None:
+            self.split_busy = np.hstack([self.split_busy, np.zeros((len(cap), extra), dtype=bool)])
+
+    def place(self, j: int, lo: int) -> tuple[int, int, np.ndarray]:
+        """Put job j at its earliest slot >= ``lo``: (start, length, GPUs per server)."""
+        if j in self.jobs.split:
+            return self._place_split(j, lo)
+        g, d = int(self.jobs.gpus[j]), int(self.jobs.single[j])
+        self._room(max(self.busy_until, lo) + d)
+        rows = np.flatnonzero(self.jobs.hosts[j])
+        ok = self.free[rows, lo:] >= g
+        count = np.zeros((len(rows), ok.shape[1] + 1), dtype=np.int32)
+        np.cumsum(ok, axis=1, out=count[:, 1:])
+        fits = (count[:, d:] - count[:, :-d]) == d  # the d slots from here are all roomy
+        first = np.where(fits.any(axis=1), fits.argmax(axis=1), _NEVER)
+        t = int(first.min())
+        tied = rows[first == t]
+        t += lo
+        s = int(tied[np.lexsort((self.jobs.capacity[tied], self.free[tied, t]))[0]])
+        y = np.zeros(len(self.jobs.capacity), dtype=np.int64)
+        y[s] = g
+        self._take(t, d, y, split=False)
+        return t, d, y
+
+    def _place_split(self, j: int, lo: int) -> tuple[int, int, np.ndarray]:
+        """The earliest completion of a must-split job over every span n, its servers free
+        of other split jobs over its whole run (so it sees p = 1; module docstring)."""
+        g, times = int(self.jobs.gpus[j]), self.jobs.split[j]
+        best: tuple[int, int, np.ndarray] | None = None
+        starts = sorted(t for t in self.ends | {lo} if t >= lo)
+        assert self.split_busy is not None
+        for n in np.flatnonzero(times < _NEVER).tolist():
+            self._room(max(self.busy_until, lo) + int(times[n]))
+            for t in starts:
+                if best is not None and t + int(times[n]) >= best[0] + best[1]:
+                    break
+                found = self._split_at(j, g, n, t, int(times[n]))
+                if found is not None:
+                    best = (t, *found)
+                    break
+        assert best is not None  # after busy_until every server is idle and free of split jobs
+        t, d, y = best
+        self._take(t, d, y, split=True)
+        return t, d, y
+
+    def _split_at(self, j: int, g: int, n: int, t: int, d: int) -> tuple[int, np.ndarray] | None:
+        """Job j on the n servers with the most idle GPUs over [t, t + d), if they hold it:
+        (its exact length there, its GPUs per server); None otherwise."""
+        for _ in range(2):  # on a topology the length depends on the servers: check it again
+            self._room(t + d)
+            idle = self.free[:, t : t + d].min(axis=1)
+            held = self.split_busy[:, t : t + d].any(axis=1)  # type: ignore[index]
+            if not self.jobs.star and held.any():
+                return None  # on a topology one split job at a time, anywhere
+            idle[held] = 0
+            top = np.sort(np.argsort(-idle, kind="stable")[:n])
+            if idle[top].min() < 1 or idle[top].sum() < g:
+                return None
+            exact = self.jobs.split_time(j, top)
+            if exact <= d:
+                y = np.zeros(len(idle), dtype=np.int64)
+                y[top] = 1
+                for s in top[np.argsort(-idle[top], kind="stable")].tolist():  # the rest, most idle first
+                    y[s] += min(int(idle[s]) - 1, g - int(y.sum()))
+                return exact, y
+            d = exact
+        return None
+
+    def _take(self, t: int, d: int, y: np.ndarray, split: bool) -> None:
+        on = np.flatnonzero(y)
+        self.free[on, t : t + d] -= y[on, None].astype(np.int32)
+        if split and self.split_busy is not None:
+            self.split_busy[on, t : t + d] = True
+        self.busy_until = max(self.busy_until, t + d)
+        self.ends.add(t + d)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One schedule of the class: starts, lengths and GPUs per server of every job."""
+
+    starts: np.ndarray
+    lengths: np.ndarray
+    y: np.ndarray
+
+    @property
+    def completion(self) -> np.ndarray:
+        return self.starts + self.lengths
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """(makespan, sum of completion times): the order ``improve`` uses."""
+        c = self.completion
+        return int(c.max()), int(c.sum())
+
+
+class _Packer:
+    """Builds plans of one instance and counts them (each is one trial of the run)."""
+
+    def __init__(self, jobs: _Jobs, slots: int) -> None:
+        self.jobs, self.slots, self.runs = jobs, slots, 0
+        self.reporter = _REPORT.get()  # progress as the engine's trials report it
+
+    def build(self, order: np.ndarray, releases: bool = True) -> _Plan:
+        """Place the jobs of ``order`` one by one, each at its earliest room (module docstring)."""
+        jobs = self.jobs
+        profile = _Profile(jobs, self.slots)
+        n = len(jobs.gpus)
+        starts, lengths = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        y = np.zeros((n, len(jobs.capacity)), dtype=np.int64)
+        self.runs += 1
+        step = max(1, n // 100)
+        if self.reporter is not None:
+            self.reporter.trials += 1
+        for placed, j in enumerate(order.tolist()):
+            if self.reporter is not None and placed % step == 0:
+                self.reporter.report(self.reporter.trials, placed, n)
+            lo = int(jobs.release[j]) if releases else 0
+            starts[j], lengths[j], y[j] = profile.place(j, lo)
+        if self.reporter is not None:
+            self.reporter.report(self.reporter.trials, n, n)
+        return _Plan(starts, lengths, y)
+
+    def justify(self, plan: _Plan) -> _Plan:
+        """Forward-backward improvement: backward in order of completion, forward in order
+        of the backward starts, while the makespan falls (the best plan seen is returned)."""
+        best = plan
+        while True:
+            back = self.build(np.lexsort((-best.starts, -best.completion)), releases=False)
+            span = int(back.completion.max())
+            mirrored = _Plan(span - back.completion, back.lengths, back.y)  # the same plan read backwards
+            fwd = self.build(np.lexsort((mirrored.completion, mirrored.starts)))
+            cand = min((mirrored, fwd), key=lambda p: p.score)
+            if cand.score[0] >= best.score[0]:
+                return cand if cand.score < best.score else best
+            best = cand
+
+
+def _gpu_ids(plan: _Plan, capacity: np.ndarray) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Concrete GPUs for the plan: on each server, in order of start, the lowest-numbered
+    GPUs idle at the start (the profile guarantees enough; GPUs come free at completion)."""
+    ids: list[list[tuple[int, int]]] = [[] for _ in range(len(plan.starts))]
+    for s in range(len(capacity)):
+        on = np.flatnonzero(plan.y[:, s])
+        idle = list(range(int(capacity[s])))
+        running: list[tuple[int, list[int]]] = []
+        for j in on[np.lexsort((on, plan.starts[on]))].tolist():
+            t = int(plan.starts[j])
+            for end, held in [r for r in running if r[0] <= t]:
+                idle.extend(held)
+            running = [r for r in running if r[0] > t]
+            idle.sort()
+            held, idle = idle[: int(plan.y[j, s])], idle[int(plan.y[j, s]) :]
+            running.append((int(plan.completion[j]), held))
+            ids[j].extend((s, g) for g in held)
+    return tuple(tuple(sorted(i)) for i in ids)
+
+
+def _trial(plan: _Plan, capacity: np.ndarray, weight: np.ndarray) -> Trial:
+    ids = _gpu_ids(plan, capacity)
+    load: dict[tuple[int, int], float] = {}
+    for j, held in enumerate(ids):
+        for gpu in held:
+            load[gpu] = load.get(gpu, 0.0) + float(weight[j])
+    return Trial(plan.starts, ids, plan.completion, int(plan.completion.max()), max(load.values(), default=0.0))
+
+
+START_ORDERS = ("fewest-hosts", "longest-first", "largest-area-first")
+"""The list orders the search starts from (module docstring, step 1)."""
+
+
+def _start_orders(jobs: _Jobs) -> dict[str, np.ndarray]:
+    length = np.array(
+        [int(jobs.single[j]) if j not in jobs.split else int(jobs.split[j].min()) for j in range(len(jobs.gpus))]
+    )
+    hosts = jobs.hosts.sum(axis=1)
+    return {
+        "fewest-hosts": np.lexsort((-length, hosts)),
+        "longest-first": np.argsort(-length, kind="stable"),
+        "largest-area-first": np.argsort(-length * jobs.gpus, kind="stable"),
+    }
+
+
+def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyResult:
+    """pack: the best justified profile schedule of three orders, then jittered restarts."""
+    p = params or PackParams()
+    est = estimate(instance, p.estimator)
+    jobs = _jobs(instance)
+    slots = instance.horizon + int(np.max(np.where(jobs.single < _NEVER, jobs.single, 0), initial=1))
+    justify = p.justify and not instance.has_releases  # a release is not symmetric in time
+    packer = _Packer(jobs, slots)
+    began = time.perf_counter()
+    best, start_name = None, ""
+    for name, order in _start_orders(jobs).items():
+        plan = packer.build(order)
+        if justify:
+            plan = packer.justify(plan)
+        if best is None or plan.score < best.score:
+            best, start_name = plan, name
+    assert best is not None
+    start_score = best.score
+    rng = np.random.default_rng(p.seed)
+    done, improved, capped = 0, 0, False
+    for _ in range(p.iterations):
+        if time.perf_counter() - began > p.time_limit:
+            capped = True
+            break
+        noise = rng.uniform(0.0, p.jitter, len(best.starts)) * best.lengths
+        plan = packer.build(np.argsort(best.starts + noise, kind="stable"))
+        if justify:
+            plan = packer.justify(plan)
+        done += 1
+        if plan.score <= best.score:
+            improved += plan.score < best.score
+            best = plan
+    if capped:
+        log.info("pack: the time limit of %g s stopped the search after %d restarts", p.time_limit, done)
+    trial = _trial(best, jobs.capacity, est.weight)
+    beyond = trial.makespan > instance.horizon
+    search = {
+        "start": start_name,
+        "start_makespan": start_score[0],
+        "start_total_completion": start_score[1],
+        "iterations": done,
+        "improvements": int(improved),
+        "capped": capped,
+        "justified": justify,
+        "split_jobs": len(jobs.split),
+    }
+    result = policy_result(
+        instance,
+        "pack",
+        trial,
+        p,
+        est,
+        theta=None if beyond else instance.horizon,
+        trials=packer.runs,
+        trials_requested=packer.runs,
+        thetas_tried=1,
+        seed=p.seed,
+        exceeds_horizon=beyond,
+        search=search,
+    )
+    report = check(instance, result.schedule)
+    allowed = {"start_in_horizon", "completion_in_horizon"} if beyond else set()
+    planned = best.completion
+    if not report.names() <= allowed or not np.array_equal(np.asarray(report.result.completion), planned):
+        raise RuntimeError(f"pack planned times the simulator does not reproduce: {sorted(report.names())}")
+    return result

@@ -1,0 +1,104 @@
+"""``pack``: exact timing in its class, the split rule, justification, releases, topologies."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rar_opt import Instance
+from rar_opt.algorithms import run_policy
+from rar_opt.generate import paper
+
+from ..bruteforce import brute_force
+from ..helpers import read_instance
+from ..strategies import micro_instances, reference_simulate, reference_violations, tiny_instances, with_releases
+from ..topology_strategies import micro_topology_instances
+
+
+def _split_overlaps(inst: Instance, starts: np.ndarray, y: np.ndarray, end: np.ndarray) -> bool:
+    """Whether two split jobs ever hold GPUs of one server in the same slot."""
+    split = np.flatnonzero((y > 0).sum(axis=1) >= 2)
+    for a in split:
+        for b in split[split > a]:
+            share = bool(((y[a] > 0) & (y[b] > 0)).any())
+            if share and starts[a] < end[b] and starts[b] < end[a]:
+                return True
+    return False
+
+
+def _judged(inst: Instance, **options: object):
+    result = run_policy(inst, "pack", **options)
+    sched = result.schedule
+    ref = reference_simulate(inst, sched)
+    allowed = {"completion_in_horizon", "start_in_horizon"} if result.exceeds_horizon else set()
+    assert reference_violations(inst, sched) <= allowed
+    return result, sched, np.asarray(ref["completion"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(tiny_instances(max_jobs=6), with_releases(tiny_instances(max_jobs=5))), st.integers(0, 3))
+def test_pack_is_checked_and_never_shares_a_server_between_split_jobs(inst: Instance, seed: int) -> None:
+    result, sched, completion = _judged(inst, seed=seed, iterations=3)
+    starts, y = sched.start_array, sched.placement_array
+    assert not _split_overlaps(inst, starts, y, completion)
+    assert (starts >= inst.releases).all()  # never before a release
+    single = (y > 0).sum(axis=1) == 1
+    fits = inst.cluster.capacity.max() >= inst.arrays.gpus
+    assert (single == fits).all()  # a job that fits on one server is never split
+    assert result.search is not None and result.search["split_jobs"] == int((~fits).sum())
+
+
+@settings(max_examples=25, deadline=None)
+@given(micro_topology_instances())
+def test_pack_times_split_jobs_exactly_on_a_topology(inst: Instance) -> None:
+    _, sched, completion = _judged(inst, iterations=2)
+    y = sched.placement_array
+    split = np.flatnonzero((y > 0).sum(axis=1) >= 2)
+    for a in split:  # on a topology: one split job at a time, anywhere
+        for b in split[split > a]:
+            assert not (sched.start_array[a] < completion[b] and sched.start_array[b] < completion[a])
+
+
+@settings(max_examples=40, deadline=None)
+@given(micro_instances())
+def test_pack_is_never_better_than_the_optimum(inst: Instance) -> None:
+    result = run_policy(inst, "pack", iterations=2)
+    span = max(reference_simulate(inst, result.schedule)["completion"])
+    best = brute_force(inst, span)  # the optimum among schedules ending by span
+    assert best is not None and best[0] <= span
+
+
+@settings(max_examples=30, deadline=None)
+@given(tiny_instances(max_jobs=6))
+def test_justification_never_lengthens_the_schedule(inst: Instance) -> None:
+    plain = run_policy(inst, "pack", iterations=0, justify=False)
+    justified = run_policy(inst, "pack", iterations=0)
+    spans = [max(reference_simulate(inst, r.schedule)["completion"]) for r in (plain, justified)]
+    assert spans[1] <= spans[0]
+
+
+def test_restarts_never_lengthen_the_schedule() -> None:
+    inst = paper(3, jobs=60, servers=6)
+    spans = [run_policy(inst, "pack", iterations=k, time_limit=60.0).schedule for k in (0, 4)]
+    made = [max(reference_simulate(inst, s)["completion"]) for s in spans]
+    assert made[1] <= made[0]
+
+
+def test_pack_finds_the_wait_of_wait_beats_start() -> None:
+    # two jobs that must split share a server: starting both at once makes them contend
+    # (8 slots); one after the other is the optimum, 6; pack's split rule finds it
+    inst = read_instance("wait-beats-start")
+    result = run_policy(inst, "pack")
+    assert max(reference_simulate(inst, result.schedule)["completion"]) == 6
+
+
+def test_a_pack_record_says_what_the_search_did() -> None:
+    inst = paper(1, jobs=40, servers=5)
+    result = run_policy(inst, "pack", iterations=3, seed=7)
+    meta = result.schedule.meta
+    assert meta["method"] == "pack" and meta["seed"] == 7
+    search = meta["search"]
+    assert search["start"] in ("fewest-hosts", "longest-first", "largest-area-first")
+    assert search["iterations"] == 3 and search["justified"] is True and search["capped"] is False
+    assert result.trials == result.trials_requested >= 3 + 3
