@@ -13,6 +13,9 @@ Instances: the paper generator (`rar_opt.generate`) at 160 x 20, 160 x 10 and 32
     python benchmarks/bounds_table.py [--seconds S] [--seeds 0-9] [--sizes 160x20,160x10,320x20]
     python benchmarks/bounds_table.py --markdown      # docs/bounds-table.md from the stored rows
 
+Two processes can share the work on a two-core machine: each with ``--part NAME`` (its
+rows go to bounds-table-NAME.json), then ``--merge NAME,NAME`` writes bounds-table.json.
+
 Rows are stored as they finish (benchmarks/results/bounds-table.json), so a long run can
 be stopped and its rows kept.
 """
@@ -134,8 +137,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="160x20,160x10,320x20")
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--markdown", action="store_true", help="write docs/bounds-table.md from the stored rows")
+    parser.add_argument("--part", help="store the rows as bounds-table-PART.json (one of several processes)")
+    parser.add_argument("--merge", help="comma-separated parts to merge into bounds-table.json")
     args = parser.parse_args()
     path = RESULTS / f"{NAME}.json"
+    if args.merge:
+        parts = [json.loads((RESULTS / f"{NAME}-{p}.json").read_text()) for p in args.merge.split(",")]
+        order = {size: k for k, size in enumerate(("160x20", "160x10", "320x20", "640x20"))}
+        rows = sorted(
+            (r for part in parts for r in part["rows"]),
+            key=lambda r: (order.get(r["size"], 9), list(PRESETS).index(r["preset"]), r["seed"]),
+        )
+        keep = {k: parts[0][k] for k in ("seconds", "threads", "seeds")}
+        save(NAME, rows, **keep, sizes=",".join(dict.fromkeys(r["size"] for r in rows)), parts=args.merge)
+        print(f"merged {len(rows)} rows into {path}")
+        return
+    name = NAME if args.part is None else f"{NAME}-{args.part}"
     if args.markdown:
         data = json.loads(path.read_text())
         DOC.write_text(markdown(data["rows"], data))
@@ -155,7 +172,7 @@ def main() -> None:
                     f"{r['best_makespan']} ({r['best_by']}), gap {r['gap']:.2%}",
                     flush=True,
                 )
-                save(NAME, rows, seconds=args.seconds, threads=1, seeds=args.seeds, sizes=args.sizes)
+                save(name, rows, seconds=args.seconds, threads=1, seeds=args.seeds, sizes=args.sizes)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,19 @@ from rar_opt.algorithms import POLICIES
 from rar_opt.compare import compare
 from rar_opt.solvers import PhaseKind, Status
 
+from .helpers import read_instance
+
 
 def test_against_the_optimum(wait_beats_start: Instance) -> None:
-    # OPT 6 (one job after the other), every heuristic 8 (both at once, sharing a server)
+    # OPT 6 (one job after the other), every list heuristic 8 (both at once, sharing a
+    # server); pack never lets split jobs share a server, so it finds the 6
     cmp = compare(wait_beats_start, exact=True)
     assert (cmp.reference, cmp.reference_kind) == (6, "optimum")
     assert [r.policy for r in cmp.rows] == list(POLICIES)
     for row in cmp.rows:
-        assert (row.makespan, row.avg_jct, row.within_horizon) == (8, 8.0, True)
-        assert row.ratio == pytest.approx(8 / 6)
+        expected = (6, 4.5, True) if row.policy == "pack" else (8, 8.0, True)
+        assert (row.makespan, row.avg_jct, row.within_horizon) == expected
+        assert row.ratio == pytest.approx(expected[0] / 6)
     assert cmp.theorem5_bound == pytest.approx(64 / 3)  # n_g 3 x varphi 8/3 / l (3/8)
     claims = {c.claim: c for c in cmp.claims}
     assert claims["theorem5"].holds and claims["theorem5"].margin == pytest.approx(64 / 3 * 6 - 8)
@@ -44,25 +48,41 @@ def test_a_horizon_no_heuristic_fits_is_reported(wait_beats_start: Instance) -> 
     short = dataclasses.replace(wait_beats_start, horizon=7)
     cmp = compare(short, exact=True)
     assert (cmp.reference, cmp.reference_kind) == (6, "optimum")
-    assert all(r.makespan == 8 and not r.within_horizon for r in cmp.rows)
-    assert [c.claim for c in cmp.claims] == ["within_horizon"] and cmp.claims[0].holds is False
+    assert all(r.makespan == 8 and not r.within_horizon for r in cmp.rows if r.policy != "pack")
+    assert [c.claim for c in cmp.claims] == ["within_horizon"] and cmp.claims[0].holds is False  # SJF-BCO's
     data = cmp.to_dict()
-    assert data["reference"] == 6 and [p["within_horizon"] for p in data["policies"]] == [False] * len(POLICIES)
+    fits = [p["within_horizon"] for p in data["policies"]]
+    assert data["reference"] == 6 and fits == [name == "pack" for name in POLICIES]
 
 
 def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance, monkeypatch) -> None:
-    # the relaxation's bound comes from the exact solve's own relaxation phase
+    # the relaxation's bound comes from the exact solve's own relaxation phase when it ran one
+    import math
+
     import rar_opt.solvers
+
+    real = rar_opt.solvers.relaxation_bound
+    calls: list[str] = []
+
+    def counted(instance, *a, **k):
+        calls.append(instance.name)
+        return real(instance, *a, **k)
 
     def refuse(*_a, **_k):
         raise AssertionError("the relaxation was solved a second time")
 
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", refuse)
-    cmp = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=10)
+    inst = read_instance("tiny-6x4-s17")  # auto runs its relaxation and restriction there
+    cmp = compare(inst, ["ff"], exact=True, bound_time_limit=10)
     (phase,) = [p for p in cmp.solve["options"]["phases"] if p["kind"] == PhaseKind.RELAXATION]
+    assert phase["status"] == Status.OPTIMAL
+    assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (math.ceil(phase["objective"]), True)
+    # on wait-beats-start pack meets the floor before any model: the relaxation is solved once, by compare
+    monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", counted)
+    closed = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=10)
+    assert not [p for p in closed.solve["options"]["phases"] if p["kind"] == PhaseKind.RELAXATION]
     # each job alone takes 3 slots without contention: the relaxation's optimum
-    assert phase["status"] == Status.OPTIMAL and phase["objective"] == 3
-    assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (3, True)
+    assert calls == [wait_beats_start.name] and closed.bounds["relaxation"] == 3
     cheap = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=None)  # cheap bounds only, as asked
     assert cheap.bounds["relaxation"] is None and cheap.reference == 6
     monkeypatch.undo()

@@ -181,9 +181,10 @@ class _Profile:
         if j in self.jobs.split:
             return self._place_split(j, lo)
         g, d = int(self.jobs.gpus[j]), int(self.jobs.single[j])
-        self._room(max(self.busy_until, lo) + d)
+        stop = max(self.busy_until, lo) + d  # from busy_until on every slot is idle: it fits there
+        self._room(stop)
         rows = np.flatnonzero(self.jobs.hosts[j])
-        ok = self.free[rows, lo:] >= g
+        ok = self.free[rows, lo:stop] >= g
         count = np.zeros((len(rows), ok.shape[1] + 1), dtype=np.int32)
         np.cumsum(ok, axis=1, out=count[:, 1:])
         fits = (count[:, d:] - count[:, :-d]) == d  # the d slots from here are all roomy

@@ -179,6 +179,8 @@ class _Run:
         if self.ctx.budget.expired():
             last = self.best.phases[-1].name
             self.record = dataclasses.replace(self.record, stopped=f"after the {last}")
+            if not self.ctx.fits(self.best.within(self.ctx.horizon)):  # it would not have run anyway
+                self.record = dataclasses.replace(self.record, full_model="skipped: too large")
             if stop_requested() is not None:
                 return f"interrupted (signal {stop_requested()}) after the {last}"
             return f"time limit after the {last}"

@@ -147,7 +147,7 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     for name in ctx.policies:
         if found.span is not None and stop_requested() is not None:  # a signal: keep what is found
             break
-        run = run_policy(ctx.instance, name)
+        run = run_policy(ctx.instance, name, **QUICK.get(name, {}))
         span = check(ctx.instance, run.schedule).result.makespan
         tried[name] = span
         if span is not None and span <= ctx.horizon:
@@ -177,27 +177,39 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
 IMPROVE_ITERATIONS = 1_000_000
 """The improvement phase stops on its time share, not on a count of iterations."""
 
+IMPROVERS = (("pack", 0.75), ("improve", 1.0))
+"""The improvement searches in turn, each with its part of the phase's share of the time
+(the last takes what is left): ``pack`` (profile schedules, unsplit where a server holds
+the job, :mod:`rar_opt.algorithms.packing`), then ``improve`` (list schedules that may
+split, :mod:`rar_opt.algorithms.search`)."""
+
+QUICK = {"pack": {"iterations": 0}}
+"""Options of a policy in the heuristics phase: its construction only, no restarts (the
+improvement phase searches where the model is too large)."""
+
 
 def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """Where the full model cannot be built (paper scale): the improvement search over list
-    schedules (the policy ``improve``, seeded with the budget's seed) for the plan's share of
-    the time left; its schedule is checked by the simulator before it is offered."""
+    """Where the full model cannot be built (paper scale): the improvement searches of
+    :data:`IMPROVERS` (seeded with the budget's seed), for the plan's share of the time
+    left; each schedule is checked by the simulator before it is offered."""
     from ..algorithms import run_policy
 
     share, left = ctx.plan.improve_share, ctx.budget.left()
     if share is None or left is None or ctx.fits(best.within(ctx.horizon)) or stop_requested() is not None:
         return
-    began = time.perf_counter()
-    run = run_policy(
-        ctx.instance, "improve", seed=ctx.budget.seed, iterations=IMPROVE_ITERATIONS, time_limit=left * share
-    )
-    span = check(ctx.instance, run.schedule).result.makespan
-    fits = span is not None and span <= ctx.horizon
-    schedule = run.schedule.with_meta({**run.schedule.meta, "method": "improve"}) if fits else None
-    record = PhaseRecord(
-        PhaseKind.IMPROVE, Status.FEASIBLE if fits else Status.NO_SOLUTION, span, seconds=time.perf_counter() - began
-    )
-    yield Found(record, schedule, span if fits else None, source="improve")
+    until = time.perf_counter() + left * share
+    for name, part in IMPROVERS:
+        budget = (until - time.perf_counter()) * part
+        if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
+            return
+        began = time.perf_counter()
+        run = run_policy(ctx.instance, name, seed=ctx.budget.seed, iterations=IMPROVE_ITERATIONS, time_limit=budget)
+        span = check(ctx.instance, run.schedule).result.makespan
+        fits = span is not None and span <= ctx.horizon
+        schedule = run.schedule.with_meta({**run.schedule.meta, "method": name}) if fits else None
+        status = Status.FEASIBLE if fits else Status.NO_SOLUTION
+        record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=time.perf_counter() - began, search=name)
+        yield Found(record, schedule, span if fits else None, source=name)
 
 
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:

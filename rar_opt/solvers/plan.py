@@ -65,13 +65,13 @@ AUTO = Plan(
     "auto",
     0.1,
     0.2,
-    heuristics=("sjf-bco", "ls", "ff", "lpt"),
+    heuristics=("sjf-bco", "ls", "ff", "lpt", "pack"),
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
     probe_share=0.1,
     structural=True,
-    improve_share=0.3,
+    improve_share=0.75,
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 

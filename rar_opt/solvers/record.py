@@ -70,7 +70,7 @@ class PhaseRecord:
     objective: float | None = None  # the phase's best makespan (a schedule's, or the model's optimum)
     bound: float | None = None  # the phase solver's bound on its own model
     seconds: float = 0.0
-    search: str | None = None  # FULL: the CP-SAT search (rar_opt.solvers.cpsat.SEARCHES)
+    search: str | None = None  # FULL: the CP-SAT search (solvers.cpsat.SEARCHES); IMPROVE: the policy
     asked: int | None = None  # PROBE: the slot asked about
     tried: Mapping[str, int | None] | None = None  # HEURISTICS: each policy's makespan
     floors: Mapping[str, int] | None = None  # FLOOR: each structural bound by name
@@ -81,6 +81,8 @@ class PhaseRecord:
         if self.kind == PhaseKind.PROBE and self.asked is not None:
             return f"{self.kind} {self.asked}"
         if self.kind == PhaseKind.FULL and self.search not in (None, "default"):
+            return f"{self.kind} ({self.search})"
+        if self.kind == PhaseKind.IMPROVE and self.search not in (None, "improve"):
             return f"{self.kind} ({self.search})"
         return str(self.kind)
 

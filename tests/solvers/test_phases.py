@@ -140,9 +140,13 @@ def test_the_improve_phase_runs_only_where_the_full_model_cannot(wait_beats_star
     ctx = _context(wait_beats_start, limit=5.0)
     assert list(PHASES[PhaseKind.IMPROVE](ctx, Incumbent())) == []  # the full model fits: the exact phases decide
     too_large = dataclasses.replace(ctx, max_cells=0)
-    found = _only(list(PHASES[PhaseKind.IMPROVE](too_large, Incumbent())))
-    assert found.record.status == Status.FEASIBLE and found.source == "improve"
-    assert check(wait_beats_start, found.schedule).result.makespan == found.span == found.record.objective
-    assert found.span <= 8  # never worse than the list schedules it starts from
+    founds = list(PHASES[PhaseKind.IMPROVE](too_large, Incumbent()))
+    assert [f.source for f in founds] == ["pack", "improve"]  # IMPROVERS, in turn
+    assert [f.record.name for f in founds] == ["improve (pack)", "improve"]
+    for found in founds:
+        assert found.record.status == Status.FEASIBLE
+        assert check(wait_beats_start, found.schedule).result.makespan == found.span == found.record.objective
+    assert founds[1].span <= 8  # never worse than the list schedules it starts from
+    assert founds[0].span == 6  # pack runs the two split jobs one after the other: the optimum
     without = dataclasses.replace(too_large, plan=DECOMPOSE)  # no share for it in the plan as first stated
     assert list(PHASES[PhaseKind.IMPROVE](without, Incumbent())) == []
