@@ -36,6 +36,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
     p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
+    p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_generate)
@@ -95,6 +96,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         overhead_share=args.overhead_share,
         size_link=args.size_link,
         load=args.load,
+        burst=args.burst,
     )
     if args.output is None:
         emit_json(inst.to_dict())
