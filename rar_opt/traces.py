@@ -278,10 +278,8 @@ def trace_instance(
         if r.iterations is not None and r.duration is not None:  # both: the per-iteration time they give
             iterations[k], tau[k] = r.iterations, r.duration / slot / r.iterations
             if tau[k] >= 1.0:
-                raise _bad(
-                    trace.file, r.line, "duration",
-                    f"an iteration lasts {tau[k]:.4g} slots of {slot:g} s; a slot must hold one (a longer slot)",
-                )  # fmt: skip
+                lasts = f"an iteration lasts {tau[k]:.4g} slots of {slot:g} s"
+                raise _bad(trace.file, r.line, "duration", f"{lasts}; at least one must fit in a slot (a longer slot)")
         elif r.iterations is not None:  # iterations alone: the paper's per-iteration time
             iterations[k], tau[k] = r.iterations, drawn[k]
         else:  # duration alone: the paper's per-iteration time, and the iterations filling the duration
@@ -365,7 +363,6 @@ def _on_line(exc: InputError, trace: Trace, rows: list[TraceRow]) -> InputError:
     if match is None:
         return exc.in_file(trace.file)
     k, field = int(match.group(1)), match.group(2)
-    column = {"gpus": "gpus", "release": "submit"}.get(
-        field or "", "duration" if "duration" in trace.columns else "iterations"
-    )
+    timed = "duration" if rows[k].duration is not None else "iterations"  # what set the job's run time
+    column = {"gpus": "gpus", "release": "submit"}.get(field or "", timed)
     return _bad(trace.file, rows[k].line, column, exc.message)
