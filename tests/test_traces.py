@@ -280,3 +280,14 @@ def test_a_bad_cell_is_named_by_its_line_and_column(tmp_path_factory, case, data
     with pytest.raises(InputError) as caught:
         read_trace(path)
     assert caught.value.where == f"line {row + 1}: {name}" and caught.value.file == str(path)
+
+
+def test_spreadsheet_habits_are_read(tmp_path: Path) -> None:
+    """A byte-order mark, CRLF line ends, upper case and spaces in the header, a row of
+    empty fields: the same trace as the plain file."""
+    plain, fancy = tmp_path / "plain.csv", tmp_path / "fancy.csv"
+    plain.write_text("submit[h],gpus,duration[min]\n0,2,30\n0.5,1,10\n")
+    fancy.write_bytes(b"\xef\xbb\xbfSubmit [H], GPUs ,Duration[MIN]\r\n0, 2 ,30\r\n,,\r\n0.5,1,10\r\n")
+    a, b = read_trace(plain), read_trace(fancy)
+    assert [(r.submit, r.gpus, r.duration) for r in a.rows] == [(r.submit, r.gpus, r.duration) for r in b.rows]
+    assert [r.line for r in b.rows] == [2, 4] and b.units == (("submit", "h"), ("duration", "min"))
