@@ -273,7 +273,7 @@ def nested_cluster(instance: Instance, servers: int) -> Instance:
     return Instance(name, instance.horizon, smaller, instance.jobs, meta)
 
 
-def with_arrivals(instance: Instance, load: float, seed: int) -> Instance:
+def with_arrivals(instance: Instance, load: float, seed: int, burst: float | None = None) -> Instance:
     """``instance`` with Poisson arrivals at the offered ``load`` (docs/arrivals.md).
 
     The load is offered GPU-time per GPU per slot: job j brings G_j rho_min_j GPU-slots of
@@ -282,20 +282,48 @@ def with_arrivals(instance: Instance, load: float, seed: int) -> Instance:
     slot 0 (the cluster starts busy) and each release is its arrival time rounded down.
     The horizon grows by the last release, so a horizon that held every job before still
     does after its arrival. Seeded: the same instance, load and seed give the same releases
-    (a stream of its own, apart from the generator's draws)."""
+    (a stream of its own, apart from the generator's draws).
+
+    With ``burst`` (b >= 1) the jobs arrive in batches (a batch Poisson process): batches
+    at the rate lambda / b with exponential gaps, each of a geometric number of jobs with
+    mean b, every job of a batch released in the same slot. The job rate, and so the
+    offered load, stays the target; counts per window are 2b - 1 times as dispersed as
+    Poisson counts. The batch sizes come from a third stream, so ``burst=1`` gives exactly
+    the releases of plain Poisson arrivals."""
     if isinstance(load, bool) or not isinstance(load, int | float) or not np.isfinite(load) or load <= 0:
         raise ParameterError(f"must be a number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load")
+    if burst is not None and (
+        isinstance(burst, bool) or not isinstance(burst, int | float) or not np.isfinite(burst) or burst < 1
+    ):
+        raise ParameterError(f"must be a number >= 1 (mean jobs per arrival batch), got {burst!r}", where="burst")
     rng = np.random.default_rng([seed, 23])
     work = instance.arrays.gpus * instance.bounds.rho_min
     rate = float(load) * instance.cluster.num_gpus / float(work.mean())
     order = rng.permutation(instance.num_jobs)
-    times = np.concatenate([[0.0], np.cumsum(rng.exponential(1.0 / rate, instance.num_jobs - 1))])
+    arrivals: dict[str, Any] = {"process": "poisson", "load": float(load), "seed": seed, "rate": rate}
+    if burst is None:
+        times = np.concatenate([[0.0], np.cumsum(rng.exponential(1.0 / rate, instance.num_jobs - 1))])
+    else:
+        sizes = batch_sizes(np.random.default_rng([seed, 23, 1]), instance.num_jobs, float(burst))
+        starts = np.concatenate([[0.0], np.cumsum(rng.exponential(float(burst) / rate, len(sizes) - 1))])
+        times = np.repeat(starts, sizes)
+        arrivals |= {"process": "batch-poisson", "burst": float(burst), "batches": len(sizes)}
     releases = np.zeros(instance.num_jobs, dtype=np.int64)
     releases[order] = np.floor(times).astype(np.int64)
     jobs = tuple(dataclasses.replace(job, release=int(r)) for job, r in zip(instance.jobs, releases, strict=True))
-    meta = {**instance.meta, "arrivals": {"process": "poisson", "load": float(load), "seed": seed, "rate": rate}}
-    name = f"{instance.name}-L{float(load):g}"
+    meta = {**instance.meta, "arrivals": arrivals}
+    name = f"{instance.name}-L{float(load):g}" + ("" if burst is None else f"-B{float(burst):g}")
     return Instance(name, instance.horizon + int(releases.max()), instance.cluster, jobs, meta)
+
+
+def batch_sizes(rng: np.random.Generator, n: int, mean: float) -> np.ndarray:
+    """Geometric batch sizes (on 1, 2, ..., mean ``mean``) that sum to ``n`` jobs: drawn
+    until they cover n, the last one cut to what is left."""
+    sizes = rng.geometric(1.0 / mean, size=n)  # n batches of at least one job always cover n
+    count = int(np.searchsorted(np.cumsum(sizes), n)) + 1
+    sizes = sizes[:count].copy()
+    sizes[-1] -= int(sizes.sum()) - n
+    return sizes
 
 
 GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
@@ -341,15 +369,19 @@ def generate(
     overhead_share: float | None = None,
     size_link: str | None = None,
     load: float | None = None,
+    burst: float | None = None,
 ) -> Instance:
     """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``.
 
     With ``load``, the jobs arrive over time: Poisson arrivals at that offered load
-    (:func:`with_arrivals`, seeded by ``seed``); without it every job is there at slot 0.
+    (:func:`with_arrivals`, seeded by ``seed``), in batches of mean size ``burst`` when
+    given; without ``load`` every job is there at slot 0 (and ``burst`` is refused).
 
     The paper generator's calibration: a ``preset`` (default ``paper-literal``), or its
     knobs (``reference``, ``contention_share``, ``overhead_share``) changed from it, or the
     ``budget`` of the literal reading. The tiny generator takes none of them."""
+    if burst is not None and load is None:
+        raise ParameterError("needs a load: bursts are a way of arriving over time", where="burst")
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -374,4 +406,4 @@ def generate(
         elif preset is not None:
             kwargs["preset"] = preset
     instance = GENERATORS[kind](seed, **kwargs)
-    return instance if load is None else with_arrivals(instance, load, seed)
+    return instance if load is None else with_arrivals(instance, load, seed, burst)

@@ -1,4 +1,4 @@
-"""Commands on instances and schedules: ``generate``, ``simulate``, ``schedule``, ``plot``."""
+"""Commands on instances and schedules: ``generate``, ``trace``, ``simulate``, ``schedule``, ``plot``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..generate import GENERATORS, generate
 from ..instance import Instance
 from ..library import instance_path
 from ..schedule import Schedule
+from ..traces import parse_span, read_trace, trace_instance
 from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
 
 MAX_SEED = 2**63 - 1
@@ -36,9 +37,25 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
     p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
+    p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("trace", parents=[common], help="an instance from a job trace (CSV; docs/arrivals.md)")
+    p.add_argument("file", help="CSV: submit[UNIT], gpus, duration[UNIT] and/or iterations, name (docs/formats.md)")
+    p.add_argument("--servers", type=int, required=True, help="number of servers")
+    p.add_argument("--server-gpus", type=int, help="GPUs per server (default: drawn from 4, 8, 16, 32 by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the calibration's draws (default 0)")
+    p.add_argument("--slot", default="1min", help="length of a slot with its unit: 30s, 1min, 0.5h (default 1min)")
+    p.add_argument("--horizon", type=int, help="T in slots (default: last release + every job's worst time)")
+    p.add_argument(
+        "--preset", choices=list(PRESETS), default="paper-literal", help="calibration (default paper-literal)"
+    )
+    p.add_argument("--name", help="instance name (default STEM-JOBSxSERVERS-sSEED, STEM the file name)")
+    p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("simulate", parents=[common], help="check and simulate a schedule")
     p.add_argument("instance")
@@ -95,6 +112,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         overhead_share=args.overhead_share,
         size_link=args.size_link,
         load=args.load,
+        burst=args.burst,
     )
     if args.output is None:
         emit_json(inst.to_dict())
@@ -105,6 +123,39 @@ def cmd_generate(args: argparse.Namespace) -> int:
         "jobs": inst.num_jobs,
         "servers": inst.num_servers,
         "gpus": inst.cluster.num_gpus,
+        "horizon": inst.horizon,
+        "file": str(args.output),
+    }
+    emit_json(summary) if args.json else emit_table(list(summary.items()))
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """``rar-opt trace``: an instance from a CSV trace, printed or written."""
+    slot = parse_span(args.slot, "slot")
+    inst = trace_instance(
+        read_trace(args.file),
+        servers=args.servers,
+        server_gpus=args.server_gpus,
+        seed=args.seed,
+        slot=slot,
+        horizon=args.horizon,
+        preset=args.preset,
+        name=args.name,
+    )
+    if args.output is None:
+        emit_json(inst.to_dict())
+        return EXIT_OK
+    inst.write(args.output)
+    bounds = inst.bounds
+    summary = {
+        "name": inst.name,
+        "jobs": inst.num_jobs,
+        "servers": inst.num_servers,
+        "gpus": inst.cluster.num_gpus,
+        "slot_s": slot,
+        "last_release": int(inst.releases.max()),
+        "fastest_times": f"{int(bounds.rho_min.min())}..{int(bounds.rho_min.max())}",
         "horizon": inst.horizon,
         "file": str(args.output),
     }
