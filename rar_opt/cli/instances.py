@@ -79,8 +79,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--bisection", choices=["paper", "tightest"], help="sjf-bco, ff, ls: theta bisection rule")
     p.add_argument("--order", choices=["smallest-first", "input"], help="ff, ls, rand, consolidate: job order")
     p.add_argument("--placement", choices=list(PLACEMENTS), help="lpt, laf: GPUs per job (default consolidate)")
-    p.add_argument("--iterations", type=int, help="improve: iteration budget, the stopping rule (default 40)")
-    p.add_argument("--time-limit", type=float, help="improve: wall-time cap in seconds (default 10)")
+    p.add_argument("--iterations", type=int, help="improve, pack: iterations (restarts), the stopping rule (40, 20)")
+    p.add_argument("--time-limit", type=float, help="improve, pack: wall-time cap in seconds (default 10)")
+    p.add_argument("--jitter", type=float, help="pack: a restart's largest shift, a share of a job's length (0.3)")
+    p.add_argument("--no-justify", action="store_true", help="pack: no forward-backward improvement")
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
@@ -197,6 +199,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("iterations", args.iterations),
             ("time_limit", args.time_limit),
             ("moves", args.moves),
+            ("jitter", args.jitter),
+            ("justify", False if args.no_justify else None),
         )
         if v is not None
     }
