@@ -23,9 +23,7 @@ def _job(name: str, gpus: int, slots: int, release: int = 0) -> Job:
 def test_completion_bounds_by_hand() -> None:
     # one 2-GPU server; a (2 slots) at 0, three more like it at 3: the optimum runs them
     # back to back, C = 2, 5, 7, 9, and the bound finds exactly that
-    crowd = Instance(
-        "crowd", 12, Cluster(servers=(2,)), (_job("a", 2, 2), *(_job(f"b{i}", 2, 2, 3) for i in range(3)))
-    )
+    crowd = Instance("crowd", 12, Cluster(servers=(2,)), (_job("a", 2, 2), *(_job(f"b{i}", 2, 2, 3) for i in range(3))))
     assert list(squashed_completions(crowd)) == [2, 5, 7, 9]
     b = completion_bounds(crowd)
     assert (b.total, b.flow, b.simple_total) == (23, 14, 2 + 3 * 5)
