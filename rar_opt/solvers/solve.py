@@ -146,8 +146,9 @@ def compact_only(instance: Instance, request: Request) -> str | None:
 CPSAT_OBJECTIVES = ("total", "flow")
 """Objectives other than the makespan that ``auto`` hands to the CP-SAT model rather than
 to the compact MILP: on tiny to 16 x 8 instances with and without releases CP-SAT proved
-the same optima 2 to 25 times faster and, where neither proved within the limit, held
-the better schedule (docs/arrivals.md, "Objectives")."""
+every flow optimum the MILP proved, 3 to 10 times faster, and one more; where neither
+proved within the limit it held the better schedule (``benchmarks/flow_models.py``;
+docs/arrivals.md, "Objectives")."""
 
 
 def cpsat_answers(instance: Instance, request: Request) -> bool:
