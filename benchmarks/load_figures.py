@@ -73,7 +73,7 @@ def tables(data: dict) -> str:
                 for x in loads:
                     mean, _, ratio = cell(by[(preset, x, p)], metric)
                     text = f"{mean:.1f} ({ratio:.2f})"
-                    cells.append(f"**{text}**" if mean == best[x] else text)
+                    cells.append(f"**{text}**" if f"{mean:.1f}" == f"{best[x]:.1f}" else text)  # the best, as printed
                 out.append(f"| {p} | " + " | ".join(cells) + " |")
     beyond = sum(bool(r.get("exceeds_horizon")) for r in rows)
     out.append(f"\nruns whose schedule ends after T: {beyond} of {len(rows)}")
