@@ -201,8 +201,8 @@ def _print_report(path: str, as_json: bool) -> int:
             print(f"{name}: {s.unproven} instance(s) unproven, their ratios within [{low:.4f}, {high:.4f}]")
     if rep.flow:
         print(f"total flow time: optimum proven on {rep.flow_proven}; ratios ALG/OPT for flow over the proven ones")
-        rows, header = table(rep, "flow")
-        emit_table(rows, header)
+        flow_rows, flow_header = table(rep, "flow")
+        emit_table(flow_rows, flow_header)
         for name, s in rep.flow.items():
             if s.unproven and s.unproven_ratio_range:
                 low, high = s.unproven_ratio_range

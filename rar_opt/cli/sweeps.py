@@ -74,7 +74,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(record)
     else:
-        head = ("configuration", "runs", "beyond T", "mean makespan", "mean avg JCT")
+        head: tuple[str, ...] = ("configuration", "runs", "beyond T", "mean makespan", "mean avg JCT")
         keys = ["label", "runs", "beyond_horizon", "mean_makespan", "mean_avg_jct"]
         extra = {  # the load experiment's flow and bounds
             "mean_avg_flow": "mean avg flow",
