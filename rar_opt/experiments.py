@@ -12,6 +12,16 @@ how it was made.
   lead grows when GPUs are scarcer). The jobs are the same for every server count: one
   draw on 20 servers, and the 10- and 15-server clusters are its first servers (nested).
 * ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
+* ``load`` (not the paper's; docs/arrivals.md): every policy, offline and online, on the
+  paper's jobs arriving as a Poisson stream at each offered load of :data:`LOADS`
+  (:func:`rar_opt.generate.with_arrivals`, seeded by the instance seed), T = max(1200,
+  7.5 x jobs) before the arrivals. Its rows add the average flow time and, beside each
+  metric, a proven lower bound: the makespan's best bound (:func:`rar_opt.bounds.lower_bounds`,
+  the release floors included) and the completion and flow bounds of
+  :func:`rar_opt.bounds.completion_bounds`.
+
+An experiment runs under one preset or several (``preset`` a name or a sequence of
+names): the run list once per preset, in the order given.
 
 ``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``preset``
 is the generator's reading of the paper's "within 15%" (:mod:`rar_opt.calibration`) and
@@ -23,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +47,8 @@ log = logging.getLogger(__name__)
 KAPPAS = (1, 2, 4, 8, 10, 16, 32)
 SERVERS = (10, 15, 20)
 LAMBDAS = (1.0, 2.0, 4.0, 8.0)
+LOADS = (0.5, 0.7, 0.9, 1.1, 1.5)
+"""Offered loads of the ``load`` experiment: GPU-time offered per GPU per slot."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,7 @@ class Run:
     budget: float | None = None
     preset: str = "paper-literal"
     nested_from: int | None = None  # draw on this many servers, keep the first ``servers``
+    load: float | None = None  # Poisson arrivals at this offered load (None: every job at slot 0)
 
 
 def _policies(jobs: int, seeds: list[int]) -> list[Run]:
@@ -79,11 +93,25 @@ def _lambda(jobs: int, seeds: list[int]) -> list[Run]:
     ]
 
 
+def load_horizon(jobs: int) -> int:
+    """The ``load`` experiment's T before the arrivals: the paper's 1200 for 160 jobs, and
+    as many slots per job for more."""
+    return max(1200, math.ceil(7.5 * jobs))
+
+
+def _load(jobs: int, seeds: list[int]) -> list[Run]:
+    from .algorithms import POLICIES
+
+    horizon = load_horizon(jobs)
+    return [Run(f"load={x:g} {p}", s, jobs, 20, horizon, p, load=x) for s in seeds for x in LOADS for p in POLICIES]
+
+
 EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
     "policies": _policies,
     "kappa": _kappa,
     "servers": _servers,
     "lambda": _lambda,
+    "load": _load,
 }
 
 
@@ -91,7 +119,7 @@ def execute(run: Run) -> dict[str, Any]:
     """Run one configuration; a schedule that ends after T is a row too (marked). The
     policy is judged as everywhere else (:func:`rar_opt.evaluation.judge`)."""
     from .evaluation import judge
-    from .generate import nested_cluster, paper
+    from .generate import nested_cluster, paper, with_arrivals
 
     if run.nested_from is None:
         inst = paper(
@@ -102,6 +130,8 @@ def execute(run: Run) -> dict[str, Any]:
             run.seed, jobs=run.jobs, servers=run.nested_from, horizon=run.horizon, budget=run.budget, preset=run.preset
         )
         inst = nested_cluster(drawn, run.servers)
+    if run.load is not None:
+        inst = with_arrivals(inst, run.load, run.seed)
     row: dict[str, Any] = {
         "label": run.label,
         "seed": run.seed,
@@ -121,12 +151,44 @@ def execute(run: Run) -> dict[str, Any]:
         "max_load": result.max_load,
         **{f"{k}_share": v for k, v in judged.shares.to_dict().items()},
     }
-    return {**row, "makespan": judged.makespan, "avg_jct": judged.avg_jct, "min_jct": judged.min_jct, **chosen}
+    found = {"makespan": judged.makespan, "avg_jct": judged.avg_jct, "min_jct": judged.min_jct}
+    if run.load is not None:
+        found |= _arrival_fields(inst, run.load, judged.avg_jct)
+    return {**row, **found, **chosen}
 
 
-def count_runs(name: str, seeds: list[int], jobs: int = 160) -> int:
-    """How many runs experiment ``name`` has (for a progress bar)."""
-    return len(EXPERIMENTS[name](jobs, seeds)) if name in EXPERIMENTS else 0
+def _arrival_fields(inst: Any, load: float, avg_jct: float) -> dict[str, Any]:
+    """A ``load`` row's own fields: the load, the average flow time (the simulator's average
+    JCT counts from slot 0; flow counts from each job's release) and the lower bounds."""
+    from .bounds import completion_bounds, lower_bounds
+
+    mean_release = float(inst.releases.mean())
+    completion = completion_bounds(inst)
+    return {
+        "load": load,
+        "mean_release": mean_release,
+        "avg_flow": avg_jct - mean_release,
+        "lower_bound_makespan": lower_bounds(inst).best,
+        "lower_bound_avg_jct": completion.mean_completion,
+        "lower_bound_avg_flow": completion.mean_flow,
+    }
+
+
+def count_runs(name: str, seeds: list[int], jobs: int = 160, presets: int = 1) -> int:
+    """How many runs experiment ``name`` has under ``presets`` presets (for a progress bar)."""
+    return presets * len(EXPERIMENTS[name](jobs, seeds)) if name in EXPERIMENTS else 0
+
+
+def preset_names(preset: str | Sequence[str]) -> list[str]:
+    """One preset name or several, as a list (validated; a name given twice is refused)."""
+    from .calibration import preset as check_preset
+
+    names = [preset] if isinstance(preset, str) else list(preset)
+    if not names or len(set(names)) != len(names):
+        raise InputError("needs one or more presets, each once", where="preset")
+    for name in names:
+        check_preset(name)
+    return names
 
 
 def run_experiment(
@@ -135,23 +197,25 @@ def run_experiment(
     jobs: int = 160,
     workers: int = 1,
     budget: float | None = None,
-    preset: str = "paper-literal",
+    preset: str | Sequence[str] = "paper-literal",
     on_row: Callable[[dict[str, Any]], None] | None = None,
     scheduler: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every run of experiment ``name``, in a fixed order whatever the executor (``workers``
-    local Dask workers when more than 1, or the Dask scheduler at ``scheduler``);
-    ``on_row`` is called with each row as it arrives (progress)."""
+    """Every run of experiment ``name`` under ``preset`` (one name or several: the run list
+    once per preset), in a fixed order whatever the executor (``workers`` local Dask
+    workers when more than 1, or the Dask scheduler at ``scheduler``); ``on_row`` is
+    called with each row as it arrives (progress)."""
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
         raise InputError("needs one or more non-negative seeds", where="seeds")
     if workers < 1 or jobs < 1:
         raise InputError("workers and jobs must be at least 1", where="experiment")
-    from .calibration import preset as check_preset
-
-    check_preset(preset)
-    runs = [dataclasses.replace(r, budget=budget, preset=preset) for r in EXPERIMENTS[name](jobs, seeds)]
+    runs = [
+        dataclasses.replace(r, budget=budget, preset=p)
+        for p in preset_names(preset)
+        for r in EXPERIMENTS[name](jobs, seeds)
+    ]
     found: dict[int, dict[str, Any]] = {}
     with make_executor(workers=workers, scheduler=scheduler) as executor:
         for i, row in executor.run(execute, runs):
@@ -170,20 +234,30 @@ def run_experiment(
     return [found[i] for i in range(len(runs))]  # in run order, whatever the order of arrival
 
 
+SUMMED = ("avg_flow", "lower_bound_makespan", "lower_bound_avg_jct", "lower_bound_avg_flow")
+"""Row fields some experiments have (``load``), averaged over the seeds as ``mean_FIELD``."""
+
+
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean makespan and average JCT per label over the seeds; runs whose schedule ends after
-    T are counted (``beyond_horizon``) and included in the means with their real makespan."""
-    out: dict[str, dict[str, Any]] = {}
+    """Mean makespan and average JCT per label (and preset, when the rows name one) over the
+    seeds, and the means of :data:`SUMMED` where the rows have them; runs whose schedule
+    ends after T are counted (``beyond_horizon``) and included in the means with their
+    real makespan."""
+    out: dict[tuple[Any, str], dict[str, Any]] = {}
+    values: dict[tuple[Any, str], dict[str, list[float]]] = {}
     for row in rows:
-        agg = out.setdefault(row["label"], {"label": row["label"], "runs": 0, "beyond_horizon": 0, "_m": [], "_j": []})
+        key = (row.get("preset"), row["label"])
+        if key not in out:
+            head = {"preset": row["preset"]} if "preset" in row else {}
+            out[key] = {**head, "label": row["label"], "runs": 0, "beyond_horizon": 0}
+            values[key] = {}
+        agg = out[key]
         agg["runs"] += 1
         agg["beyond_horizon"] += int(bool(row.get("exceeds_horizon")))
-        agg["_m"].append(row["makespan"])
-        agg["_j"].append(row["avg_jct"])
-    result = []
-    for agg in out.values():
-        m, j = agg.pop("_m"), agg.pop("_j")
-        agg["mean_makespan"] = statistics.fmean(m) if m else None
-        agg["mean_avg_jct"] = statistics.fmean(j) if j else None
-        result.append(agg)
-    return result
+        for name in ("makespan", "avg_jct", *SUMMED):
+            if name in row:
+                values[key].setdefault(name, []).append(row[name])
+    for key, agg in out.items():
+        for name, seen in values[key].items():
+            agg[f"mean_{name}"] = statistics.fmean(seen)
+    return list(out.values())

@@ -149,6 +149,7 @@ OPTION_EFFECTS = [
     ("nonconvex", "horizon", -1, lambda m: len(m.T) == m.rar.horizon),
     ("cpsat", "horizon", -1, lambda m: max(m.makespan.proto.domain) == m.rar.horizon),
     ("cpsat", "symmetry", False, lambda m: m.rar.extra["symmetry_rows"] == 0),
+    ("cpsat", "objective", "total", lambda m: len(m.model.proto.objective.vars) == len(m.end)),
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),

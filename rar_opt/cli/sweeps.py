@@ -14,14 +14,22 @@ from .output import EXIT_OK, emit_json, emit_table, progress
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add this module's subcommands to ``sub``."""
-    p = sub.add_parser("experiment", parents=[common], help="the paper's sweeps: policies, kappa, servers, lambda")
+    p = sub.add_parser(
+        "experiment", parents=[common], help="the paper's sweeps: policies, kappa, servers, lambda; and load (arrivals)"
+    )
     p.add_argument("name", choices=list(EXPERIMENTS))
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")
     where.add_argument("--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT")
     p.add_argument("--jobs", type=int, default=160, help="jobs per instance (Philly mix scaled; default 160)")
-    p.add_argument("--preset", choices=list(PRESETS), default="paper-literal", help="the generator's reading of 15%%")
+    p.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        nargs="+",
+        default=["paper-literal"],
+        help="the generator's reading of 15%% (several: the runs under each, in turn)",
+    )
     p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
     p.add_argument("--json", action="store_true")
@@ -34,7 +42,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from ..jsonio import dump_json
 
     began = time.perf_counter()
-    with progress(args, count_runs(args.name, args.seeds, args.jobs), "runs") as bar:
+    with progress(args, count_runs(args.name, args.seeds, args.jobs, len(args.preset)), "runs") as bar:
         rows = run_experiment(
             args.name,
             args.seeds,
@@ -51,7 +59,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "jobs": args.jobs,
         "budget": args.budget,
-        "preset": args.preset,
+        **({"preset": args.preset[0]} if len(args.preset) == 1 else {}),
+        "presets": args.preset,
         "workers": args.workers,
         "scheduler": args.scheduler,
         "wall_s": round(time.perf_counter() - began, 3),
@@ -65,8 +74,16 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(record)
     else:
-        emit_table(
-            [(r["label"], r["runs"], r["beyond_horizon"], r["mean_makespan"], r["mean_avg_jct"]) for r in summary],
-            ("configuration", "runs", "beyond T", "mean makespan", "mean avg JCT"),
-        )
+        head: tuple[str, ...] = ("configuration", "runs", "beyond T", "mean makespan", "mean avg JCT")
+        keys = ["label", "runs", "beyond_horizon", "mean_makespan", "mean_avg_jct"]
+        extra = {  # the load experiment's flow and bounds
+            "mean_avg_flow": "mean avg flow",
+            "mean_lower_bound_makespan": "makespan bound",
+            "mean_lower_bound_avg_flow": "avg flow bound",
+        }
+        keys += [k for k in extra if summary and k in summary[0]]
+        head += tuple(extra[k] for k in keys[5:])
+        if len(args.preset) > 1:
+            keys, head = ["preset", *keys], ("preset", *head)
+        emit_table([tuple(r.get(k) for k in keys) for r in summary], head)
     return EXIT_OK

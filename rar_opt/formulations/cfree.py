@@ -15,6 +15,11 @@ scheduling with a placement choice: no time index at all.
   (checked by the simulator), an upper bound on OPT.
 
 If the two meet, the optimum is proven (:mod:`rar_opt.solvers.decompose`).
+
+Both arguments hold job by job (the relaxation never completes a job later than a true
+schedule with the same starts and placements; the restriction's completions are the true
+ones), so they hold for every objective of :mod:`.cpsat` (``objective``: the makespan,
+the total completion time or the total flow time).
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ from ortools.sat.python import cp_model
 
 from ..instance import Instance
 from . import symmetry
-from .base import ModelData, check_count, check_flag, require_star, resolve_horizon
-from .cpsat import CpsatModel, execution_times, read_schedule
+from .base import OBJECTIVES, ModelData, check_choice, check_count, check_flag, require_star, resolve_horizon
+from .cpsat import CpsatModel, execution_times, read_schedule, set_objective
 
 __all__ = ["Options", "build", "execution_times", "read_schedule"]
 
@@ -39,8 +44,10 @@ class Options:
     restrict: bool = False  # False: the relaxation (a bound); True: the restriction (a schedule)
     horizon: int | None = None  # slots available (at most T); default T
     symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
+    objective: str = "makespan"  # makespan, total or flow, as the cpsat model's
 
     def __post_init__(self) -> None:
+        check_choice(self.objective, "objective", OBJECTIVES)
         check_flag(self.restrict, "restrict")
         check_flag(self.symmetry, "symmetry")
         check_count(self.horizon, "horizon", optional=True)
@@ -100,6 +107,6 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         symmetry.add_rows(m, instance, start, used_all)
     makespan = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(makespan, end)
-    m.minimize(makespan)
+    extra = set_objective(m, options.objective, makespan, end, [job.release for job in instance.jobs])
     name = "cfree-restriction" if options.restrict else "cfree-relaxation"
-    return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, options))
+    return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, options, extra))

@@ -16,6 +16,13 @@ model iterations per slot never exceed its true ones while the contention rows m
 levels at least the true contention, and it needs F_j iterations inside its interval.
 The model never solves itself: :class:`CpsatModel` holds the CP-SAT model and its
 variables; :mod:`rar_opt.solvers.cpsat` solves it.
+
+Objectives (``objective``, as the compact MILP's): ``makespan`` (max_j e_j), ``total``
+(sum_j e_j) or ``flow`` (sum_j (e_j - r_j), the total less the constant sum_j r_j, stated
+with that constant so that the value CP-SAT reports is the flow time itself). Both
+directions above keep every job's completion, not only the latest one, so the model is
+exact for all three; the symmetry rows are too (two equal jobs have equal releases, and a
+relabelling keeps the multiset of completion times).
 """
 
 from __future__ import annotations
@@ -32,19 +39,30 @@ from ..instance import Instance
 from ..schedule import Schedule
 from ..simulate import simulate
 from . import symmetry
-from .base import ModelData, check_count, check_flag, model_data, require_star, resolve_horizon
+from .base import (
+    OBJECTIVES,
+    ModelData,
+    check_choice,
+    check_count,
+    check_flag,
+    model_data,
+    require_star,
+    resolve_horizon,
+)
 from .data import CompactData
 
 
 @dataclass(frozen=True)
 class Options:
-    """Options of the CP-SAT model (its objective is the makespan)."""
+    """Options of the CP-SAT model."""
 
     horizon: int | None = None  # slots to model (at most the instance's T); default T
     max_cells: int = 400_000  # refuse more split-capable-job x server x slot cells
     symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
+    objective: str = "makespan"  # makespan, total (sum_j C_j) or flow (sum_j C_j - r_j)
 
     def __post_init__(self) -> None:
+        check_choice(self.objective, "objective", OBJECTIVES)
         check_count(self.horizon, "horizon", optional=True)
         check_count(self.max_cells, "max_cells")
         check_flag(self.symmetry, "symmetry")
@@ -137,9 +155,25 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     _contention(m, d, v, split_jobs, instance.num_servers)
     makespan = m.new_int_var(max(r + rho for r, rho in zip(d.release, d.rho_min, strict=True)), d.horizon, "makespan")
     m.add_max_equality(makespan, v.end)
-    m.minimize(makespan)
-    data = ModelData("cpsat", instance.name, d.horizon, options, {"levels": d.levels, "symmetry_rows": symmetry_rows})
+    extra = set_objective(m, options.objective, makespan, v.end, d.release)
+    extra |= {"levels": d.levels, "symmetry_rows": symmetry_rows}
+    data = ModelData("cpsat", instance.name, d.horizon, options, extra)
     return CpsatModel(m, v.start, v.end, v.y, makespan, data)
+
+
+def set_objective(m: cp_model.CpModel, objective: str, makespan: Any, end: list[Any], release: Any) -> dict[str, int]:
+    """Minimise ``objective`` (:data:`~.base.OBJECTIVES`) over the completions ``end``; for
+    flow, the total less the constant sum_j r_j (returned as ``flow_offset``, as the
+    compact MILP records it), so the reported value is the flow time."""
+    if objective == "makespan":
+        m.minimize(makespan)
+        return {}
+    if objective == "total":
+        m.minimize(sum(end))
+        return {}
+    released = int(sum(int(r) for r in release))
+    m.minimize(sum(end) - released)
+    return {"flow_offset": released}
 
 
 def _jobs(m: cp_model.CpModel, d: CompactData) -> _Vars:

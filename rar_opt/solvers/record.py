@@ -131,8 +131,8 @@ class SolveRecord:
     in the order they are recorded. The typed fields are the story: the phases of a method
     over several models, what proved the optimum (``proved_by``, with the phase that did
     it), where a time limit stopped the run (``stopped``), why the full model did not run
-    (``full_model``), why ``auto`` handed the request to the compact MILP (``auto_choice``)
-    and who confirmed an uncertified answer (``verified_by``)."""
+    (``full_model``), why ``auto`` handed the request to one model, the compact MILP or
+    CP-SAT (``auto_choice``), and who confirmed an uncertified answer (``verified_by``)."""
 
     formulation: str
     backend: str
@@ -142,7 +142,7 @@ class SolveRecord:
     proof_phase: str | None = None  # the name of the phase that proved it (FULL_MODEL: which search)
     stopped: str | None = None  # "build", or "after the relaxation" ...: the phase after which time ran out
     full_model: str | None = None  # why the full model did not run ("skipped: too large")
-    auto_choice: str | None = None  # auto handed the request to the compact MILP, because ...
+    auto_choice: str | None = None  # auto handed the request to one model (compact or cpsat), because ...
     verified_by: str | None = None  # "compact+highs": an uncertified claim checked by the compact MILP
     verification: bool = False  # an uncertified claim was put to a check (``verified_by`` None: it could not run)
     interrupted: str | None = None  # the signal that stopped the run before a proof ("SIGINT", "SIGTERM")

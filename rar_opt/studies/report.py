@@ -8,10 +8,15 @@ median, the 95th percentile, the maximum, the share of instances where the polic
 optimal, and the worst instance's name. Theorem 5's bound n_g varphi u / l is an
 instance's own number; it is reported at each policy's worst instance and as its smallest
 value over the store, beside the worst ratio (docs/studies.md).
+
+A store of an arrival family (``tiny-arrivals``, ...) also holds each policy's total flow
+time against the flow optimum: the same statistics of ALG/OPT for flow are in
+``Report.flow`` (over the instances whose flow optimum is proven; the others counted apart).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +28,7 @@ from ..algorithms import POLICIES
 from ..generate import GENERATOR_RANGES
 from ..provenance import provenance
 from .store import TaskRow
+from .tasks import ARRIVAL_FAMILIES
 
 WORST_CASE_WARNING = (
     "this store holds a worst-case search: its instances were chosen to make the policy look bad, "
@@ -75,16 +81,22 @@ class Report:
     policies: dict[str, PolicyStats]
     theorem5_min: float | None  # the smallest Theorem 5 bound over the instances
     claims: dict[str, dict[str, int]]  # per SJF-BCO claim: held / violated / inconclusive
+    flow: dict[str, PolicyStats] = dataclasses.field(default_factory=dict)  # ALG/OPT for the total flow time (arrivals)
+    flow_proven: int = 0  # instances whose flow optimum is proven
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` object."""
-        return {
+        """The ``--json`` object (``flow`` and ``flow_proven`` only for a store that has them)."""
+        out = {
             "instances": self.instances,
             "proven": self.proven,
             "policies": {name: s.to_dict() for name, s in self.policies.items()},
             "theorem5_min": self.theorem5_min,
             "sjf_bco_claims": self.claims,
         }
+        if self.flow:
+            out["flow_proven"] = self.flow_proven
+            out["flow"] = {name: s.to_dict() for name, s in self.flow.items()}
+        return out
 
 
 def describe(kind: str, config: dict[str, Any], rows: list[TaskRow], created_with: dict[str, Any]) -> dict[str, Any]:
@@ -93,10 +105,12 @@ def describe(kind: str, config: dict[str, Any], rows: list[TaskRow], created_wit
     the time limit, the policies, and the versions that created the store, computed its
     rows and made this report. A worst-case search's store carries a ``warning``."""
     family = config.get("family")
-    ranges = dict(GENERATOR_RANGES.get(str(family), {}))
+    ranges = dict(GENERATOR_RANGES.get(ARRIVAL_FAMILIES.get(str(family), str(family)), {}))
     for size in ("jobs", "servers"):
         if config.get(size) is not None:
             ranges[size] = config[size]
+    if config.get("load") is not None:  # an arrival family: Poisson arrivals at this offered load
+        ranges["load"] = config["load"]
     seeds = [r.inputs["seed"] for r in rows if isinstance(r.inputs.get("seed"), int)]
     observed = {}
     for field in ("jobs", "servers", "gpus", "horizon"):
@@ -169,17 +183,33 @@ def ci95(values: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def policy_stats(policy: str, rows: list[TaskRow]) -> PolicyStats:
-    """The statistics of ``policy`` over ``rows`` (those it ran on)."""
-    mine = [r for r in rows if policy in r.outputs["policies"]]
-    proven = [r for r in mine if r.outputs["proven"]]
-    ratios = np.array([r.outputs["policies"][policy]["ratio"] for r in proven], dtype=float)
-    unproven = [r.outputs["policies"][policy] for r in mine if not r.outputs["proven"]]
-    span = (min(p["ratio_low"] for p in unproven), max(p["ratio_high"] for p in unproven)) if unproven else None
+METRICS = ("makespan", "flow")
+"""What a ratio is taken of: the makespan (every store), the total flow time (arrival families)."""
+
+
+def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> PolicyStats:
+    """The statistics of ``policy``'s ALG/OPT for ``metric`` over ``rows`` (those it ran on)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}")
+    pre = "" if metric == "makespan" else "flow_"
+
+    def proven_on(r: TaskRow) -> bool:
+        return bool(r.outputs["proven"] if metric == "makespan" else r.outputs["flow"]["proven"])
+
+    mine = [r for r in rows if policy in r.outputs["policies"] and (metric == "makespan" or "flow" in r.outputs)]
+    proven = [r for r in mine if proven_on(r)]
+    ratios = np.array([r.outputs["policies"][policy][f"{pre}ratio"] for r in proven], dtype=float)
+    unproven = [r.outputs["policies"][policy] for r in mine if not proven_on(r)]
+    span = (
+        (min(p[f"{pre}ratio_low"] for p in unproven), max(p[f"{pre}ratio_high"] for p in unproven))
+        if unproven
+        else None
+    )
     if not len(ratios):
         return PolicyStats(policy, len(mine), 0, None, None, None, None, None, None, None, None, len(unproven), span)
     worst = proven[int(np.argmax(ratios))]  # argmax: the first of equal maxima, in task order
-    optimal = sum(bool(r.outputs["policies"][policy]["optimal"]) for r in proven)
+    optimal = sum(bool(r.outputs["policies"][policy][f"{pre}optimal"]) for r in proven)
+    theorem5 = worst.outputs.get("theorem5_bound") if metric == "makespan" and np.max(ratios) > 1.0 else None
     return PolicyStats(
         policy,
         len(mine),
@@ -191,7 +221,7 @@ def policy_stats(policy: str, rows: list[TaskRow]) -> PolicyStats:
         float(np.percentile(ratios, 95)),
         float(np.max(ratios)),
         worst.outputs["instance"] if np.max(ratios) > 1.0 else None,
-        worst.outputs.get("theorem5_bound") if np.max(ratios) > 1.0 else None,
+        theorem5,
         len(unproven),
         span,
     )
@@ -212,20 +242,24 @@ def report(rows: Iterable[TaskRow]) -> Report:
             verdict = {True: "held", False: "violated", None: "inconclusive"}[c["holds"]]
             tally = claims.setdefault(c["claim"], {"held": 0, "violated": 0, "inconclusive": 0})
             tally[verdict] += 1
+    with_flow = [r for r in rows if "flow" in r.outputs]
     return Report(
         instances=len(rows),
         proven=sum(bool(r.outputs["proven"]) for r in rows),
         policies={name: policy_stats(name, rows) for name in names},
         theorem5_min=min(bounds) if bounds else None,
         claims=claims,
+        flow={name: policy_stats(name, with_flow, "flow") for name in names} if with_flow else {},
+        flow_proven=sum(bool(r.outputs["flow"]["proven"]) for r in with_flow),
     )
 
 
-def table(rep: Report) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
-    """The report as rows of a text table and its header."""
+def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+    """The report as rows of a text table and its header (``metric``: ``makespan`` or, for a
+    store of an arrival family, ``flow``)."""
     header = ("policy", "n", "proven", "optimal", "mean [95% CI]", "median", "p95", "max", "T5 bound", "worst")
     rows = []
-    for name, s in rep.policies.items():
+    for name, s in (rep.policies if metric == "makespan" else rep.flow).items():
         ci = f"{_f(s.mean_ratio)} [{_f(s.mean_ci95[0])}, {_f(s.mean_ci95[1])}]" if s.mean_ci95 else "-"
         rows.append(
             (
@@ -241,6 +275,8 @@ def table(rep: Report) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
                 s.worst,
             )
         )
+    if metric == "flow":  # Theorem 5 is about the makespan
+        return [r[:8] + r[9:] for r in rows], header[:8] + header[9:]
     return rows, header
 
 

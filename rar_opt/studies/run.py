@@ -21,10 +21,19 @@ from typing import Any
 from ..calibration import PRESETS
 from ..errors import ParameterError
 from ..executors import Executor
-from ..generate import GENERATORS
 from ..processes import check_stop
 from .store import Store, open_store
-from .tasks import TaskResult, check_policies, exact_method, generated_inputs, run_task, task_key
+from .tasks import (
+    ARRIVAL_FAMILIES,
+    DEFAULT_LOAD,
+    TaskResult,
+    check_policies,
+    exact_method,
+    generated_inputs,
+    generator_of,
+    run_task,
+    task_key,
+)
 
 STUDY_KIND = "study"
 
@@ -41,13 +50,13 @@ class StudyConfig:
     policies: tuple[str, ...] = ()
     time_limit: float = 60.0
     method: str = ""
+    load: float | None = None  # an arrival family's offered load (default DEFAULT_LOAD)
 
     def __post_init__(self) -> None:
-        if self.family not in GENERATORS:
-            raise ParameterError(f"unknown family {self.family!r} (known: {', '.join(GENERATORS)})", where="family")
+        generator = generator_of(self.family)
         if self.preset is not None:
-            if self.family != "paper":
-                raise ParameterError(f"only the paper family takes a preset, not {self.family}", where="preset")
+            if generator != "paper":
+                raise ParameterError(f"only the paper families take a preset, not {self.family}", where="preset")
             if self.preset not in PRESETS:
                 raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
         for name in ("seed", "jobs", "servers"):
@@ -58,6 +67,16 @@ class StudyConfig:
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise ParameterError(f"= {t!r} must be a positive number of seconds", where="time_limit")
         object.__setattr__(self, "time_limit", float(t))
+        if self.family in ARRIVAL_FAMILIES:
+            x = DEFAULT_LOAD if self.load is None else self.load
+            if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x <= 0:
+                raise ParameterError(f"= {x!r} must be a number > 0 (offered GPU-time per GPU per slot)", where="load")
+            object.__setattr__(self, "load", float(x))
+        elif self.load is not None:
+            raise ParameterError(
+                f"only the arrival families ({', '.join(ARRIVAL_FAMILIES)}) take a load, not {self.family}",
+                where="load",
+            )
         object.__setattr__(self, "policies", check_policies(self.policies))
         object.__setattr__(self, "method", self.method or exact_method())
 
@@ -72,6 +91,7 @@ class StudyConfig:
             "policies": list(self.policies),
             "time_limit": self.time_limit,
             "method": self.method,
+            **({"load": self.load} if self.load is not None else {}),  # other stores' configurations as before
         }
 
     @classmethod
@@ -91,6 +111,7 @@ class StudyConfig:
                 policies=self.policies,
                 method=self.method,
                 time_limit=self.time_limit,
+                load=self.load,
             )
             for i in range(count)
         ]

@@ -11,6 +11,15 @@ the checks of Lemma 2, Lemma 3 and Theorem 5 (:mod:`rar_opt.bounds`).
 When the optimum is not proven within the time limit, the row keeps the best proven lower
 bound and the best schedule found (the solver's or a policy's): the true ratio lies between
 ALG / best makespan and ALG / lower bound, and the row says ``proven: false``.
+
+Families (:data:`FAMILIES`): the generators' own, and arrival families
+(:data:`ARRIVAL_FAMILIES`: ``tiny-arrivals``, ``paper-arrivals``), whose instances are the
+generator's with Poisson arrivals at the study's ``load`` (:func:`rar_opt.generate.with_arrivals`,
+seeded by the instance seed). On an arrival family a task also solves the total flow time
+sum_j (C_j - r_j) exactly and records, per policy, its flow and ALG/OPT for flow
+(``flow_ratio``; when the flow optimum is not proven, ``flow_ratio_low`` and
+``flow_ratio_high`` against the best flow known and the best lower bound, which is the
+larger of the solver's and :func:`rar_opt.bounds.completion_bounds`).
 """
 
 from __future__ import annotations
@@ -23,16 +32,37 @@ from typing import Any
 
 from ..algorithms import POLICIES
 from ..analysis import realized_shares
+from ..bounds import completion_bounds
 from ..errors import ParameterError
+from ..evaluation import Evaluation
 from ..evaluation import evaluate as shared_evaluate
 from ..generate import GENERATORS, generate
 from ..instance import Instance
+from ..integral import ceil_bound_or_none
 from ..provenance import versions_and_revision as versions
 from ..schedule import Schedule
+from ..simulate import simulate
 from .store import canonical
 
 EXACT_METHOD = "auto"
 """The exact method of the studies: the solver layer's default (docs/exactness.md)."""
+
+
+ARRIVAL_FAMILIES: dict[str, str] = {"tiny-arrivals": "tiny", "paper-arrivals": "paper"}
+"""Study families whose jobs arrive over time, by the generator they draw the jobs from."""
+
+FAMILIES: tuple[str, ...] = (*GENERATORS, *ARRIVAL_FAMILIES)
+"""Every family a study takes: a generator's name, or an arrival family."""
+
+DEFAULT_LOAD = 1.0
+"""The offered load of an arrival family unless the study gives one."""
+
+
+def generator_of(family: str) -> str:
+    """The generator that draws ``family``'s jobs; an unknown family is a ParameterError."""
+    if family not in FAMILIES:
+        raise ParameterError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})", where="family")
+    return ARRIVAL_FAMILIES.get(family, family)
 
 
 def exact_method() -> str:
@@ -66,9 +96,10 @@ def generated_inputs(
     policies: tuple[str, ...],
     method: str,
     time_limit: float,
+    load: float | None = None,
 ) -> dict[str, Any]:
-    """The inputs of one study task on a generated instance."""
-    return {
+    """The inputs of one study task on a generated instance (``load``: an arrival family's)."""
+    inputs = {
         "task": "generated",
         "family": family,
         "seed": seed,
@@ -79,6 +110,9 @@ def generated_inputs(
         "method": method,
         "time_limit": time_limit,
     }
+    if family in ARRIVAL_FAMILIES:  # other families' inputs (and so their keys) stay as they were
+        inputs["load"] = DEFAULT_LOAD if load is None else load
+    return inputs
 
 
 def instance_inputs(
@@ -99,10 +133,14 @@ def instance_of(inputs: dict[str, Any]) -> Instance:
     """The instance a task's inputs describe."""
     if inputs["task"] == "instance":
         return Instance.from_dict(inputs["instance"])
-    if inputs["family"] not in GENERATORS:
-        raise ParameterError(f"unknown family {inputs['family']!r} (known: {', '.join(GENERATORS)})", where="family")
+    family = inputs["family"]
     return generate(
-        inputs["family"], inputs["seed"], jobs=inputs["jobs"], servers=inputs["servers"], preset=inputs["preset"]
+        generator_of(family),
+        inputs["seed"],
+        jobs=inputs["jobs"],
+        servers=inputs["servers"],
+        preset=inputs["preset"],
+        load=inputs["load"] if family in ARRIVAL_FAMILIES else None,
     )
 
 
@@ -111,17 +149,23 @@ def run_task(inputs: dict[str, Any]) -> TaskResult:
     began = time.perf_counter()
     instance = instance_of(inputs)
     outputs, timing = evaluate(
-        instance, tuple(inputs["policies"]), inputs["method"], float(inputs["time_limit"]), int(inputs["seed"])
+        instance,
+        tuple(inputs["policies"]),
+        inputs["method"],
+        float(inputs["time_limit"]),
+        int(inputs["seed"]),
+        flow=inputs.get("family") in ARRIVAL_FAMILIES,
     )
     return TaskResult(task_key(inputs), outputs, time.perf_counter() - began, timing, versions())
 
 
 def evaluate(
-    instance: Instance, policies: tuple[str, ...], method: str, time_limit: float, seed: int
+    instance: Instance, policies: tuple[str, ...], method: str, time_limit: float, seed: int, flow: bool = False
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Every policy on ``instance`` against its exact optimum (or the best bound and best
     schedule when the optimum is not proven): the outputs row and the timing. The
-    evaluation itself is :func:`rar_opt.evaluation.evaluate`, shared with ``compare``."""
+    evaluation itself is :func:`rar_opt.evaluation.evaluate`, shared with ``compare``.
+    With ``flow``, also against the optimal total flow time (:func:`flow_outputs`)."""
     ev = shared_evaluate(instance, policies, method=method, time_limit=time_limit, seed=seed)
     timing = {f"{name}_s": run.wall_s for name, run in ev.runs.items()}
     timing["solve_s"] = float(ev.solve_s or 0.0)
@@ -160,7 +204,64 @@ def evaluate(
     if claims is not None:
         out["theorem5_bound"], checks = claims
         out["claims"] = [asdict(c) for c in checks]
+    if flow:
+        began = time.perf_counter()
+        out["flow"] = flow_outputs(instance, ev, method, time_limit, seed, rows)
+        timing["flow_solve_s"] = time.perf_counter() - began
     return out, timing
+
+
+def flow_method(method: str) -> str:
+    """The method that solves a study's flow objective: ``method`` itself when it is a
+    formulation with an objective option, else ``auto`` (which hands flow to CP-SAT)."""
+    from ..formulations import FORMULATIONS
+
+    form = FORMULATIONS.get(method)
+    return method if form is not None and "objective" in form.option_names() else "auto"
+
+
+def flow_outputs(
+    instance: Instance, ev: Evaluation, method: str, time_limit: float, seed: int, rows: dict[str, Any]
+) -> dict[str, Any]:
+    """The total flow time of every policy of ``ev`` against the exact flow optimum, within
+    ``time_limit``: adds ``flow`` and its ratios to each policy's row of ``rows`` and
+    returns the instance's flow record (status, proven, optimum, bound, best, method)."""
+    from ..solvers import Status, solve
+
+    released = int(instance.releases.sum())
+    flows = {
+        name: int(simulate(instance, run.result.schedule).completion.sum()) - released for name, run in ev.runs.items()
+    }
+    used = flow_method(method)
+    res = solve(instance, used, objective="flow", time_limit=time_limit, threads=1, seed=seed)
+    structural = lower = completion_bounds(instance).flow
+    proven_bound = ceil_bound_or_none(res.bound)
+    if proven_bound is not None:
+        lower = max(lower, proven_bound)
+    known = list(flows.values())
+    if res.completion is not None:
+        known.append(sum(res.completion) - released)
+    optimum = round(res.objective) if res.status == Status.OPTIMAL and res.objective is not None else None
+    best = optimum if optimum is not None else min(known)
+    lower = optimum if optimum is not None else lower
+    for name, value in flows.items():
+        rows[name] |= {
+            "flow": value,
+            "flow_ratio": value / optimum if optimum else None,
+            "flow_ratio_low": value / best,  # <= ALG/OPT
+            "flow_ratio_high": value / lower,  # >= ALG/OPT
+            "flow_optimal": value == optimum if optimum else None,
+        }
+    return {
+        "status": str(res.status),
+        "proven": optimum is not None,
+        "optimum": optimum,
+        "lower_bound": lower,
+        "best": best,
+        "completion_bound": structural,
+        "solve": _solve_record(res),
+        "optimum_schedule": _bare(res.schedule),
+    }
 
 
 def _solve_record(res: Any) -> dict[str, Any]:

@@ -141,6 +141,18 @@ def test_experiment_writes_a_result_file_with_versions(tmp_path) -> None:
     assert "lambda=8" in out.stdout
 
 
+def test_the_load_experiment_under_several_presets(tmp_path) -> None:
+    args = ("experiment", "load", "--seeds", "0", "--jobs", "8", "--preset", "paper-literal", "contention-heavy")
+    out = run(*args, "-o", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["presets"] == ["paper-literal", "contention-heavy"] and "preset" not in record
+    assert {r["preset"] for r in record["runs"]} == set(record["presets"])
+    assert all(r["avg_flow"] >= r["lower_bound_avg_flow"] - 1e-9 for r in record["runs"])
+    assert {s["preset"] for s in record["summary"]} == set(record["presets"])
+    assert "avg flow bound" in out.stdout and "contention-heavy" in out.stdout
+
+
 def test_library_instances_and_specs_by_name_from_anywhere(tmp_path) -> None:
     out = run("schedule", "wait-beats-start", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -7,9 +7,10 @@ import pytest
 
 from rar_opt import InputError
 from rar_opt.algorithms import POLICIES, run_policy
-from rar_opt.bounds import lower_bounds
-from rar_opt.experiments import EXPERIMENTS, KAPPAS, LAMBDAS, SERVERS, run_experiment, summarise
-from rar_opt.generate import nested_cluster, paper
+from rar_opt.bounds import completion_bounds, lower_bounds
+from rar_opt.check import check
+from rar_opt.experiments import EXPERIMENTS, KAPPAS, LAMBDAS, LOADS, SERVERS, load_horizon, run_experiment, summarise
+from rar_opt.generate import nested_cluster, paper, with_arrivals
 
 from ..strategies import reference_simulate
 
@@ -23,26 +24,32 @@ def expected_runs(name: str) -> list[tuple[str, str, dict]]:
         "kappa": [(f"kappa={k}", "sjf-bco", {"kappa": k}) for k in KAPPAS],
         "servers": [(f"{n} servers {p}", p, {}) for n in SERVERS for p in POLICIES],
         "lambda": [(f"lambda={lam:g}", "sjf-bco", {"kappa": 1, "lam": lam}) for lam in LAMBDAS],
+        "load": [(f"load={x:g} {p}", p, {}) for x in LOADS for p in POLICIES],
     }[name]
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 def test_every_experiment_runs_and_is_deterministic(name: str) -> None:
-    rows = run_experiment(name, [0, 1], jobs=JOBS)
-    assert rows == run_experiment(name, [0, 1], jobs=JOBS)
+    seeds = [0] if name == "load" else [0, 1]  # load: 75 runs a seed
+    rows = run_experiment(name, seeds, jobs=JOBS)
+    assert rows == run_experiment(name, seeds, jobs=JOBS)
     expect = expected_runs(name)
     assert [(r["seed"], r["label"], r["policy"], r["options"]) for r in rows] == [
-        (s, label, policy, options) for s in (0, 1) for label, policy, options in expect
+        (s, label, policy, options) for s in seeds for label, policy, options in expect
     ]
     for row in rows[: len(expect)]:  # seed 0: every row judged independently
         if name == "servers":  # one draw on 20 servers; fewer servers are its first ones
             drawn = paper(0, jobs=JOBS, servers=20, horizon=1500)
             inst = nested_cluster(drawn, int(row["label"].split()[0]))
             assert inst.jobs == drawn.jobs and inst.cluster.servers == drawn.cluster.servers[: inst.num_servers]
+        elif name == "load":  # the paper's jobs arriving at the load, seeded by the seed
+            inst = with_arrivals(paper(0, jobs=JOBS, servers=20, horizon=load_horizon(JOBS)), row["load"], 0)
+            assert inst.has_releases and inst.horizon == 1200 + int(inst.releases.max())
         else:
             inst = paper(0, jobs=JOBS, servers=20, horizon=1200)
         assert row["instance"] == inst.name
         result = run_policy(inst, row["policy"], seed=0, **row["options"])
+        assert check(inst, result.schedule).feasible or result.exceeds_horizon  # never before a release
         completion = reference_simulate(inst, result.schedule)["completion"]
         assert row["makespan"] == max(completion) >= lower_bounds(inst).best
         assert row["avg_jct"] == pytest.approx(sum(completion) / len(completion))
@@ -50,6 +57,38 @@ def test_every_experiment_runs_and_is_deterministic(name: str) -> None:
         assert row["exceeds_horizon"] == (max(completion) > inst.horizon)
         if row["policy"] == "sjf-bco" and "kappa" in row["options"]:
             assert row["kappa"] == row["options"]["kappa"]  # the fixed kappa reached the policy
+        if name == "load":
+            flow = [c - job.release for c, job in zip(completion, inst.jobs, strict=True)]
+            assert row["avg_flow"] == pytest.approx(sum(flow) / len(flow))
+            assert row["lower_bound_makespan"] == lower_bounds(inst).best <= row["makespan"]
+            bounds = completion_bounds(inst)
+            assert row["lower_bound_avg_flow"] == bounds.mean_flow <= row["avg_flow"] + 1e-9
+            assert row["lower_bound_avg_jct"] == bounds.mean_completion <= row["avg_jct"] + 1e-9
+        else:
+            assert "avg_flow" not in row  # the paper's experiments keep their rows
+
+
+def test_several_presets_run_in_turn_and_are_summarised_apart() -> None:
+    presets = ["paper-literal", "contention-heavy"]
+    rows = run_experiment("lambda", [0], jobs=JOBS, preset=presets)
+    assert [r["preset"] for r in rows] == [p for p in presets for _ in LAMBDAS]
+    assert rows[: len(LAMBDAS)] == run_experiment("lambda", [0], jobs=JOBS)
+    summary = summarise(rows)
+    assert [(s["preset"], s["label"]) for s in summary] == [(p, f"lambda={x:g}") for p in presets for x in LAMBDAS]
+    assert all(s["runs"] == 1 for s in summary)
+    with pytest.raises(InputError, match="each once"):
+        run_experiment("lambda", [0], jobs=JOBS, preset=["paper-literal", "paper-literal"])
+    with pytest.raises(InputError, match="unknown"):
+        run_experiment("lambda", [0], jobs=JOBS, preset=["nope"])
+
+
+def test_the_load_summary_averages_flow_and_bounds() -> None:
+    rows = [
+        {"preset": "p", "label": "a", "makespan": 10, "avg_jct": 6.0, "avg_flow": 4.0, "lower_bound_avg_flow": 3.0},
+        {"preset": "p", "label": "a", "makespan": 20, "avg_jct": 8.0, "avg_flow": 6.0, "lower_bound_avg_flow": 5.0},
+    ]
+    (only,) = summarise(rows)
+    assert only["mean_avg_flow"] == 5.0 and only["mean_lower_bound_avg_flow"] == 4.0 and only["mean_makespan"] == 15
 
 
 def test_workers_do_not_change_results() -> None:

@@ -133,10 +133,19 @@ def test_auto_records_its_phases_and_what_proved(wait_beats_start: Instance) -> 
 
 
 def test_auto_hands_milp_only_requests_to_the_compact_model(wait_beats_start: Instance) -> None:
-    res = solve(wait_beats_start, objective="total")
-    assert res.formulation == "compact" and "objective" in res.record.auto_choice
+    res = solve(wait_beats_start, objective="total", cuts=True)
+    assert res.formulation == "compact" and "cuts" in res.record.auto_choice
     assert res.options["method"] == "auto" and res.options["auto_choice"] == res.record.auto_choice
-    assert res.status == Status.OPTIMAL
+    assert res.status == Status.OPTIMAL and round(res.objective) == 9
+    assert solve(wait_beats_start, objective="flow", backend="highs").formulation == "compact"
+
+
+def test_auto_hands_total_and_flow_to_the_cpsat_model(wait_beats_start: Instance) -> None:
+    for objective in ("total", "flow"):  # no releases: the same optimum, 9 (tests/test_models.py)
+        res = solve(wait_beats_start, objective=objective)
+        assert res.formulation == "cpsat" and objective in res.record.auto_choice and "CP-SAT" in res.record.auto_choice
+        assert res.status == Status.OPTIMAL and round(res.objective) == 9 == sum(res.completion)
+        assert res.options["objective"] == objective and res.options["method"] == "auto"
 
 
 def test_results_name_the_warm_start_policy(wait_beats_start: Instance) -> None:

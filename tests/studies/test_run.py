@@ -156,7 +156,7 @@ def test_config_validation() -> None:
 
     with pytest.raises(InputError, match="unknown family"):
         StudyConfig(family="huge")
-    with pytest.raises(InputError, match="only the paper family takes a preset"):
+    with pytest.raises(InputError, match="only the paper families take a preset"):
         StudyConfig(family="tiny", preset="contention-heavy")
     with pytest.raises(InputError, match=r"^time_limit:"):
         StudyConfig(family="tiny", time_limit=0)
