@@ -173,18 +173,24 @@ class _Run:
         """Why the run cannot go on to a phase of ``kind``, or None when it can."""
         if kind in ALWAYS:
             return None
-        if kind in NEED_FULL_MODEL and not self.ctx.fits(self.best.within(self.ctx.horizon)):
-            self.record = dataclasses.replace(self.record, full_model="skipped: too large")
-            return "the full model is too large"
+        why = self.ctx.too_large(self.best.within(self.ctx.horizon))
+        if kind in NEED_FULL_MODEL and why == "too large":
+            return self._skip_full(why)
         if self.ctx.budget.expired():
             last = self.best.phases[-1].name
             self.record = dataclasses.replace(self.record, stopped=f"after the {last}")
-            if not self.ctx.fits(self.best.within(self.ctx.horizon)):  # it would not have run anyway
-                self.record = dataclasses.replace(self.record, full_model="skipped: too large")
+            if why == "too large":  # it would not have run anyway
+                self.record = dataclasses.replace(self.record, full_model=f"skipped: {why}")
             if stop_requested() is not None:
                 return f"interrupted (signal {stop_requested()}) after the {last}"
             return f"time limit after the {last}"
+        if kind in NEED_FULL_MODEL and why is not None:  # its build would not end in time
+            return self._skip_full(why)
         return None
+
+    def _skip_full(self, why: str) -> str:
+        self.record = dataclasses.replace(self.record, full_model=f"skipped: {why}")
+        return f"the full model is {why}"
 
     def _apply(self, kind: PhaseKind, found: Found) -> SolveResult | None:
         """Record ``found``, keep its schedule and bound; the result if it ends the run."""

@@ -150,3 +150,20 @@ def test_the_improve_phase_runs_only_where_the_full_model_cannot(wait_beats_star
     assert founds[0].span == 6  # pack runs the two split jobs one after the other: the optimum
     without = dataclasses.replace(too_large, plan=DECOMPOSE)  # no share for it in the plan as first stated
     assert list(PHASES[PhaseKind.IMPROVE](without, Incumbent())) == []
+
+
+def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
+    # paper 160 x 10, seed 6, over 330 slots: 264,000 cells, under the size guard, but its
+    # build (plain Python, no time limit reaches it) took 125 s on our machine
+    from rar_opt.formulations import cpsat
+    from rar_opt.generate import paper
+    from rar_opt.solvers.phases import build_seconds
+
+    inst = paper(6, jobs=160, servers=10)
+    assert cpsat.count_cells(inst, 330) <= cpsat.Options().max_cells
+    assert build_seconds(inst, 330) > 60
+    assert _context(inst, limit=60.0).too_large(330) == "too large for the time left"
+    assert _context(inst, limit=None).too_large(330) is None  # without a limit only the size counts
+    assert _context(inst, limit=None).too_large(inst.horizon) == "too large"
+    small = paper(0, jobs=12, servers=4)  # a frontier-sized model: built in about a second
+    assert _context(small, limit=30.0).too_large(small.horizon) is None
