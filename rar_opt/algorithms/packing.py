@@ -322,7 +322,7 @@ def _gpu_ids(plan: _Plan, capacity: np.ndarray) -> tuple[tuple[tuple[int, int], 
         running: list[tuple[int, list[int]]] = []
         for j in on[np.lexsort((on, plan.starts[on]))].tolist():
             t = int(plan.starts[j])
-            for end, held in [r for r in running if r[0] <= t]:
+            for _, held in [r for r in running if r[0] <= t]:
                 idle.extend(held)
             running = [r for r in running if r[0] > t]
             idle.sort()
