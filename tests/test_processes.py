@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import time
 
 import pytest
@@ -43,3 +44,28 @@ def test_no_deadline_means_no_alarm() -> None:
     with alarm_at(None):
         _busy(0.01)
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+
+
+class _SlowToDie:
+    """An object whose ``__del__`` runs past the deadline: Python swallows (and prints as
+    'unraisable') any exception raised inside it, so the alarm's ring is lost there."""
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+
+    def __del__(self) -> None:
+        while time.perf_counter() < self.until:
+            sum(range(200))
+
+
+def test_a_ring_swallowed_by_a_finalizer_still_stops_the_block(monkeypatch) -> None:
+    # the whole block past the deadline runs inside __del__, where every ring is swallowed;
+    # the block must still end with TimeUp (raised as it ends), and nothing is printed
+    seen: list = []
+    monkeypatch.setattr("sys.unraisablehook", seen.append)
+    began = time.perf_counter()
+    with pytest.raises(TimeUp), alarm_at(began + 0.02):
+        _SlowToDie(began + 0.08)  # dropped at once: its __del__ spans the deadline and two re-rings
+    assert seen == []
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    assert sys.unraisablehook == seen.append  # the caller's hook is back
