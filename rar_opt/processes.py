@@ -272,12 +272,16 @@ def graceful_stops() -> Iterator[_Stops]:
     read, write = os.pipe()
     os.set_blocking(write, False)
 
+    stopping = (signal.SIGINT, signal.SIGTERM)
+
     def watch() -> None:
         while True:
             data = os.read(read, 1)
             if not data:  # the write end is closed: the block is over
                 return
-            request_stop(data[0])
+            # the fd gets a byte for every signal Python handles, the deadline alarm's SIGALRM too
+            if data[0] in stopping:
+                request_stop(data[0])
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rar_opt.processes import TimeUp, alarm_at
+from rar_opt.processes import TimeUp, alarm_at, graceful_stops, stop_requested
 
 
 def _busy(seconds: float) -> None:
@@ -69,3 +69,14 @@ def test_a_ring_swallowed_by_a_finalizer_still_stops_the_block(monkeypatch) -> N
     assert seen == []
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
     assert sys.unraisablehook == seen.append  # the caller's hook is back
+
+
+def test_the_deadline_alarm_is_not_a_stop_request() -> None:
+    # inside rar-opt's commands (graceful_stops) a signal's byte on the wakeup fd is a stop
+    # request; the alarm's SIGALRM writes one too, and used to end `solve` with exit 142
+    # ("interrupted (SIGALRM)") whenever the time limit stopped a model build
+    with graceful_stops():
+        with pytest.raises(TimeUp), alarm_at(time.perf_counter() + 0.01):
+            _busy(1.0)
+        _busy(0.2)  # time for the watcher thread to read the byte
+        assert stop_requested() is None
