@@ -25,7 +25,7 @@ import numpy as np
 
 from .instance import Instance
 from .schedule import Schedule
-from .simulate import simulate
+from .simulate import SimResult, simulate
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,10 @@ class TimeShares:
         return {"contention": self.contention, "overhead": self.overhead, "split": self.split}
 
 
-def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
-    """The shares of contention, overhead and splitting in ``schedule`` (see the module docstring)."""
+def realized_shares(instance: Instance, schedule: Schedule, sim: SimResult | None = None) -> TimeShares:
+    """The shares of contention, overhead and splitting in ``schedule`` (see the module
+    docstring); ``sim``, the schedule's simulation when the caller has it already (from
+    :func:`~rar_opt.check.check`), saves simulating it again."""
     tm, b = instance.time_model, instance.bounds
     rows = schedule.sparse
     positive = rows.counts > 0
@@ -60,7 +62,7 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
     if tm.links is not None:  # on a topology a job alone still has its own links' shares
         tau_free = _alone_on_links(instance, on, n, tau_free)
         split_each = tau_free - tau_min - overhead_each
-    for seg in simulate(instance, schedule).segments:
+    for seg in (simulate(instance, schedule) if sim is None else sim).segments:
         length = seg.last - seg.first + 1
         run = seg.active & (seg.iterations > 0)
         idx = np.flatnonzero(run)
