@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
     graceful = args.command in GRACEFUL
+    _sigint_to_python()  # the start-up's handler gives way: from here the handlers below decide
     try:
         if output is not None:
             check_output(output)
@@ -131,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"interrupted ({signal.Signals(signum).name}); {KEPT}", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line
+        if _caused_by_ctrl_c(exc):  # e.g. an extension module's import cut short: "initialization failed"
+            print(f"interrupted (SIGINT): {type(exc).__name__}; {KEPT}", file=sys.stderr)
+            return 128 + signal.SIGINT
         if graceful and stop_requested() is not None:  # a worker or solver stopped by the same signal
             signum = stop_requested()
             print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {KEPT}", file=sys.stderr)
@@ -141,6 +145,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _sigint_to_python() -> None:
+    """Hand SIGINT back to Python's handler (KeyboardInterrupt) if the start-up's handler of
+    ``rar_opt/__init__.py`` (one line, exit 130) is still in place."""
+    from .. import _interrupted_while_starting
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling a KeyboardInterrupt, or because of one."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _as_flags(exc: InputError, parser: argparse.ArgumentParser) -> InputError:
@@ -171,8 +196,17 @@ def run() -> None:
     Tearing down the interpreter after a large solve takes a noticeable part of a second
     (Pyomo's and HiGHS' objects), which would push the command past its time limit; every
     file is already closed and every pool shut down when ``main`` returns, so the process
-    flushes its output and ends at once."""
-    code = main()
+    flushes its output and ends at once.
+
+    Ctrl-C at any moment ends with one line and 130: during the imports and the reading of
+    the command line (the command's module: Pyomo and OR-Tools for ``solve``) through the
+    start-up's handler of ``rar_opt/__init__.py``, then through :func:`main`'s own; this is
+    the last net for one that escapes them."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("interrupted (SIGINT)", file=sys.stderr)
+        code = 128 + signal.SIGINT
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BrokenPipeError, ValueError):
