@@ -11,7 +11,8 @@ memory is its own:
 * the checker alone (``rar_opt.check.check`` on the file read back), in a small Python
   process, timed from after the files are read.
 
-Wall time and peak RSS (``ru_maxrss`` of the waited child, from ``os.wait4``) per
+Wall time, CPU time (user + system, of the waited child: on a machine shared with
+other work the steadier of the two) and peak RSS (``ru_maxrss``, from ``os.wait4``) per
 command, and the schedule file's size. Rows are added under ``--label`` to
 benchmarks/results/commands.json, so a run before a change and one after stand side by
 side. The goal of issue 21: schedule -o and simulate within 10 s and 500 MB each, the
@@ -53,7 +54,7 @@ sys.path.insert(0, sys.argv.pop(1))
 
 
 def measure(argv: list[str]) -> dict:
-    """Run ``argv`` as a child; its wall seconds, peak RSS (MB) and exit status."""
+    """Run ``argv`` as a child; its wall and CPU seconds, peak RSS (MB) and exit status."""
     began = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
@@ -62,7 +63,9 @@ def measure(argv: list[str]) -> dict:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-2000:]}")
-    return {"wall_s": round(wall, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1), "stdout": out.decode()}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1),
+            "stdout": out.decode()}
 
 
 def main() -> None:
@@ -87,14 +90,16 @@ def main() -> None:
     schedule.unlink(missing_ok=True)
     rows = []
     run = measure([*cli, "--quiet", "schedule", str(instance), "-o", str(schedule)])
-    rows.append({"command": "schedule -o", "wall_s": run["wall_s"], "peak_mb": run["peak_mb"],
+    rows.append({"command": "schedule -o", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
                  "file_mb": round(schedule.stat().st_size / 1e6, 2)})
     run = measure([*cli, "--quiet", "simulate", str(instance), str(schedule), "--json"])
     makespan = json.loads(run["stdout"])["makespan"]
-    rows.append({"command": "simulate", "wall_s": run["wall_s"], "peak_mb": run["peak_mb"], "file_mb": None})
+    rows.append({"command": "simulate", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
+                 "file_mb": None})
     run = measure([*check_child, str(instance), str(schedule)])
     inner = json.loads(run["stdout"])
-    rows.append({"command": "check (function, whole process)", "wall_s": run["wall_s"], "peak_mb": run["peak_mb"],
+    rows.append({"command": "check (function, whole process)", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
+                 "peak_mb": run["peak_mb"],
                  "file_mb": None, "check_only_s": round(inner["check_s"], 2)})
     for row in rows:
         row["label"] = args.label

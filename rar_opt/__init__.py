@@ -8,15 +8,52 @@ Model and algorithms: M. Yu, B. Ji, H. Rajan, J. Liu, "On Scheduling Ring-All-Re
 Learning Jobs in Multi-Tenant GPU Clusters with Communication Contention", ACM MobiHoc 2022.
 """
 
-from ._version import __version__
-from .algorithms import POLICIES, run_policy
-from .check import CheckReport, Violation, check
-from .errors import InputError, ScheduleMismatchError
-from .generate import generate
-from .instance import Cluster, Instance, Job
-from .schedule import Schedule
-from .simulate import SimResult, simulate
-from .timemodel import TimeModel
+# Ctrl-C while the command line starts (the imports below and the command's own take a
+# moment) ends it with one line and exit 130, not a KeyboardInterrupt traceback: only when
+# this process is the ``rar-opt`` command or ``python -m rar_opt``, never in a program that
+# imports rar_opt. ``rar_opt.cli.run`` hands SIGINT back to Python once it runs.
+import os as _os
+import signal as _signal
+import sys as _sys
+
+_COMMAND_NAMES = ("rar-opt", "rar-opt.exe", "rar-opt-script.py")
+"""The names of the console script (``[project.scripts]``) on POSIX and Windows."""
+
+
+def _started_as_command(argv: list[str]) -> bool:
+    """Whether the interpreter's own command line (``sys.orig_argv``, which a worker process
+    spawned by multiprocessing does not inherit) runs the console script or ``-m rar_opt``."""
+    for i, arg in enumerate(argv[1:], 1):
+        if arg == "-m":
+            return argv[i + 1 : i + 2] == ["rar_opt"]
+        if arg.startswith("-m"):
+            return arg[2:] == "rar_opt"
+        if arg in ("-c", "-"):
+            return False
+        if not arg.startswith("-"):  # the script
+            return _os.path.basename(arg) in _COMMAND_NAMES
+    return False
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    _os.write(2, b"interrupted (SIGINT) while starting; nothing was done\n")
+    _os._exit(128 + _signal.SIGINT)
+
+
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and _started_as_command(
+    list(getattr(_sys, "orig_argv", ()))
+):
+    _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+
+from ._version import __version__  # noqa: E402
+from .algorithms import POLICIES, run_policy  # noqa: E402
+from .check import CheckReport, Violation, check  # noqa: E402
+from .errors import InputError, ScheduleMismatchError  # noqa: E402
+from .generate import generate  # noqa: E402
+from .instance import Cluster, Instance, Job  # noqa: E402
+from .schedule import Schedule  # noqa: E402
+from .simulate import SimResult, simulate  # noqa: E402
+from .timemodel import TimeModel  # noqa: E402
 
 __all__ = [
     "POLICIES",

@@ -25,7 +25,7 @@ import numpy as np
 
 from .instance import Instance
 from .schedule import Schedule
-from .simulate import simulate
+from .simulate import SimResult, simulate
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,15 @@ class TimeShares:
         return {"contention": self.contention, "overhead": self.overhead, "split": self.split}
 
 
-def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
-    """The shares of contention, overhead and splitting in ``schedule`` (see the module docstring)."""
+def realized_shares(instance: Instance, schedule: Schedule, sim: SimResult | None = None) -> TimeShares:
+    """The shares of contention, overhead and splitting in ``schedule`` (see the module
+    docstring); ``sim``, the schedule's simulation when the caller has it already (from
+    :func:`~rar_opt.check.check`), saves simulating it again."""
     tm, b = instance.time_model, instance.bounds
     rows = schedule.sparse
     positive = rows.counts > 0
     entry_job, entry_server = rows.jobs()[positive], rows.servers[positive]
     n = np.bincount(entry_job, minlength=instance.num_jobs)
-    on = schedule.placement_array > 0 if tm.links is not None else None  # dense only on a topology
     p_free = np.where(n >= 2, 1, 0)
     jobs = np.arange(instance.num_jobs)
     tau_free = tm.tau(p_free, n, jobs)
@@ -58,9 +59,9 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
     iterations = np.zeros(instance.num_jobs)
     contention = 0.0
     if tm.links is not None:  # on a topology a job alone still has its own links' shares
-        tau_free = _alone_on_links(instance, on, n, tau_free)
+        tau_free = _alone_on_links(instance, entry_job, entry_server, n, tau_free)
         split_each = tau_free - tau_min - overhead_each
-    for seg in simulate(instance, schedule).segments:
+    for seg in (simulate(instance, schedule) if sim is None else sim).segments:
         length = seg.last - seg.first + 1
         run = seg.active & (seg.iterations > 0)
         idx = np.flatnonzero(run)
@@ -74,7 +75,7 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
             p = np.where(split[idx], worst[idx], 0)
             tau = tm.tau(p, n[idx], idx)
         else:
-            tau = _tau_on_links(instance, on, n, seg.active, tau_free)[idx]
+            tau = _tau_on_links(instance, entry_job, entry_server, n, seg.active, tau_free)[idx]
         count = seg.iterations[idx] * length
         iterations[idx] += count
         contention += float(np.sum(count * (tau - tau_free[idx])))
@@ -89,11 +90,19 @@ def realized_shares(instance: Instance, schedule: Schedule) -> TimeShares:
 
 
 def _tau_on_links(
-    instance: Instance, on: np.ndarray, n: np.ndarray, active: np.ndarray, tau_free: np.ndarray
+    instance: Instance,
+    entry_job: np.ndarray,
+    entry_server: np.ndarray,
+    n: np.ndarray,
+    active: np.ndarray,
+    tau_free: np.ndarray,
 ) -> np.ndarray:
     """Every job's per-iteration time in a slot with the ``active`` set, on a topology
-    (single-server jobs and inactive jobs keep ``tau_free``)."""
-    pair_job, pair_server = np.nonzero(on & (active & (n >= 2))[:, None])
+    (single-server jobs and inactive jobs keep ``tau_free``). ``entry_job``,
+    ``entry_server``: the (job, server) pairs of the placements' positive entries, by job
+    and then server (compressed rows: no dense J x S array)."""
+    split_now = (active & (n >= 2))[entry_job]
+    pair_job, pair_server = entry_job[split_now], entry_server[split_now]
     tau = tau_free.copy()
     if len(pair_job):
         _, _, bw = instance.time_model.link_bandwidths(n, pair_job, pair_server, instance.num_servers)
@@ -102,11 +111,15 @@ def _tau_on_links(
     return tau
 
 
-def _alone_on_links(instance: Instance, on: np.ndarray, n: np.ndarray, tau_free: np.ndarray) -> np.ndarray:
-    """Each split job's per-iteration time when it runs alone on a topology."""
+def _alone_on_links(
+    instance: Instance, entry_job: np.ndarray, entry_server: np.ndarray, n: np.ndarray, tau_free: np.ndarray
+) -> np.ndarray:
+    """Each split job's per-iteration time when it runs alone on a topology (the pairs as
+    in :func:`_tau_on_links`)."""
     out = tau_free.copy()
+    first = np.searchsorted(entry_job, np.arange(len(n) + 1))  # job j's pairs: first[j]:first[j + 1]
     for j in np.flatnonzero(n >= 2):
-        servers = np.flatnonzero(on[j])
+        servers = entry_server[first[j] : first[j + 1]]
         jobs = np.full(len(servers), j)
         _, _, bw = instance.time_model.link_bandwidths(n, jobs, servers, instance.num_servers)
         out[j] = instance.time_model.tau_at_bandwidth(bw[[j]], n[[j]], np.array([j]))[0]

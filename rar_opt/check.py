@@ -140,6 +140,53 @@ def _capacity(
 
 
 def _gpu_ids(instance: Instance, schedule: Schedule, result: SimResult) -> list[Violation]:
+    if _gpu_ids_hold(instance, schedule, result):  # the common case, in numpy
+        return []
+    return _gpu_id_violations(instance, schedule, result)
+
+
+def _gpu_ids_hold(instance: Instance, schedule: Schedule, result: SimResult) -> bool:
+    """Whether the ids break neither ``gpu_ids`` nor ``gpu_exclusive`` (the same rules as
+    :func:`_gpu_id_violations`, which lists what breaks them), decided on flat arrays of
+    (job, server, GPU): milliseconds where the loop over jobs takes a second at 16,000 jobs."""
+    assert schedule.gpu_ids is not None
+    cap = np.asarray(instance.cluster.capacity, dtype=np.int64)
+    n_servers = len(cap)
+    per_job = [ids or () for ids in schedule.gpu_ids]
+    sizes = np.fromiter((len(ids) for ids in per_job), dtype=np.int64, count=len(per_job))
+    flat = np.fromiter(
+        (v for ids in per_job for pair in ids for v in pair), dtype=np.int64, count=2 * int(sizes.sum())
+    ).reshape(-1, 2)
+    job = np.repeat(np.arange(len(per_job), dtype=np.int64), sizes)
+    server, gpu = flat[:, 0], flat[:, 1]
+    if np.any((server < 0) | (server >= n_servers)):
+        return False
+    if np.any((gpu < 0) | (gpu >= cap[server])):
+        return False
+    # within a job no id twice, and per server as many ids as the placement has GPUs
+    gid = server * int(cap.max(initial=1)) + gpu  # one number per GPU of the cluster
+    by_job = np.lexsort((gid, job))
+    if np.any((job[by_job][1:] == job[by_job][:-1]) & (gid[by_job][1:] == gid[by_job][:-1])):
+        return False
+    named = job * n_servers + server
+    rows = schedule.sparse
+    with_ids = np.array([ids is not None for ids in schedule.gpu_ids])
+    entry_job = rows.jobs()
+    keep = with_ids[entry_job] & (rows.counts > 0)
+    placed_key = entry_job[keep] * n_servers + rows.servers[keep]
+    order = np.argsort(placed_key, kind="stable")
+    keys, counts = np.unique(named, return_counts=True)
+    if not (np.array_equal(keys, placed_key[order]) and np.array_equal(counts, rows.counts[keep][order])):
+        return False
+    # no GPU held by two jobs at once: per id, by start, each job ends before the next starts
+    a, last = schedule.start_array, _last_slot(result)
+    by = np.lexsort((a[job], gid))
+    same = gid[by][1:] == gid[by][:-1]
+    return not np.any(same & (a[job[by]][1:] <= last[job[by]][:-1]))
+
+
+def _gpu_id_violations(instance: Instance, schedule: Schedule, result: SimResult) -> list[Violation]:
+    """Every ``gpu_ids`` and ``gpu_exclusive`` violation, job by job."""
     cap = instance.cluster.capacity
     rows = schedule.sparse
     assert schedule.gpu_ids is not None

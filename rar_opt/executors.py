@@ -42,6 +42,16 @@ CONNECT_TIMEOUT_S = 20.0
 """How long to wait for an existing scheduler to answer before calling it bad input."""
 
 
+class SchedulerLost(ParameterError):
+    """The Dask scheduler given by address stopped answering while tasks were out (it was
+    stopped, or its machine or the network went away). Every result that came back before
+    is the caller's; the tasks still out are lost with the scheduler."""
+
+    def __init__(self, address: str, why: str) -> None:
+        super().__init__(f"lost the Dask scheduler at {address} ({why})", where="scheduler")
+        self.address = address
+
+
 class Executor(Protocol):
     """Runs tasks; the one interface every sweep uses."""
 
@@ -260,33 +270,47 @@ class DaskExecutor:
         pending = as_completed(loop=self._client.loop)
         batches: dict[str, list[int]] = {}
         try:
-            while True:
-                workers = self._live_workers()
-                while pending.count() < IN_FLIGHT_PER_WORKER * workers:
-                    batch = batcher.next_batch(workers)
-                    if batch is None:
-                        break
-                    chunk = [items[i] for i in batch]
-                    future = self._client.submit(run_batch, fn, chunk, 2 * self.batch_seconds, pure=False)
-                    batches[future.key] = batch
-                    pending.add(future)
-                if pending.is_empty():
-                    return
-                future = next(pending)
-                results, seconds, error = future.result()
-                batch = batches.pop(future.key)
-                ran = len(results) + (error is not None)
-                batcher.finished(ran, seconds)
-                yield from zip(batch, results, strict=False)
-                future.release()
-                if error is not None:
-                    raise error
-                if ran < len(batch):
-                    batcher.give_back(batch[ran:])
+            yield from self._batches(fn, items, batcher, pending, batches)
+        except Exception as exc:  # a lost scheduler is one line, not Dask's cancellation
+            if self.address is not None and not self._connected():
+                raise SchedulerLost(self.address, _reason(exc)) from None
+            raise
         finally:
             unfinished = list(pending.futures)
-            if unfinished and self._client is not None:
+            if unfinished and self._client is not None and self._connected():
                 self._client.cancel(unfinished)
+
+    def _batches(
+        self, fn: Callable[[T], R], items: Sequence[T], batcher: Batcher, pending: Any, batches: dict[str, list[int]]
+    ) -> Iterator[tuple[int, R]]:
+        """:meth:`run`'s loop: keep batches in flight, yield results as batches come back."""
+        while True:
+            workers = self._live_workers()
+            while pending.count() < IN_FLIGHT_PER_WORKER * workers:
+                batch = batcher.next_batch(workers)
+                if batch is None:
+                    break
+                chunk = [items[i] for i in batch]
+                future = self._client.submit(run_batch, fn, chunk, 2 * self.batch_seconds, pure=False)
+                batches[future.key] = batch
+                pending.add(future)
+            if pending.is_empty():
+                return
+            future = next(pending)
+            results, seconds, error = future.result()
+            batch = batches.pop(future.key)
+            ran = len(results) + (error is not None)
+            batcher.finished(ran, seconds)
+            yield from zip(batch, results, strict=False)
+            future.release()
+            if error is not None:
+                raise error
+            if ran < len(batch):
+                batcher.give_back(batch[ran:])
+
+    def _connected(self) -> bool:
+        """Whether the client still talks to its scheduler (Dask says ``running``)."""
+        return self._client is not None and getattr(self._client, "status", "running") == "running"
 
     def _live_workers(self) -> int:
         """Workers the scheduler knows now (at least 1: tasks wait for a worker to join)."""
@@ -315,11 +339,34 @@ class DaskExecutor:
         self.close()
 
 
+def _reason(exc: BaseException) -> str:
+    """Why Dask gave up on the scheduler, in a few words (its messages run to two sentences)."""
+    text = str(exc)
+    if "scheduler-connection-lost" in text or "lost the connection" in text.lower():
+        return "the connection was lost"
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no message'}"
+
+
 def quiet_dask() -> None:
     """Dask's own loggers print their progress (INFO) to stderr by default; only its errors
-    are kept, and only rar-opt's command line prints."""
+    are kept, and only rar-opt's command line prints. A lost scheduler is reported once, by
+    :class:`SchedulerLost`: the client's traceback of its reconnection, cancelled when the
+    client closes, is dropped."""
     level = logging.DEBUG if log.isEnabledFor(logging.DEBUG) else logging.ERROR
     logging.getLogger("distributed").setLevel(level)
+    client_log = logging.getLogger("distributed.client")
+    if _not_a_cancelled_reconnect not in client_log.filters:
+        client_log.addFilter(_not_a_cancelled_reconnect)
+
+
+def _not_a_cancelled_reconnect(record: logging.LogRecord) -> bool:
+    """Drop the client's log of a cancelled coroutine (its reconnection to a lost scheduler,
+    cancelled as the client closes) and of giving up on reconnecting."""
+    import asyncio
+
+    if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+        return False
+    return "reconnect" not in record.getMessage().lower()
 
 
 def make_executor(workers: int = 1, scheduler: str | None = None) -> SerialExecutor | DaskExecutor:

@@ -13,6 +13,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import sys
@@ -46,26 +47,23 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+"""A complete JSON string literal (escapes included)."""
+_OPEN = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSE = np.frombuffer(b"]}", dtype=np.uint8)
+
+
 def _depth(text: str) -> int:
-    """The deepest bracket nesting of a JSON text (strings skipped), without parsing it."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
+    """The deepest bracket nesting of a JSON text (strings skipped), without parsing it: the
+    string literals are cut out (an unterminated one runs to the end of the text), then the
+    brackets are counted in numpy, so a 3 MB file takes milliseconds, not a Python loop."""
+    bare = _STRING.sub("", text)
+    cut = bare.find('"')  # an unterminated string: nothing after its quote counts
+    if cut >= 0:
+        bare = bare[:cut]
+    raw = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    steps = np.isin(raw, _OPEN).astype(np.int64) - np.isin(raw, _CLOSE)
+    return int(max(0, np.cumsum(steps).max(initial=0)))
 
 
 def load_json(path: str | Path) -> Any:
@@ -239,9 +237,32 @@ def read_file(path: str | Path, parse: Callable[[Any], T]) -> T:
         raise exc.in_file(str(path)) from None
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as the JSON text of rar-opt's files: an object's keys one per line (indented
+    by one space per level), and a list that holds lists or objects one element per line,
+    each element on its line written compactly (a schedule's job, an instance's job); other
+    lists on one line. Written by the C encoder line by line, so a 16,000-job schedule takes
+    a fraction of a second (``indent=`` runs Python's pure encoder, and a line per number)."""
+    return _text(obj, 0) + "\n"
+
+
+def _text(obj: Any, level: int) -> str:
+    pad, end = " " * (level + 1), " " * level
+    if isinstance(obj, Mapping) and obj:
+        items = (f"{pad}{json.dumps(str(k))}: {_text(v, level + 1)}" for k, v in obj.items())
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    if isinstance(obj, list | tuple) and any(isinstance(e, Mapping | list | tuple) for e in obj):
+        return "[\n" + ",\n".join(pad + _compact(e) for e in obj) + "\n" + end + "]"
+    return _compact(obj)
+
+
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, separators=(", ", ": "), allow_nan=False)
+
+
 def dump_json(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically."""
-    text = json.dumps(obj, indent=1, allow_nan=False) + "\n"
+    """Write ``obj`` as JSON (:func:`json_text`) to ``path`` atomically."""
+    text = json_text(obj)
     with atomic_target(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
 

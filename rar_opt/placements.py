@@ -4,8 +4,8 @@ A schedule of 16,000 jobs on 2,000 servers has 32 million placement entries, of 
 about 31,000 are nonzero. :class:`SparseRows` keeps only those (per job, the servers and
 the GPU counts, ascending by server) and hands out a job's dense row, a tuple of one entry
 per server, when it is asked for one: code that reads ``schedule.placements[j]`` works
-unchanged, and code that can use the nonzero entries (the simulator, the checker, the
-JSON writer) never builds the dense J x S matrix.
+unchanged, and code that can use the nonzero entries (the simulator, the checker, GPU-id
+assignment, the realized shares, the JSON writer) never builds the dense J x S matrix.
 """
 
 from __future__ import annotations

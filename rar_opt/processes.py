@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import gc
 import logging
 import multiprocessing
@@ -90,26 +91,32 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
         raise TimeUp
 
     active = [True]  # False once the block is over: a late ring then does nothing
+    due = [False]  # the deadline rang: if the block still ends normally, TimeUp is raised at its end
 
     def ring(signum: int, frame: Any) -> None:
         if not active[0]:
             return
+        due[0] = True
         # raised where the interpreter happens to be; if that is a place that swallows
-        # exceptions (a garbage-collector callback), the timer rings again in 10 ms
+        # exceptions (a garbage-collector or weakref callback, a __del__), the timer rings
+        # again in 10 ms, and a block that ends before that raises TimeUp as it ends
         signal.setitimer(signal.ITIMER_REAL, 0.01)
         if _in_gc_callback(frame):  # it would be printed as an "unraisable" traceback: ring later
             return
         raise TimeUp
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, left)
-    _STOPS.sections += 1  # a stop request ends the block as its deadline would
+    hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_unraisable, hook)  # a swallowed ring is not news
     # Pyomo logs a rule it sees fail before re-raising: not news here
     quiet = [logging.getLogger(name) for name in ("pyomo", "pyomo.core", "pyomo.core.base")]
     for logger in quiet:
         logger.addFilter(_not_time_up)
-    try:
+    try:  # armed inside the try: however early it rings (a deadline 1 ms away), the cleanup runs
+        _STOPS.sections += 1  # a stop request ends the block as its deadline would
+        signal.setitimer(signal.ITIMER_REAL, left)
         yield
+        late = due[0]  # the block ended normally although the deadline rang (the ring was swallowed)
     finally:
         while True:  # a ring from here on is a no-op, so the cleanup always runs
             try:
@@ -120,8 +127,19 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
                 continue
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook
         for logger in quiet:
             logger.removeFilter(_not_time_up)
+    if late:
+        raise TimeUp
+
+
+def _unraisable(hook: Callable[[Any], None], unraisable: Any) -> None:
+    """``sys.unraisablehook`` inside :func:`alarm_at`: a :class:`TimeUp` raised where Python
+    swallows exceptions (a weakref callback, a ``__del__``) is dropped quietly (the alarm
+    rings again, or the block raises it as it ends); anything else goes to ``hook``."""
+    if not isinstance(unraisable.exc_value, TimeUp):
+        hook(unraisable)
 
 
 @contextlib.contextmanager
@@ -254,12 +272,16 @@ def graceful_stops() -> Iterator[_Stops]:
     read, write = os.pipe()
     os.set_blocking(write, False)
 
+    stopping = (signal.SIGINT, signal.SIGTERM)
+
     def watch() -> None:
         while True:
             data = os.read(read, 1)
             if not data:  # the write end is closed: the block is over
                 return
-            request_stop(data[0])
+            # the fd gets a byte for every signal Python handles, the deadline alarm's SIGALRM too
+            if data[0] in stopping:
+                request_stop(data[0])
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)

@@ -23,13 +23,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from . import jsonio as jio
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+# networkx is imported where a topology is used (a star, the paper's setting, needs none):
+# it is a quarter of a second of every command's start-up
 
 Node = int | str
 """A server (its index) or a switch (its name)."""
@@ -110,6 +115,8 @@ class Topology:
             seen[key] = i
             clean.append((a, b, bw))
         object.__setattr__(self, "links", tuple(clean))
+        import networkx as nx
+
         graph = self.graph
         if not nx.is_connected(graph):
             parts = sorted(nx.connected_components(graph), key=len, reverse=True)
@@ -124,6 +131,8 @@ class Topology:
     @cached_property
     def graph(self) -> nx.Graph:
         """The network as a read-only networkx graph; edges carry ``bandwidth``."""
+        import networkx as nx
+
         g = nx.Graph()
         for a, b, bw in self.links:
             g.add_edge(a, b, bandwidth=bw)
@@ -209,6 +218,8 @@ class Topology:
 
     def layout(self, n_servers: int) -> LinkLayout:
         """The links as arrays over servers 0..n_servers-1 (:class:`LinkLayout`)."""
+        import networkx as nx
+
         self.check_servers(n_servers)
         g = self.graph
         server_bw = np.array([g.edges[s, next(iter(g[s]))]["bandwidth"] for s in range(n_servers)], dtype=float)

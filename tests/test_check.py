@@ -160,3 +160,45 @@ def test_planted_stall_is_reported_not_looped_on() -> None:
     report = check(inst, sched)
     assert {"job_stalls", "server_capacity"} <= report.names()
     assert report.result.makespan is None and report.result.stalled.all()
+
+
+@given(feasible_pair(), st.data())
+def test_the_fast_gpu_id_verdict_agrees_with_the_full_listing(pair, data) -> None:
+    # check() decides the GPU ids in numpy and lists violations job by job only when that
+    # finds any: the two must agree on every schedule, broken in any of these ways or not
+    from rar_opt.check import _gpu_id_violations, _gpu_ids_hold
+
+    inst, sched = pair
+    ids: list = [list(g) for g in assign_gpu_ids(inst, sched).gpu_ids]
+    big = max(inst.cluster.servers)
+    for _ in range(data.draw(st.integers(0, 3))):
+        j = data.draw(st.integers(0, inst.num_jobs - 1))
+        kind = data.draw(st.sampled_from(["any", "drop", "repeat", "none", "borrow", "borrow", "empty"]))
+        if kind == "any" and ids[j]:
+            i = data.draw(st.integers(0, len(ids[j]) - 1))
+            ids[j][i] = (data.draw(st.integers(-1, inst.num_servers)), data.draw(st.integers(-1, big)))
+        elif kind == "drop" and ids[j]:
+            ids[j] = ids[j][:-1]
+        elif kind == "repeat" and ids[j]:
+            ids[j] = [*ids[j], ids[j][0]]
+        elif kind == "none":
+            ids[j] = None
+        elif kind == "borrow":  # one of j's GPUs swapped for a GPU of another job on the same server
+            shared = [
+                (i, g)
+                for k in range(inst.num_jobs)
+                if k != j
+                for i, mine in enumerate(ids[j] or [])
+                for g in ids[k] or []
+                if g[0] == mine[0]
+            ]
+            if shared:
+                i, g = data.draw(st.sampled_from(shared))
+                ids[j][i] = g
+        elif kind == "empty":
+            ids[j] = []
+    if all(g is None for g in ids):
+        ids[0] = []
+    broken = _with(inst, sched, ids=ids)
+    result = check(inst, sched).result
+    assert _gpu_ids_hold(inst, broken, result) == (not _gpu_id_violations(inst, broken, result))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import signal
+import sys
 import time
 
 import pytest
 
-from rar_opt.processes import TimeUp, alarm_at
+from rar_opt.processes import TimeUp, alarm_at, graceful_stops, stop_requested
 
 
 def _busy(seconds: float) -> None:
@@ -43,3 +44,39 @@ def test_no_deadline_means_no_alarm() -> None:
     with alarm_at(None):
         _busy(0.01)
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+
+
+class _SlowToDie:
+    """An object whose ``__del__`` runs past the deadline: Python swallows (and prints as
+    'unraisable') any exception raised inside it, so the alarm's ring is lost there."""
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+
+    def __del__(self) -> None:
+        while time.perf_counter() < self.until:
+            sum(range(200))
+
+
+def test_a_ring_swallowed_by_a_finalizer_still_stops_the_block(monkeypatch) -> None:
+    # the whole block past the deadline runs inside __del__, where every ring is swallowed;
+    # the block must still end with TimeUp (raised as it ends), and nothing is printed
+    seen: list = []
+    monkeypatch.setattr("sys.unraisablehook", seen.append)
+    began = time.perf_counter()
+    with pytest.raises(TimeUp), alarm_at(began + 0.02):
+        _SlowToDie(began + 0.08)  # dropped at once: its __del__ spans the deadline and two re-rings
+    assert seen == []
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    assert sys.unraisablehook == seen.append  # the caller's hook is back
+
+
+def test_the_deadline_alarm_is_not_a_stop_request() -> None:
+    # inside rar-opt's commands (graceful_stops) a signal's byte on the wakeup fd is a stop
+    # request; the alarm's SIGALRM writes one too, and used to end `solve` with exit 142
+    # ("interrupted (SIGALRM)") whenever the time limit stopped a model build
+    with graceful_stops():
+        with pytest.raises(TimeUp), alarm_at(time.perf_counter() + 0.01):
+            _busy(1.0)
+        _busy(0.2)  # time for the watcher thread to read the byte
+        assert stop_requested() is None

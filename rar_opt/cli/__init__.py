@@ -3,26 +3,45 @@
 Exit status: 0 success, 2 bad input (one line on stderr naming the file and field, never a
 traceback), 1 internal failure. Set ``RAR_OPT_DEBUG=1`` to see tracebacks of internal
 failures. Each module of this package registers its own subcommands (``register``); the
-parser lists them in the order of :data:`COMMAND_MODULES`.
+parser lists them in the order of :data:`COMMAND_MODULES`. To run a command only its own
+module is imported (:data:`COMMANDS`): ``schedule`` never loads Pyomo or OR-Tools.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from ..errors import InputError, ParameterError
 from ..processes import graceful_stops, stop_requested
 from ..provenance import full_version
-from . import bounds, exact, instances, study, sweeps, variants
 from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
 
-COMMAND_MODULES = (instances, exact, bounds, sweeps, study, variants)
+COMMAND_MODULES = ("instances", "exact", "bounds", "sweeps", "study", "variants")
+"""The modules of this package that register commands, in the order ``--help`` lists them."""
+
+COMMANDS = {
+    "generate": "instances",
+    "simulate": "instances",
+    "schedule": "instances",
+    "plot": "instances",
+    "solve": "exact",
+    "probe": "exact",
+    "export": "exact",
+    "compare": "exact",
+    "bounds": "bounds",
+    "experiment": "sweeps",
+    "study": "study",
+    "variants": "variants",
+}
+"""Each command and the module that registers it (tests/cli check it against the modules)."""
 
 GRACEFUL = ("solve", "probe", "compare", "bounds", "study", "experiment", "variants")
 """Commands whose first Ctrl-C (or SIGTERM) stops every phase and solver at its next safe
@@ -43,8 +62,15 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; choices come from the registries."""
+def command_module(name: str) -> ModuleType:
+    """The module of this package named ``name`` (one of :data:`COMMAND_MODULES`), imported now."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; choices come from the registries. With ``command`` (a name of
+    :data:`COMMANDS`) only the module of that command is imported and registered: the
+    parser then knows that command alone, which is all its arguments need."""
     parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {full_version()}")
     # -v/--quiet work before and after the subcommand (the subcommand's copy never resets them)
@@ -54,14 +80,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     parser.add_argument("--quiet", action="store_true", help="no progress output on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in COMMAND_MODULES:
-        module.register(sub, common)
+    for name in (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES:
+        command_module(name).register(sub, common)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv``: its first word that is not an option (the options
+    before a command, ``-v``, ``--quiet``, ``--version`` and ``-h``, take no value)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
     # even when a solver is writing from its own thread
@@ -72,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
     graceful = args.command in GRACEFUL
+    _sigint_to_python()  # the start-up's handler gives way: from here the handlers below decide
     try:
         if output is not None:
             check_output(output)
@@ -98,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"interrupted ({signal.Signals(signum).name}); {KEPT}", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line
+        if _caused_by_ctrl_c(exc):  # e.g. an extension module's import cut short: "initialization failed"
+            print(f"interrupted (SIGINT): {type(exc).__name__}; {KEPT}", file=sys.stderr)
+            return 128 + signal.SIGINT
         if graceful and stop_requested() is not None:  # a worker or solver stopped by the same signal
             signum = stop_requested()
             print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {KEPT}", file=sys.stderr)
@@ -108,6 +145,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _sigint_to_python() -> None:
+    """Hand SIGINT back to Python's handler (KeyboardInterrupt) if the start-up's handler of
+    ``rar_opt/__init__.py`` (one line, exit 130) is still in place."""
+    from .. import _interrupted_while_starting
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling a KeyboardInterrupt, or because of one."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _as_flags(exc: InputError, parser: argparse.ArgumentParser) -> InputError:
@@ -138,8 +196,17 @@ def run() -> None:
     Tearing down the interpreter after a large solve takes a noticeable part of a second
     (Pyomo's and HiGHS' objects), which would push the command past its time limit; every
     file is already closed and every pool shut down when ``main`` returns, so the process
-    flushes its output and ends at once."""
-    code = main()
+    flushes its output and ends at once.
+
+    Ctrl-C at any moment ends with one line and 130: during the imports and the reading of
+    the command line (the command's module: Pyomo and OR-Tools for ``solve``) through the
+    start-up's handler of ``rar_opt/__init__.py``, then through :func:`main`'s own; this is
+    the last net for one that escapes them."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("interrupted (SIGINT)", file=sys.stderr)
+        code = 128 + signal.SIGINT
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BrokenPipeError, ValueError):

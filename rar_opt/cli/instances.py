@@ -10,6 +10,7 @@ from typing import Any
 from ..algorithms import PLACEMENTS, POLICIES
 from ..algorithms.estimators import ESTIMATORS
 from ..calibration import PRESETS
+from ..check import check
 from ..errors import InputError
 from ..generate import GENERATORS, generate
 from ..instance import Instance
@@ -86,7 +87,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
-    p.add_argument("-o", "--output", help="schedule file to write")
+    p.add_argument("-o", "--output", help="schedule file to write (the per-job table is then not printed)")
+    p.add_argument("--table", action="store_true", help="print the per-job table also with -o")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_schedule)
 
@@ -223,13 +225,18 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
     from ..analysis import realized_shares
 
-    shares = realized_shares(instance, schedule)
+    judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
+    shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
     if args.output:  # the schedule's record carries the realized shares too
         schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}).write(args.output)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
     extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
     extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
-    return emit_simulation(instance, schedule, args.json, extra, run=result)
+    # the file holds every job's placement and start: the table only on request
+    table = args.table or not args.output
+    return emit_simulation(
+        instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output
+    )
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import PolicyResult
-from ..check import check
+from ..check import CheckReport, check
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import Schedule
@@ -52,12 +52,19 @@ def emit_simulation(
     extra: dict[str, Any] | None = None,
     run: PolicyResult | None = None,
     trace: bool = False,
+    report: CheckReport | None = None,
+    table: bool = True,
+    file: str | None = None,
 ) -> int:
-    """Check + simulate ``schedule`` and print it; exit 2 when it is infeasible.
+    """Check + simulate ``schedule`` (unless ``report`` is its check already) and print it;
+    exit 2 when it is infeasible. ``table``: the per-job table (job, GPUs, start,
+    placement, completion); without it one line says where the jobs are (``file``, the
+    schedule just written) and how to print them.
 
     With ``run`` (an SJF-BCO run) the paper's Lemma 2, Lemma 3 and Theorem 5 are
     checked on it, Theorem 5 against the best lower bound."""
-    report = check(instance, schedule)
+    if report is None:
+        report = check(instance, schedule)
     res = report.result
     out: dict[str, Any] = {"instance": instance.name, **(extra or {}), "feasible": report.feasible, **res.summary()}
     out["violations"] = [str(v) for v in report.violations]
@@ -89,11 +96,17 @@ def emit_simulation(
             [(k, out[k]) for k in ("instance", *(extra or {}), "feasible", "makespan", "avg_jct", "min_jct", "max_jct")]
         )
         print()
-        rows = [
-            (j, instance.jobs[j].gpus, schedule.starts[j], _placement_text(schedule, j), int(c))
-            for j, c in enumerate(res.completion)
-        ]
-        emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
+        if table:
+            rows = [
+                (j, instance.jobs[j].gpus, schedule.starts[j], _placement_text(schedule, j), int(c))
+                for j, c in enumerate(res.completion)
+            ]
+            emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
+        else:
+            print(
+                f"jobs: {instance.num_jobs}, each with its start and placement in {file}; the per-job table: "
+                f"--table, or rar-opt simulate INSTANCE {file}"
+            )
         for v in report.violations:
             print(f"violation {v}")
         for row in out.get("trace", []):

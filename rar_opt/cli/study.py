@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..algorithms import POLICIES
 from ..calibration import PRESETS
+from ..errors import ParameterError
 from ..formulations import FORMULATIONS
 from ..solvers.decompose import PLANS
 from ..studies.tasks import ARRIVAL_FAMILIES, DEFAULT_LOAD, FAMILIES
@@ -101,6 +104,29 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_export)
 
 
+@contextlib.contextmanager
+def _resume_hint(store: str, count: int | None) -> Iterator[None]:
+    """A lost Dask scheduler (:class:`~rar_opt.executors.SchedulerLost`) told in one line,
+    with what the store kept and how to go on: the same command resumes from its rows."""
+    from ..executors import SchedulerLost
+
+    try:
+        yield
+    except SchedulerLost as exc:
+        kept = 0
+        if Path(store).exists():
+            from ..studies.store import open_store
+
+            with open_store(store) as opened:
+                kept = opened.count()
+        rest = "" if count is None else f" to compute the other {max(count - kept, 0)}"
+        raise ParameterError(
+            f"{exc.message}; {kept} row(s) are kept in {store}: run the same command again, with a "
+            f"scheduler that answers or with --workers N,{rest}",
+            where="scheduler",
+        ) from None
+
+
 def _executor(args: argparse.Namespace) -> Any:
     from ..executors import make_executor
 
@@ -133,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if Path(args.store).exists():  # a foreign or mismatched store is refused before any cluster starts
         open_study(args.store, config).close()
-    with _executor(args) as executor, progress(args, args.count, "inst") as bar:
+    with _resume_hint(args.store, args.count), _executor(args) as executor, progress(args, args.count, "inst") as bar:
         proven = [0]
 
         def started(todo: int, already: int) -> None:
@@ -274,7 +300,11 @@ def cmd_worst(args: argparse.Namespace) -> int:
     config = WorstConfig(study, args.strategy, args.batch, args.elite, args.initial, args.objective)
     if Path(args.store).exists():  # refused before any cluster starts
         open_search(args.store, config).close()
-    with _executor(args) as executor, progress(args, args.evaluations, "eval") as bar:
+    with (
+        _resume_hint(args.store, None),
+        _executor(args) as executor,
+        progress(args, args.evaluations, "eval") as bar,
+    ):
         top = [1.0]
 
         def finished(ev: Any) -> None:

@@ -162,3 +162,53 @@ def test_library_instances_and_specs_by_name_from_anywhere(tmp_path) -> None:
     assert json.loads(out.stdout)["objective"] == 9  # 3 + 6: one job after the other
     out = run("schedule", "no-such-instance", cwd=tmp_path)
     assert out.returncode == 2 and "neither a file nor a bundled instance" in out.stderr
+
+
+def test_each_command_is_registered_by_the_module_commands_names() -> None:
+    # a command imports only its own module (COMMANDS); the table must match what the
+    # modules register, or a command would run with a parser that does not know it
+    import argparse
+
+    from rar_opt.cli import COMMAND_MODULES, COMMANDS, command_module
+
+    found: dict[str, str] = {}
+    for name in COMMAND_MODULES:
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers(dest="command")
+        command_module(name).register(sub, argparse.ArgumentParser(add_help=False))
+        found.update(dict.fromkeys(sub.choices, name))
+    assert found == COMMANDS
+
+
+def test_schedule_imports_neither_pyomo_nor_ortools(tmp_path: Path) -> None:
+    # the start-up of `schedule` and `simulate` at 100x (benchmarks/commands.py) is part of their 10 s
+    code = (
+        "import sys, contextlib, io\n"
+        "from rar_opt.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['schedule', 'tiny-4x2-s13', '-o', {str(tmp_path / 's.json')!r}]) == 0\n"
+        f"    assert main(['simulate', 'tiny-4x2-s13', {str(tmp_path / 's.json')!r}]) == 0\n"
+        "print(sorted(m for m in ('pyomo', 'ortools', 'pandas', 'dask') if m in sys.modules))\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_schedule_with_o_prints_no_job_table_unless_asked(tmp_path: Path) -> None:
+    inst = tiny(7)
+    inst.write(tmp_path / "i.json")
+    out = run("schedule", str(tmp_path / "i.json"), "-o", str(tmp_path / "s.json"))
+    assert out.returncode == 0, out.stderr
+    assert "completion" not in out.stdout  # the table's header
+    assert f"jobs: {inst.num_jobs}, each with its start and placement in {tmp_path / 's.json'}" in out.stdout
+    assert "--table" in out.stdout
+    full = run("schedule", str(tmp_path / "i.json"), "-o", str(tmp_path / "s.json"), "--table")
+    assert full.returncode == 0 and "completion" in full.stdout
+    rows = [line for line in full.stdout.splitlines() if line.split()[:1] and line.split()[0].isdigit()]
+    assert len(rows) >= inst.num_jobs
+    bare = run("schedule", str(tmp_path / "i.json"))  # no file: the table is the output
+    assert "completion" in bare.stdout

@@ -100,3 +100,51 @@ def _stored_statuses(path: Path) -> list[str]:
             return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
     except sqlite3.Error:  # not created yet
         return []
+
+
+START_UP_DELAYS = (0.15, 0.3, 0.5, 0.7)
+"""Seconds after the process starts at which Ctrl-C lands in rar-opt's own start-up (imports,
+the command line, the command's module) on the shared machine. Before about 0.1 s it lands
+in Python's start-up (its site module), before any of rar-opt's code runs."""
+
+
+@pytest.mark.parametrize("how", ["-m", "script"])
+def test_ctrl_c_during_the_imports_is_one_line_and_130(tmp_path: Path, how: str) -> None:
+    import shutil
+
+    script = shutil.which("rar-opt", path=str(Path(sys.executable).parent))
+    if how == "script" and script is None:
+        pytest.skip("the rar-opt console script is not installed beside this Python")
+    command = [sys.executable, "-m", "rar_opt"] if how == "-m" else [str(script)]
+    # solve imports the most (Pyomo, HiGHS, OR-Tools) before it starts
+    args = [*command, "solve", "tiny-4x2-s13", "--formulation", "compact"]
+    for delay in START_UP_DELAYS:
+        for _ in range(2):
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 130, (delay, err)
+            assert "Traceback" not in err, (delay, err)
+            lines = err.strip().splitlines()
+            assert lines and lines[-1].startswith("interrupted (SIGINT)"), (delay, err)
+            if "while starting" in err:  # nothing ran: the one line is all there is
+                assert len(lines) == 1, (delay, err)
+
+
+def test_importing_rar_opt_leaves_ctrl_c_to_the_program() -> None:
+    # the start-up handler belongs to the command only: a program (or a worker process
+    # spawned by one, which inherits sys.argv but not sys.orig_argv) keeps Python's
+    code = "import signal, rar_opt; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+    from rar_opt import _started_as_command
+
+    assert _started_as_command(["python", "-m", "rar_opt", "solve"])
+    assert _started_as_command(["python", "-mrar_opt"])
+    assert _started_as_command(["/usr/bin/python3", "/venv/bin/rar-opt", "schedule", "x"])
+    assert _started_as_command(["python", "-I", "/venv/bin/rar-opt"])
+    assert not _started_as_command(["python", "-m", "pytest", "rar-opt"])
+    assert not _started_as_command(["python", "-c", "from multiprocessing.spawn import spawn_main", "rar-opt"])
+    assert not _started_as_command(["python", "my_script.py"])
+    assert not _started_as_command(["python"])

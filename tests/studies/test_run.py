@@ -101,6 +101,68 @@ def test_the_same_rows_serially_on_local_dask_and_through_a_scheduler(tmp_path, 
     assert digest(tmp_path / "remote.db") == expected
 
 
+def _scheduler_and_worker(tmp_path) -> tuple[subprocess.Popen, subprocess.Popen, str]:
+    """A Dask scheduler on a free local port and one single-threaded worker; their processes
+    and the scheduler's address."""
+    info = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m"]
+    scheduler = subprocess.Popen(
+        [*dask, "distributed.cli.dask_scheduler", "--port", "0", "--host", "127.0.0.1", "--no-dashboard",
+         "--scheduler-file", str(info)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.time() + 60
+    while not info.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    address = json.loads(info.read_text())["address"]
+    worker = subprocess.Popen(
+        [*dask, "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )  # fmt: skip
+    return scheduler, worker, address
+
+
+def test_a_lost_scheduler_is_one_line_and_the_rows_are_kept(tmp_path) -> None:
+    # issue 21: the scheduler killed mid-run used to end with 26-37 lines, two tracebacks
+    # and "internal error" (exit 1); now one line that says what happened, what is kept and
+    # how to go on (exit 2, the flag named), and the same command resumes from the rows
+    store = tmp_path / "s.db"
+    scheduler, worker, address = _scheduler_and_worker(tmp_path)
+    count = 4000  # far more than the run can do before the scheduler is killed
+    args = [*CLI, "study", "run", str(store), "--family", "tiny", "--count", str(count), "--quiet"]
+    proc = None
+    try:
+        proc = subprocess.Popen([*args, "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=tmp_path)  # fmt: skip
+        deadline = time.time() + 120
+        while (not store.exists() or _rows(store) < 3) and time.time() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.2)
+        scheduler.kill()
+        scheduler.wait(timeout=30)
+        lost = time.time()
+        _, err = proc.communicate(timeout=120)
+        took = time.time() - lost
+    finally:
+        for p in (proc, worker, scheduler):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(timeout=30)
+    assert proc.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    kept = _rows(store)
+    assert kept >= 3
+    assert lines[0].startswith(f"error: --scheduler: lost the Dask scheduler at {address}")
+    assert f"{kept} row(s) are kept in {store}" in lines[0] and f"the other {count - kept}" in lines[0]
+    assert took < 60, took  # it is noticed, not waited out
+    more = kept + 2  # the same command, serially, resumes from the rows
+    again = subprocess.run([*CLI, "study", "run", str(store), "--family", "tiny", "--count", str(more), "--quiet"],
+                           capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert f"{more} instances: 2 computed now, {kept} already in the store" in again.stdout
+
+
 def test_an_unreachable_scheduler_is_bad_input() -> None:
     from rar_opt.errors import ParameterError
 
