@@ -8,6 +8,8 @@ parametrised ``known`` / ``counterexample`` fixtures that run a test once per fi
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -32,6 +34,13 @@ settings.register_profile(
 )
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile("ci")
+
+# A shell without job control starts background jobs with SIGINT ignored, and an ignored
+# signal stays ignored in every process they start: then Python never installs its Ctrl-C
+# handler and the tests that send SIGINT to a real rar-opt process see nothing happen.
+# Catching it here gives the processes the tests start the default disposition again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # -- generated and hand-built instances -------------------------------------------------

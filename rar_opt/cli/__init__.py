@@ -31,6 +31,7 @@ COMMANDS = {
     "generate": "instances",
     "simulate": "instances",
     "schedule": "instances",
+    "trace": "instances",
     "plot": "instances",
     "solve": "exact",
     "probe": "exact",
