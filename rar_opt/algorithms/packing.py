@@ -49,14 +49,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..check import check
 from ..errors import InputError
 from ..floors import modes
 from ..instance import Instance
 from .baselines import BaselineParams
 from .engine import _REPORT, Trial
 from .estimators import estimate
-from .result import PolicyResult, policy_result
+from .result import PolicyResult, searched_result
 from .search import MAX_SEED
 
 log = logging.getLogger(__name__)
@@ -392,7 +391,6 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     if capped:
         log.info("pack: the time limit of %g s stopped the search after %d restarts", p.time_limit, done)
     trial = _trial(best, jobs.capacity, est.weight)
-    beyond = trial.makespan > instance.horizon
     search = {
         "start": start_name,
         "start_makespan": start_score[0],
@@ -403,23 +401,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
         "justified": justify,
         "split_jobs": len(jobs.split),
     }
-    result = policy_result(
-        instance,
-        "pack",
-        trial,
-        p,
-        est,
-        theta=None if beyond else instance.horizon,
-        trials=packer.runs,
-        trials_requested=packer.runs,
-        thetas_tried=1,
-        seed=p.seed,
-        exceeds_horizon=beyond,
-        search=search,
-    )
-    report = check(instance, result.schedule)
-    allowed = {"start_in_horizon", "completion_in_horizon"} if beyond else set()
-    planned = best.completion
-    if not report.names() <= allowed or not np.array_equal(np.asarray(report.result.completion), planned):
-        raise RuntimeError(f"pack planned times the simulator does not reproduce: {sorted(report.names())}")
+    result, report = searched_result(instance, "pack", trial, p, est, packer.runs, search)
+    if not np.array_equal(np.asarray(report.result.completion), best.completion):
+        raise RuntimeError("pack planned completion times that the simulator does not reproduce")
     return result

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
+from ..check import CheckReport, check
 from ..instance import Instance
 from ..schedule import Schedule
 from .engine import Trial
@@ -103,3 +104,37 @@ def policy_result(
     )
     meta = {**result.record(), "rar_opt": __version__}
     return dataclasses.replace(result, schedule=result.schedule.with_meta(meta))
+
+
+def searched_result(
+    instance: Instance,
+    policy: str,
+    trial: Trial,
+    params: Any,
+    est: Estimate,
+    runs: int,
+    search: dict[str, Any],
+) -> tuple[PolicyResult, CheckReport]:
+    """The result of a seeded improvement search (``improve``, ``pack``) whose best is
+    ``trial``, after ``runs`` schedules built, with the checker's report on its schedule.
+    A violation other than running past T would be a bug, and raises."""
+    beyond = trial.makespan > instance.horizon
+    result = policy_result(
+        instance,
+        policy,
+        trial,
+        params,
+        est,
+        theta=None if beyond else instance.horizon,
+        trials=runs,
+        trials_requested=runs,
+        thetas_tried=1,
+        seed=params.seed,
+        exceeds_horizon=beyond,
+        search=search,
+    )
+    report = check(instance, result.schedule)
+    allowed = {"start_in_horizon", "completion_in_horizon"} if beyond else set()
+    if not report.names() <= allowed:
+        raise RuntimeError(f"{policy} produced a schedule the checker refuses: {sorted(report.names())}")
+    return result, report
