@@ -52,6 +52,7 @@ import numpy as np
 from ..errors import InputError
 from ..floors import modes
 from ..instance import Instance
+from ..processes import stop_requested
 from .baselines import BaselineParams
 from .engine import _REPORT, Trial
 from .estimators import estimate
@@ -377,8 +378,8 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     rng = np.random.default_rng(p.seed)
     done, improved, capped = 0, 0, False
     for _ in range(p.iterations):
-        if time.perf_counter() - began > p.time_limit:
-            capped = True
+        if time.perf_counter() - began > p.time_limit or stop_requested() is not None:
+            capped = True  # the time cap, or a signal asking the run to stop (Ctrl-C): keep the best
             break
         noise = rng.uniform(0.0, p.jitter, len(best.starts)) * best.lengths
         plan = packer.build(np.argsort(best.starts + noise, kind="stable"))

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instance import Instance
+from ..processes import stop_requested
 from .baselines import BaselineParams
 from .classical import ORDERS, PLACEMENTS
 from .engine import ClusterState, PlacementRule, Trial, run_list
@@ -150,8 +151,8 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
     rng = np.random.default_rng(p.seed)
     began, done, improved, capped = time.perf_counter(), 0, 0, False
     for _ in range(p.iterations):
-        if time.perf_counter() - began > p.time_limit:
-            capped = True
+        if time.perf_counter() - began > p.time_limit or stop_requested() is not None:
+            capped = True  # the time cap, or a signal asking the run to stop (Ctrl-C): keep the best
             break
         key, trial, order, choice, _ = best
         last = int(np.argmax(trial.completion))

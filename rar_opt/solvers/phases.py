@@ -242,6 +242,8 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The contention-free relaxation over the best makespan so far: a lower bound on OPT,
     or the proof that nothing fits (every job alone at its uncontended rate)."""
+    if best.schedule is not None and stop_requested() is not None:  # a signal: keep what is found
+        return
     horizon = best.within(ctx.horizon)
     model = cfree.build(ctx.instance, cfree.Options(restrict=False, horizon=horizon, symmetry=ctx.symmetry))
     # when the full model cannot be built even over this horizon, the two contention-free

@@ -102,3 +102,16 @@ def test_a_pack_record_says_what_the_search_did() -> None:
     assert search["start"] in ("fewest-hosts", "longest-first", "largest-area-first")
     assert search["iterations"] == 3 and search["justified"] is True and search["capped"] is False
     assert result.trials == result.trials_requested >= 3 + 3
+
+
+def test_a_stop_request_ends_the_restarts_and_keeps_the_best(monkeypatch) -> None:
+    # Ctrl-C during auto's improvement phase: the searches stop at their next restart
+    import rar_opt.algorithms.packing as packing
+    import rar_opt.algorithms.search as search
+
+    inst = paper(2, jobs=40, servers=5)
+    for module, name in ((packing, "pack"), (search, "improve")):
+        monkeypatch.setattr(module, "stop_requested", lambda: 2)
+        result = run_policy(inst, name, iterations=50, time_limit=60.0)
+        assert result.search["iterations"] == 0 and result.search["capped"] is True
+        assert max(reference_simulate(inst, result.schedule)["completion"]) == result.search["start_makespan"]
