@@ -53,6 +53,7 @@ from ..errors import InputError
 from ..floors import modes
 from ..instance import Instance
 from ..processes import stop_requested
+from ..timemodel import NEVER, slots_needed
 from .baselines import BaselineParams
 from .engine import _REPORT, Trial
 from .estimators import estimate
@@ -63,7 +64,6 @@ log = logging.getLogger(__name__)
 
 MAX_CELLS = 60_000_000
 """The largest time profile (servers x slots) ``pack`` builds; larger instances are refused."""
-_NEVER = np.iinfo(np.int64).max // 4  # a time no schedule reaches
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class _Jobs:
         active = np.zeros(len(self.gpus), dtype=bool)
         active[j] = True
         _, _, phi = tm.rates(active, n, np.full(len(servers), j), servers.astype(np.int64), n_servers)
-        return int(_slots(int(self.instance.jobs[j].iterations), phi[j : j + 1])[0])
+        return int(slots_needed(int(self.instance.jobs[j].iterations), phi[j : j + 1])[0])
 
 
 def _jobs(instance: Instance) -> _Jobs:
@@ -133,19 +133,11 @@ def _jobs(instance: Instance) -> _Jobs:
     for j in must.tolist():
         spans = np.arange(n_servers + 1)
         phi = tm.phi(np.ones(n_servers + 1), np.maximum(spans, 2), np.full(n_servers + 1, j))
-        times = _slots(int(instance.jobs[j].iterations), phi)
-        times[: max(2, int(m.n_min[j]))] = _NEVER  # too few servers for G_j
-        times[min(int(m.gpus[j]), n_servers) + 1 :] = _NEVER  # more servers than GPUs
+        times = slots_needed(int(instance.jobs[j].iterations), phi)
+        times[: max(2, int(m.n_min[j]))] = NEVER  # too few servers for G_j
+        times[min(int(m.gpus[j]), n_servers) + 1 :] = NEVER  # more servers than GPUs
         split[j] = times
     return _Jobs(m.gpus, instance.releases.astype(np.int64), m.single, hosts, split, m.capacity, instance)
-
-
-def _slots(iterations: int, phi: np.ndarray) -> np.ndarray:
-    """ceil(F / phi) per entry; a rate of 0 (the job cannot progress) is never."""
-    out = np.full(len(phi), _NEVER, dtype=np.int64)
-    ok = phi > 0
-    out[ok] = -(-iterations // phi[ok].astype(np.int64))
-    return out
 
 
 class _Profile:
@@ -188,7 +180,7 @@ class _Profile:
         count = np.zeros((len(rows), ok.shape[1] + 1), dtype=np.int32)
         np.cumsum(ok, axis=1, out=count[:, 1:])
         fits = (count[:, d:] - count[:, :-d]) == d  # the d slots from here are all roomy
-        first = np.where(fits.any(axis=1), fits.argmax(axis=1), _NEVER)
+        first = np.where(fits.any(axis=1), fits.argmax(axis=1), NEVER)
         t = int(first.min())
         tied = rows[first == t]
         t += lo
@@ -205,7 +197,7 @@ class _Profile:
         best: tuple[int, int, np.ndarray] | None = None
         starts = sorted(t for t in self.ends | {lo} if t >= lo)
         assert self.split_busy is not None
-        for n in np.flatnonzero(times < _NEVER).tolist():
+        for n in np.flatnonzero(times < NEVER).tolist():
             self._room(max(self.busy_until, lo) + int(times[n]))
             for t in starts:
                 if best is not None and t + int(times[n]) >= best[0] + best[1]:
@@ -362,7 +354,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     p = params or PackParams()
     est = estimate(instance, p.estimator)
     jobs = _jobs(instance)
-    slots = instance.horizon + int(np.max(np.where(jobs.single < _NEVER, jobs.single, 0), initial=1))
+    slots = instance.horizon + int(np.max(np.where(jobs.single < NEVER, jobs.single, 0), initial=1))
     justify = p.justify and not instance.has_releases  # a release is not symmetric in time
     packer = _Packer(jobs, slots)
     began = time.perf_counter()
