@@ -149,7 +149,9 @@ def test_a_lost_scheduler_is_one_line_and_the_rows_are_kept(tmp_path) -> None:
                 p.kill()
                 p.wait(timeout=30)
     assert proc.returncode == 2, err
-    lines = err.strip().splitlines()
+    # under load the worker may join after the first tasks were sent: the run then says so
+    # once ("has no workers yet"), a notice, not part of the error
+    lines = [line for line in err.strip().splitlines() if "has no workers yet" not in line]
     assert len(lines) == 1 and "Traceback" not in err, err
     kept = _rows(store)
     assert kept >= 3
