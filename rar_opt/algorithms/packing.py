@@ -7,9 +7,10 @@ and known when a job is placed, so it can put a job anywhere in time, also into 
 left before jobs placed earlier (a serial schedule-generation scheme with backfilling, as
 in resource-constrained project scheduling; Kolisch 1996):
 
-* **A job that fits on one server runs there unsplit.** It sees no contention (docs/
-  model.md section 3: only split jobs count in c_s), so it takes exactly rho_j(1) =
-  ceil(F_j / phi_j(0, 1)) slots on any server, whatever else runs.
+* **A job that fits on one server runs there unsplit**, unless splitting by choice ends
+  it earlier (below). Unsplit it sees no contention (docs/model.md section 3: only split
+  jobs count in c_s), so it takes exactly rho_j(1) = ceil(F_j / phi_j(0, 1)) slots on
+  any server, whatever else runs.
 * **A job that fits on no server** (G_j above every O_s) is split over the fewest servers
   it can use at the time, and **no two split jobs share a server at the same time**. It
   then sees p = 1 in every slot and takes exactly rho_j(n) = ceil(F_j / phi_j(1, n))
@@ -21,6 +22,11 @@ in resource-constrained project scheduling; Kolisch 1996):
 Placing a job (``_Profile.place``): the earliest slot t >= r_j where it fits, over every
 server that can hold it; among servers with that earliest slot, the one left with the
 fewest idle GPUs at t (best fit), then the smallest server.
+
+**Splitting by choice** (``PackParams.split``). Under ``"may"`` a job that fits on one
+server is also offered the split rule of a job that must split, and is split when that
+ends it strictly earlier than its best unsplit slot; ``"must"`` never splits it;
+``"both"`` (the default) starts the search under each rule and keeps the better.
 
 The search:
 
@@ -62,6 +68,9 @@ from .search import MAX_SEED
 
 log = logging.getLogger(__name__)
 
+SPLIT_RULES = ("both", "must", "may")
+"""``PackParams.split``: which jobs may split (module docstring, "Splitting by choice")."""
+
 MAX_CELLS = 60_000_000
 """The largest time profile (servers x slots) ``pack`` builds; larger instances are refused."""
 
@@ -76,6 +85,11 @@ class PackParams(BaselineParams):
     seed: int = 0
     jitter: float = 0.3
     justify: bool = True
+    split: str = "both"  # "must": only jobs that fit on no server split; "may": any job may; "both": the better
+
+    def modes(self) -> tuple[bool, ...]:
+        """Whether a job that fits on one server may split, for each start of the search."""
+        return {"must": (False,), "may": (True,), "both": (False, True)}[self.split]
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -90,6 +104,8 @@ class PackParams(BaselineParams):
             raise ValueError(f"jitter must be a number in [0, 1], got {self.jitter!r}")
         if not isinstance(self.justify, bool):
             raise ValueError(f"justify must be true or false, got {self.justify!r}")
+        if self.split not in SPLIT_RULES:
+            raise ValueError(f"split must be one of {', '.join(SPLIT_RULES)}, got {self.split!r}")
 
 
 @dataclass(frozen=True)
@@ -101,7 +117,8 @@ class _Jobs:
     release: np.ndarray
     single: np.ndarray
     hosts: np.ndarray  # (J, S) bool: server s holds job j unsplit
-    split: dict[int, np.ndarray]  # must-split job -> rho_j(n) for n = 0..S (NEVER-like where impossible)
+    split: dict[int, np.ndarray]  # job that can span 2+ servers -> rho_j(n) for n = 0..S (NEVER where impossible)
+    must: frozenset[int]  # the jobs that fit on no server
     capacity: np.ndarray
     instance: Instance
 
@@ -130,21 +147,31 @@ def _jobs(instance: Instance) -> _Jobs:
     must = np.flatnonzero(~hosts.any(axis=1))
     split: dict[int, np.ndarray] = {}
     n_servers = len(m.capacity)
-    for j in must.tolist():
+    for j in np.flatnonzero(m.split < NEVER).tolist():
         spans = np.arange(n_servers + 1)
         phi = tm.phi(np.ones(n_servers + 1), np.maximum(spans, 2), np.full(n_servers + 1, j))
         times = slots_needed(int(instance.jobs[j].iterations), phi)
         times[: max(2, int(m.n_min[j]))] = NEVER  # too few servers for G_j
         times[min(int(m.gpus[j]), n_servers) + 1 :] = NEVER  # more servers than GPUs
-        split[j] = times
-    return _Jobs(m.gpus, instance.releases.astype(np.int64), m.single, hosts, split, m.capacity, instance)
+        if (times < NEVER).any():
+            split[j] = times
+    return _Jobs(
+        m.gpus,
+        instance.releases.astype(np.int64),
+        m.single,
+        hosts,
+        split,
+        frozenset(must.tolist()),
+        m.capacity,
+        instance,
+    )
 
 
 class _Profile:
     """Idle GPUs per server and slot, and which slots of a server a split job holds."""
 
-    def __init__(self, jobs: _Jobs, slots: int) -> None:
-        self.jobs = jobs
+    def __init__(self, jobs: _Jobs, slots: int, may_split: bool = False) -> None:
+        self.jobs, self.may_split = jobs, may_split
         self.free = np.repeat(jobs.capacity[:, None].astype(np.int32), slots, axis=1)
         self.split_busy = np.zeros_like(self.free, dtype=bool) if jobs.split else None
         self.busy_until = 0  # every slot from here on is idle
@@ -170,8 +197,22 @@ class _Profile:
 
     def place(self, j: int, lo: int) -> tuple[int, int, np.ndarray]:
         """Put job j at its earliest slot >= ``lo``: (start, length, GPUs per server)."""
-        if j in self.jobs.split:
-            return self._place_split(j, lo)
+        if j in self.jobs.must:
+            found = self._place_split(j, lo, None)
+            assert found is not None  # after busy_until every server is idle and free of split jobs
+            self._take(*found, split=True)
+            return found
+        whole = self._place_whole(j, lo)
+        if self.may_split and j in self.jobs.split:
+            found = self._place_split(j, lo, whole[0] + whole[1])
+            if found is not None:  # it ends strictly earlier split
+                self._take(*found, split=True)
+                return found
+        self._take(*whole, split=False)
+        return whole
+
+    def _place_whole(self, j: int, lo: int) -> tuple[int, int, np.ndarray]:
+        """Job j unsplit at its earliest slot >= ``lo`` (not taken yet)."""
         g, d = int(self.jobs.gpus[j]), int(self.jobs.single[j])
         stop = max(self.busy_until, lo) + d  # from busy_until on every slot is idle: it fits there
         self._room(stop)
@@ -187,29 +228,64 @@ class _Profile:
         s = int(tied[np.lexsort((self.jobs.capacity[tied], self.free[tied, t]))[0]])
         y = np.zeros(len(self.jobs.capacity), dtype=np.int64)
         y[s] = g
-        self._take(t, d, y, split=False)
         return t, d, y
 
-    def _place_split(self, j: int, lo: int) -> tuple[int, int, np.ndarray]:
-        """The earliest completion of a must-split job over every span n, its servers free
-        of other split jobs over its whole run (so it sees p = 1; module docstring)."""
+    def _place_split(self, j: int, lo: int, beat: int | None) -> tuple[int, int, np.ndarray] | None:
+        """The earliest completion of job j split, over every span n, its servers free of
+        other split jobs over its whole run (so it sees p = 1; module docstring); with
+        ``beat``, only a completion before it (None if there is none). Not taken yet.
+
+        Ties go to the fewest servers. The candidate starts are ``lo`` and the slots where
+        GPUs come free; on the star all of them are tested at once per length (a sliding
+        minimum of the idle GPUs), on a topology one by one (the length depends on the
+        servers there)."""
         g, times = int(self.jobs.gpus[j]), self.jobs.split[j]
         best: tuple[int, int, np.ndarray] | None = None
-        starts = sorted(t for t in self.ends | {lo} if t >= lo)
-        assert self.split_busy is not None
+        end = NEVER if beat is None else beat
+        starts = np.array(sorted(t for t in self.ends | {lo} if t >= lo), dtype=np.int64)
+        windows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for n in np.flatnonzero(times < NEVER).tolist():
-            self._room(max(self.busy_until, lo) + int(times[n]))
-            for t in starts:
-                if best is not None and t + int(times[n]) >= best[0] + best[1]:
+            d = int(times[n])
+            self._room(max(self.busy_until, lo) + d)
+            if self.jobs.star:
+                if d not in windows:
+                    windows[d] = self._windows(starts[starts + d < end], d)
+                cand, top, total = windows[d]
+                ok = (cand + d < end) & (total[n - 1] >= g) & (top[n - 1] >= 1)
+                if not ok.any():
+                    continue
+                t = int(cand[int(ok.argmax())])
+                found = self._split_at(j, g, n, t, d)
+                assert found is not None and found[0] == d  # the same test, one start
+                best, end = (t, *found), t + d
+                continue
+            for t in starts.tolist():
+                if t + d >= end:
                     break
-                found = self._split_at(j, g, n, t, int(times[n]))
-                if found is not None:
-                    best = (t, *found)
+                found = self._split_at(j, g, n, t, d)
+                if found is not None and t + found[0] < end:
+                    best, end = (t, *found), t + found[0]
                     break
-        assert best is not None  # after busy_until every server is idle and free of split jobs
-        t, d, y = best
-        self._take(t, d, y, split=True)
-        return t, d, y
+        return best
+
+    def _windows(self, cand: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For every start t of ``cand``, over [t, t + d): each server's idle GPUs (0 where a
+        split job holds it), sorted from the most idle, and their running sums."""
+        from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
+        if not len(cand):
+            empty = np.zeros((len(self.jobs.capacity), 0), dtype=np.int64)
+            return cand, empty, empty
+        lo, hi = int(cand[0]), int(cand[-1]) + d
+        self._room(hi)
+        at = cand - lo
+        # origin -(d // 2) puts the window of column i at [i, i + d); every window used lies inside
+        idle = minimum_filter1d(self.free[:, lo:hi], d, axis=1, origin=-(d // 2))[:, at].astype(np.int64)
+        assert self.split_busy is not None
+        held = maximum_filter1d(self.split_busy[:, lo:hi].view(np.uint8), d, axis=1, origin=-(d // 2))[:, at]
+        idle[held > 0] = 0
+        top = -np.sort(-idle, axis=0)
+        return cand, top, np.cumsum(top, axis=0)
 
     def _split_at(self, j: int, g: int, n: int, t: int, d: int) -> tuple[int, np.ndarray] | None:
         """Job j on the n servers with the most idle GPUs over [t, t + d), if they hold it:
@@ -267,12 +343,13 @@ class _Packer:
 
     def __init__(self, jobs: _Jobs, slots: int) -> None:
         self.jobs, self.slots, self.runs = jobs, slots, 0
+        self.may_split = False  # the rule of the plans built now (PackParams.split)
         self.reporter = _REPORT.get()  # progress as the engine's trials report it
 
     def build(self, order: np.ndarray, releases: bool = True) -> _Plan:
         """Place the jobs of ``order`` one by one, each at its earliest room (module docstring)."""
         jobs = self.jobs
-        profile = _Profile(jobs, self.slots)
+        profile = _Profile(jobs, self.slots, self.may_split)
         n = len(jobs.gpus)
         starts, lengths = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         y = np.zeros((n, len(jobs.capacity)), dtype=np.int64)
@@ -339,7 +416,7 @@ START_ORDERS = ("fewest-hosts", "longest-first", "largest-area-first")
 
 def _start_orders(jobs: _Jobs) -> dict[str, np.ndarray]:
     length = np.array(
-        [int(jobs.single[j]) if j not in jobs.split else int(jobs.split[j].min()) for j in range(len(jobs.gpus))]
+        [int(jobs.single[j]) if j not in jobs.must else int(jobs.split[j].min()) for j in range(len(jobs.gpus))]
     )
     hosts = jobs.hosts.sum(axis=1)
     return {
@@ -358,14 +435,17 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     justify = p.justify and not instance.has_releases  # a release is not symmetric in time
     packer = _Packer(jobs, slots)
     began = time.perf_counter()
-    best, start_name = None, ""
-    for name, order in _start_orders(jobs).items():
-        plan = packer.build(order)
-        if justify:
-            plan = packer.justify(plan)
-        if best is None or plan.score < best.score:
-            best, start_name = plan, name
+    best, start_name, may_split = None, "", False
+    for rule in p.modes():
+        packer.may_split = rule
+        for name, order in _start_orders(jobs).items():
+            plan = packer.build(order)
+            if justify:
+                plan = packer.justify(plan)
+            if best is None or plan.score < best.score:
+                best, start_name, may_split = plan, name, rule
     assert best is not None
+    packer.may_split = may_split  # the restarts keep the rule of the best start
     start_score = best.score
     rng = np.random.default_rng(p.seed)
     done, improved, capped = 0, 0, False
@@ -392,7 +472,9 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
         "improvements": int(improved),
         "capped": capped,
         "justified": justify,
-        "split_jobs": len(jobs.split),
+        "split_jobs": len(jobs.must),
+        "split_by_choice": may_split,
+        "split": int((np.count_nonzero(best.y, axis=1) > 1).sum()),
     }
     result, report = searched_result(instance, "pack", trial, p, est, packer.runs, search)
     if not np.array_equal(np.asarray(report.result.completion), best.completion):

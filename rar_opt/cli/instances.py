@@ -84,6 +84,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, help="improve, pack: wall-time cap in seconds (default 10)")
     p.add_argument("--jitter", type=float, help="pack: a restart's largest shift, a share of a job's length (0.3)")
     p.add_argument("--no-justify", action="store_true", help="pack: no forward-backward improvement")
+    p.add_argument(
+        "--split",
+        choices=["both", "must", "may"],
+        help="pack: which jobs may split: those no server holds (must), any (may), the better start (both, default)",
+    )
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
@@ -203,6 +208,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("moves", args.moves),
             ("jitter", args.jitter),
             ("justify", False if args.no_justify else None),
+            ("split", args.split),
         )
         if v is not None
     }

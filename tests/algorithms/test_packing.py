@@ -37,16 +37,66 @@ def _judged(inst: Instance, **options: object):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(tiny_instances(max_jobs=6), with_releases(tiny_instances(max_jobs=5))), st.integers(0, 3))
-def test_pack_is_checked_and_never_shares_a_server_between_split_jobs(inst: Instance, seed: int) -> None:
-    result, sched, completion = _judged(inst, seed=seed, iterations=3)
+@given(
+    st.one_of(tiny_instances(max_jobs=6), with_releases(tiny_instances(max_jobs=5))),
+    st.integers(0, 3),
+    st.sampled_from(["must", "may", "both"]),
+)
+def test_pack_is_checked_and_never_shares_a_server_between_split_jobs(inst: Instance, seed: int, rule: str) -> None:
+    result, sched, completion = _judged(inst, seed=seed, iterations=3, split=rule)
     starts, y = sched.start_array, sched.placement_array
     assert not _split_overlaps(inst, starts, y, completion)
     assert (starts >= inst.releases).all()  # never before a release
     single = (y > 0).sum(axis=1) == 1
     fits = inst.cluster.capacity.max() >= inst.arrays.gpus
-    assert (single == fits).all()  # a job that fits on one server is never split
+    assert not (single & ~fits).any()  # a job no server holds is always split
+    if rule == "must":
+        assert (single == fits).all()  # a job that fits on one server is never split
     assert result.search is not None and result.search["split_jobs"] == int((~fits).sum())
+    assert result.search["split"] == int((~single).sum())
+
+
+@settings(max_examples=30, deadline=None)
+@given(tiny_instances(max_jobs=6))
+def test_both_split_rules_give_the_better_of_the_two(inst: Instance) -> None:
+    spans = {
+        rule: max(reference_simulate(inst, run_policy(inst, "pack", iterations=0, split=rule).schedule)["completion"])
+        for rule in ("must", "may", "both")
+    }
+    assert spans["both"] == min(spans["must"], spans["may"])
+
+
+def test_splitting_by_choice_beats_keeping_every_job_whole_on_a_frontier_instance() -> None:
+    # 20 jobs on 8 servers of 1-4 GPUs (the frontier's tiny family, seed 0): whole jobs
+    # queue for the few large servers; split over idle small ones they end far earlier
+    from rar_opt.generate import generate
+
+    inst = generate("tiny", 0, jobs=20, servers=8)
+    spans = {
+        rule: max(reference_simulate(inst, run_policy(inst, "pack", iterations=0, split=rule).schedule)["completion"])
+        for rule in ("must", "may")
+    }
+    assert spans["may"] < spans["must"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(2, 12), st.integers(1, 9), st.integers(0, 2**31 - 1))
+def test_the_window_search_sees_the_same_idle_gpus_as_slot_by_slot(servers: int, slots: int, d: int, seed: int) -> None:
+    from rar_opt.algorithms.packing import _jobs, _Profile
+
+    rng = np.random.default_rng(seed)
+    inst = paper(seed % 7, jobs=6, servers=servers)
+    profile = _Profile(_jobs(inst), slots + d, may_split=True)
+    cap = inst.cluster.capacity
+    profile.free[:] = rng.integers(0, cap[:, None] + 1, profile.free.shape)
+    profile.split_busy = rng.random(profile.free.shape) < 0.2
+    cand = np.unique(rng.integers(0, slots, 4))
+    _, top, total = profile._windows(cand, d)
+    for k, t in enumerate(cand.tolist()):
+        idle = profile.free[:, t : t + d].min(axis=1).astype(np.int64)
+        idle[profile.split_busy[:, t : t + d].any(axis=1)] = 0
+        assert top[:, k].tolist() == sorted(idle.tolist(), reverse=True)
+        assert total[:, k].tolist() == np.cumsum(sorted(idle.tolist(), reverse=True)).tolist()
 
 
 @settings(max_examples=25, deadline=None)
@@ -101,6 +151,7 @@ def test_a_pack_record_says_what_the_search_did() -> None:
     search = meta["search"]
     assert search["start"] in ("fewest-hosts", "longest-first", "largest-area-first")
     assert search["iterations"] == 3 and search["justified"] is True and search["capped"] is False
+    assert isinstance(search["split_by_choice"], bool) and search["split"] >= search["split_jobs"]
     assert result.trials == result.trials_requested >= 3 + 3
 
 
