@@ -11,7 +11,7 @@ Lower bounds (all valid for every feasible schedule):
   schedule is faster: docs/exactness.md). It needs a solve, so it is computed only when
   :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale;
 * the structural floors of :mod:`rar_opt.floors` (``energetic``, ``disjunctive``,
-  ``classes``, ``halves``, ``split_pairs``): cheap bounds that see the servers, the jobs
+  ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``): cheap bounds that see the servers, the jobs
   that cannot run together and the jobs that must split (docs/exactness.md, "Structural
   floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
 """
@@ -48,6 +48,7 @@ class LowerBounds:
     split_pairs: int | None = None
     release: int | None = None  # max_j (r_j + rho_min_j) (docs/arrivals.md)
     release_energy: int | None = None  # energy over release windows
+    gpu_bins: int | None = None  # the jobs' GPU-lengths packed into N bins (bin packing's L2)
     structural_seconds: float | None = None  # all of them together
 
     @property
@@ -195,6 +196,7 @@ def every_bound(instance: Instance, *, relaxation_time_limit: float | None = Non
         "split_pairs": "two jobs that must split and share a server contend",
         "release": "the latest release plus fastest execution time",
         "release_energy": "GPU-slots of the jobs released from r on, after r",
+        "gpu_bins": "each GPU's jobs in a row: the GPU-lengths as bin packing (Martello-Toth L2)",
     }
     out += [
         NamedBound(name, value, took, notes.get(name, ""))

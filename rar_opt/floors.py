@@ -25,6 +25,9 @@ The bounds (each returns a makespan C such that no schedule ends before C):
   servers either run one after the other or contend (star network only);
 * ``release``: max_j (r_j + rho_min_j), no job completes before its release plus its
   fastest execution time (docs/arrivals.md);
+* ``gpu_bins``: every GPU runs its jobs one after another, so the jobs' GPU-lengths (G_j
+  copies of rho_min_j) must fit N bins of size C: bin packing's L2 bound (Martello and
+  Toth 1990);
 * ``release_energy``: energy over release windows: the jobs released at r or later do all
   their work in [r, C), so C >= r + ceil(sum_{r_j >= r} G_j rho_min_j / N) for every r.
 
@@ -336,6 +339,53 @@ def release_energy_bound(instance: Instance) -> int:
     return best
 
 
+# -- (g) the GPUs as bins -------------------------------------------------------------------
+def gpu_bins_bound(instance: Instance) -> int:
+    """The smallest C >= the trivial floor at which the jobs' GPU-lengths may fit N bins of size C.
+
+    In a schedule every job holds G_j GPUs from its start to its completion, d_j >= rho_min_j
+    slots, and GPU ids can always be given so that a job keeps its GPUs throughout (one
+    server at a time, in order of start: at most O_s GPUs are held at once). So each GPU
+    carries jobs one after the other, and the lengths on it sum to at most the makespan C.
+    Hence the multiset holding G_j copies of rho_min_j for every job must fit into N bins of
+    capacity C: a bin-packing instance, and C is refuted when the Martello-Toth bound L2
+    (Martello and Toth, Discrete Appl. Math. 28(1), 1990) asks for more than N bins. For a
+    threshold k <= C / 2, the items longer than C - k each fill a bin alone; the items in
+    (C / 2, C - k] each need a bin of their own too; the items in [k, C / 2] fit only into
+    what those leave free or into new bins:
+    L(k) = |J1| + |J2| + max(0, ceil((sum J3 - (|J2| C - sum J2)) / C)), and L2 = max_k L(k).
+    It sees what the work bound cannot: long jobs whose lengths do not add up to C leave
+    their GPUs' rest idle."""
+    m = modes(instance)
+    n_gpus = m.num_gpus
+    items = np.repeat(m.rho, m.gpus)
+    top = int(items.max(initial=0))
+    count = np.bincount(items, minlength=top + 1).astype(np.int64)
+    total = np.bincount(items, weights=items.astype(float), minlength=top + 1)
+    # at_most[x]: items of length <= x, and their sum (x = -1 .. top)
+    n_le = np.concatenate([[0], np.cumsum(count)])
+    s_le = np.concatenate([[0.0], np.cumsum(total)])
+
+    def le(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.clip(x, -1, top) + 1
+        return n_le[x], s_le[x]
+
+    def passes(c: int) -> bool:
+        k = np.arange(0, c // 2 + 1)
+        n_all = n_le[-1]
+        n_mid, s_mid = le(np.full(1, c // 2))  # items <= C / 2
+        n_top, s_top = le(c - k)  # items <= C - k
+        _, s_low = le(k - 1)  # items < k
+        j1 = n_all - n_top
+        j2, s2 = n_top - n_mid, s_top - s_mid
+        s3 = s_mid - s_low
+        rest = np.ceil((s3 - (j2 * c - s2)) / c - _EPS)
+        bins = j1 + j2 + np.maximum(0, rest)
+        return bool(bins.max() <= n_gpus)
+
+    return _scan(trivial_floor(instance), max(_serial(m), trivial_floor(instance)), passes)
+
+
 BOUNDS: dict[str, Callable[[Instance], int]] = {
     "energetic": energetic_bound,
     "disjunctive": disjunctive_bound,
@@ -344,6 +394,7 @@ BOUNDS: dict[str, Callable[[Instance], int]] = {
     "split_pairs": split_pairs_bound,
     "release": release_bound,
     "release_energy": release_energy_bound,
+    "gpu_bins": gpu_bins_bound,
 }
 """The structural bounds by name, each a function instance -> makespan floor."""
 

@@ -36,7 +36,7 @@ from rar_opt.generate import generate
 
 from .bruteforce import brute_force, placements_of
 from .helpers import COUNTEREXAMPLE_NAMES, INSTANCES, LIBRARY_NAMES, load_counterexample, load_known, policy_makespans
-from .strategies import micro_instances, tiny_instances
+from .strategies import micro_instances, reference_simulate, tiny_instances
 
 FRONTIER = sorted((INSTANCES / "frontier").glob("*.json"))
 
@@ -110,6 +110,28 @@ def test_classes_count_the_energy_of_jobs_only_large_servers_take() -> None:
     assert structural_bounds(inst)["classes"][0] == 15
     assert structural_bounds(inst)["halves"][0] == 20
     assert structural_floor(inst) <= min(policy_makespans(inst).values())
+
+
+def test_gpu_bins_by_hand() -> None:
+    # three one-GPU jobs of 8 slots on two one-GPU servers: the work bound says 12, but
+    # some GPU runs two of them in a row, so 16 (the optimum)
+    inst = Instance("three-on-two-gpus", 200, _cluster((1, 1)), tuple(_job(n, 1) for n in "abc"))
+    assert list(modes(inst).rho) == [8, 8, 8] and trivial_floor(inst) == 12
+    assert structural_bounds(inst)["gpu_bins"][0] == 16 == min(policy_makespans(inst).values())
+
+
+def test_gpu_bins_lifts_the_bound_at_paper_scale() -> None:
+    # paper-160x20 seeds 3 and 6: the long jobs' GPU-lengths do not add up to the work
+    # bound on every GPU; the lifted bound stays below pack's schedule
+    from rar_opt.algorithms import run_policy
+
+    for seed in (3, 6):
+        inst = generate("paper", seed, jobs=160, servers=20, preset="paper-literal")
+        found = {k: v for k, (v, _) in structural_bounds(inst).items()}
+        others = max(v for k, v in found.items() if k != "gpu_bins")
+        assert found["gpu_bins"] > max(others, trivial_floor(inst))
+        made = run_policy(inst, "pack", iterations=0).schedule
+        assert found["gpu_bins"] <= max(reference_simulate(inst, made)["completion"])
 
 
 def test_disjunctive_pairs() -> None:

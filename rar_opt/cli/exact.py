@@ -296,7 +296,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if b["relaxation_proven"] is False:
             relax = f"{relax} (CP-SAT's bound on the relaxation, not its optimum)"
         print(f"lower bounds: longest job {b['longest']}, work {b['work']}, contention-free relaxation {relax}")
-        floors = [f"{k} {b[k]}" for k in ("energetic", "disjunctive", "classes", "halves", "split_pairs") if b.get(k)]
+        from ..floors import BOUNDS as FLOORS
+
+        floors = [f"{k} {b[k]}" for k in FLOORS if b.get(k)]
         if floors:
             print("structural floors (docs/exactness.md): " + ", ".join(floors))
     emit_table(
