@@ -22,7 +22,6 @@ Below C = 20 no job can split at all (20 slots split), so every job stays unspli
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -173,10 +172,11 @@ def test_no_schedule_beats_a_floor_by_brute_force(inst: Instance) -> None:
     assert found is None or found[0] >= floor
 
 
-def test_floors_are_cheap_at_paper_scale() -> None:
+def test_floors_run_at_paper_scale() -> None:
+    # their cost is measured in benchmarks/floors.py, not asserted here
     for jobs, servers in ((160, 20), (640, 20)):
         inst = generate("paper", 0, jobs=jobs, servers=servers, preset="contention-heavy")
-        began = time.perf_counter()
+        found = structural_bounds(inst)
+        assert set(found) == set(BOUNDS) and all(t >= 0 for _, t in found.values())
         floor = structural_floor(inst)
-        assert time.perf_counter() - began < 1.0
         assert floor >= trivial_floor(inst) and np.isfinite(floor)
