@@ -383,7 +383,8 @@ def gpu_bins_bound(instance: Instance) -> int:
         bins = j1 + j2 + np.maximum(0, rest)
         return bool(bins.max() <= n_gpus)
 
-    return _scan(trivial_floor(instance), max(_serial(m), trivial_floor(instance)), passes)
+    start = trivial_floor(instance)
+    return _scan(start, max(_serial(m), start), passes)
 
 
 BOUNDS: dict[str, Callable[[Instance], int]] = {

@@ -435,22 +435,25 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     justify = p.justify and not instance.has_releases  # a release is not symmetric in time
     packer = _Packer(jobs, slots)
     began = time.perf_counter()
-    best, start_name, may_split = None, "", False
-    for rule in p.modes():
+    best, start_name, may_split, capped = None, "", False, False
+    starts = [(rule, name, order) for rule in p.modes() for name, order in _start_orders(jobs).items()]
+    for rule, name, order in starts:
+        if best is not None and stop_requested() is not None:
+            capped = True  # Ctrl-C: keep the best start so far
+            break
         packer.may_split = rule
-        for name, order in _start_orders(jobs).items():
-            plan = packer.build(order)
-            if justify:
-                plan = packer.justify(plan)
-            if best is None or plan.score < best.score:
-                best, start_name, may_split = plan, name, rule
+        plan = packer.build(order)
+        if justify:
+            plan = packer.justify(plan)
+        if best is None or plan.score < best.score:
+            best, start_name, may_split = plan, name, rule
     assert best is not None
     packer.may_split = may_split  # the restarts keep the rule of the best start
     start_score = best.score
     rng = np.random.default_rng(p.seed)
-    done, improved, capped = 0, 0, False
+    done, improved = 0, 0
     for _ in range(p.iterations):
-        if time.perf_counter() - began > p.time_limit or stop_requested() is not None:
+        if capped or time.perf_counter() - began > p.time_limit or stop_requested() is not None:
             capped = True  # the time cap, or a signal asking the run to stop (Ctrl-C): keep the best
             break
         noise = rng.uniform(0.0, p.jitter, len(best.starts)) * best.lengths

@@ -166,3 +166,17 @@ def test_a_stop_request_ends_the_restarts_and_keeps_the_best(monkeypatch) -> Non
         result = run_policy(inst, name, iterations=50, time_limit=60.0)
         assert result.search["iterations"] == 0 and result.search["capped"] is True
         assert max(reference_simulate(inst, result.schedule)["completion"]) == result.search["start_makespan"]
+
+
+def test_a_stop_request_during_pack_s_starts_keeps_the_first(monkeypatch) -> None:
+    # Ctrl-C while auto's heuristics build pack's six starts: it ends after the first
+    import rar_opt.algorithms.packing as packing
+
+    inst = paper(2, jobs=40, servers=5)
+    whole = run_policy(inst, "pack", iterations=0)
+    monkeypatch.setattr(packing, "stop_requested", lambda: 2)
+    stopped = run_policy(inst, "pack", iterations=0)
+    assert stopped.search["capped"] is True and whole.search["capped"] is False
+    assert stopped.search["start"] == "fewest-hosts" and stopped.search["split_by_choice"] is False
+    assert stopped.trials < whole.trials
+    assert max(reference_simulate(inst, stopped.schedule)["completion"]) == stopped.search["start_makespan"]
