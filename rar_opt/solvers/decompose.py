@@ -78,6 +78,10 @@ ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.IMPROVE, PhaseKind.RE
 NEED_FULL_MODEL = (PhaseKind.PROBE, PhaseKind.FULL)
 """Phases that build the full CP-SAT model, so run only when it is small enough."""
 
+CONTENTION_FREE = (PhaseKind.RELAXATION, PhaseKind.RESTRICTION)
+"""Phases that an improvement phase replaces: where the full model cannot be built, the
+improvement searches get the time (docs/exactness.md, "The auto method", item 1'')."""
+
 
 def decompose(
     instance: Instance,
@@ -171,6 +175,9 @@ class _Run:
 
     def _stop_before(self, kind: PhaseKind) -> str | None:
         """Why the run cannot go on to a phase of ``kind``, or None when it can."""
+        improved = self.best.last(PhaseKind.IMPROVE) is not None
+        if kind in CONTENTION_FREE and improved and stop_requested() is None:  # no full model: nothing follows
+            return self._skip_full(self.ctx.too_large(self.best.within(self.ctx.horizon)) or "too large")
         if kind in ALWAYS:
             return None
         why = self.ctx.too_large(self.best.within(self.ctx.horizon))

@@ -204,28 +204,22 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
 IMPROVE_ITERATIONS = 1_000_000
 """The improvement phase stops on its time share, not on a count of iterations."""
 
-IMPROVERS = (("pack", 0.75), ("improve", 1.0))
-"""The improvement searches in turn, each with its part of the phase's share of the time
-(the last takes what is left): ``pack`` (profile schedules, unsplit where a server holds
-the job, :mod:`rar_opt.algorithms.packing`), then ``improve`` (list schedules that may
-split, :mod:`rar_opt.algorithms.search`)."""
-
 QUICK = {"pack": {"iterations": 0}}
 """Options of a policy in the heuristics phase: its construction only, no restarts (the
 improvement phase searches where the model is too large)."""
 
 
 def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """Where the full model cannot be built (paper scale): the improvement searches of
-    :data:`IMPROVERS` (seeded with the budget's seed), for the plan's share of the time
-    left; each schedule is checked by the simulator before it is offered."""
+    """Where the full model cannot be built (paper scale): the plan's improvement searches
+    (``Plan.improvers``, seeded with the budget's seed) in turn, for the plan's share of
+    the time left; each schedule is checked by the simulator before it is offered."""
     from ..algorithms import run_policy
 
     share, left = ctx.plan.improve_share, ctx.budget.left()
     if share is None or left is None or ctx.fits(best.within(ctx.horizon)) or stop_requested() is not None:
         return
     until = time.perf_counter() + left * share
-    for name, part in IMPROVERS:
+    for name, part in ctx.plan.improvers:
         budget = (until - time.perf_counter()) * part
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return

@@ -38,8 +38,11 @@ class Plan:
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
     # where the full model cannot be built (paper scale): this share of the time left for the
-    # improvement search over list schedules (the policy ``improve``), before the relaxation
+    # improvement searches, and the contention-free phases are left out (docs/exactness.md)
     improve_share: float | None = None
+    # those searches in turn (names of rar_opt.algorithms.POLICIES), each with its part of
+    # the phase's time (the last one takes what is left: 1.0)
+    improvers: tuple[tuple[str, float], ...] = (("pack", 1.0),)
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -50,6 +53,7 @@ class Plan:
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
+        shares.update({f"improvers[{k}]": share for k, (_, share) in enumerate(self.improvers)})
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
@@ -58,6 +62,11 @@ class Plan:
         for search, _ in self.full_searches:
             if search not in SEARCHES:
                 raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
+        from ..algorithms import POLICIES  # a lower layer; imported here only to check the names
+
+        for k, (policy, _) in enumerate(self.improvers):
+            if policy not in POLICIES:
+                raise InputError(f"{policy!r} is not a policy ({', '.join(POLICIES)})", where=f"improvers[{k}]")
 
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
@@ -71,7 +80,8 @@ AUTO = Plan(
     full_searches=(("no-lp", 1.0),),
     probe_share=0.1,
     structural=True,
-    improve_share=0.75,
+    improve_share=1.0,
+    improvers=(("pack", 1.0),),
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 

@@ -88,6 +88,8 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "restrict_share_open": {"restrict_share_open": 1.5},
         r"full_searches\[0\]": {"full_searches": (("no-lp", -0.1),)},
         "full_searches": {"full_searches": (("simplex", 1.0),)},
+        r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
+        "not a policy": {"improvers": (("tabu", 1.0),)},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):

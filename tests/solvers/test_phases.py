@@ -139,9 +139,11 @@ def test_the_improve_phase_runs_only_where_the_full_model_cannot(wait_beats_star
 
     ctx = _context(wait_beats_start, limit=5.0)
     assert list(PHASES[PhaseKind.IMPROVE](ctx, Incumbent())) == []  # the full model fits: the exact phases decide
-    too_large = dataclasses.replace(ctx, max_cells=0)
+    assert AUTO.improvers == (("pack", 1.0),)  # auto's: pack alone (benchmarks/improvers.py)
+    both = dataclasses.replace(AUTO, improvers=(("pack", 0.75), ("improve", 1.0)))
+    too_large = dataclasses.replace(ctx, max_cells=0, plan=both)
     founds = list(PHASES[PhaseKind.IMPROVE](too_large, Incumbent()))
-    assert [f.source for f in founds] == ["pack", "improve"]  # IMPROVERS, in turn
+    assert [f.source for f in founds] == ["pack", "improve"]  # the plan's improvers, in turn
     assert [f.record.name for f in founds] == ["improve (pack)", "improve"]
     for found in founds:
         assert found.record.status == Status.FEASIBLE
