@@ -2,12 +2,14 @@
 
 The plans below differ only in what comes after the contention-free phases: which CP-SAT
 searches (``rar_opt.solvers.cpsat.SEARCHES``) the full model runs, with which share of the
-time left, and whether probes at the floor come first. Every other setting is `auto`'s.
+time left, and whether probes at the floor come first and with which share of the time
+left (``probes-25``, ``probes-50``). Every other setting is `auto`'s.
 They run on the instances of ``benchmarks/frontier.py`` where the contention-free phases
 do not close (``HARD``), 60 s each on one thread, two runs at a time on a 2-core machine
 (``--workers``). `auto` itself also runs with CP-SAT seeds 1 and 2, to show how much the
 seed moves the times. Results: ``benchmarks/results/searches.json``; ``--summary`` prints
-the table of docs/exactness.md ("Searches") again.
+the table of docs/exactness.md ("Searches") again; ``--output NAME`` writes NAME.json
+instead (a comparison that should not replace the stored one).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ PLANS: dict[str, Plan] = {
     "default-then-no-lp": dataclasses.replace(AUTO, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None),
     "no-lp": dataclasses.replace(AUTO, probe_share=None),
     "auto": AUTO,  # probes at the floor (10%), then no-lp
+    "probes-25": dataclasses.replace(AUTO, probe_share=0.25),
+    "probes-50": dataclasses.replace(AUTO, probe_share=0.5),
 }
 """``default-then-core`` is `auto` before the no-lp search; ``auto`` is `auto` now."""
 
@@ -64,7 +68,8 @@ def cell(row: dict) -> str:
 
 def summary(rows: list[dict]) -> str:
     """Instances down, plans (seed 0) across, then auto with seeds 1 and 2."""
-    columns = [(p, 0) for p in PLANS] + [("auto", 1), ("auto", 2)]
+    seeds = sorted({r["cpsat_seed"] for r in rows if r["cpsat_seed"]})
+    columns = [(p, 0) for p in dict.fromkeys(r["plan"] for r in rows)] + [("auto", s) for s in seeds]
     by = {(r["instance"], r["plan"], r["cpsat_seed"]): r for r in rows}
     head = [f"{p}" if s == 0 else f"{p} (seed {s})" for p, s in columns]
     lines = ["| instance | " + " | ".join(head) + " |", "|---|" + "---|" * len(columns)]
@@ -80,15 +85,17 @@ def main() -> None:
     parser.add_argument("--plans", help="comma-separated names of PLANS (default: all)")
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seeds", default="1,2", help="more CP-SAT seeds for auto (default 1,2; '' for none)")
+    parser.add_argument("--output", default="searches", help="result file name (default searches)")
     args = parser.parse_args()
-    path = RESULTS / "searches.json"
+    path = RESULTS / f"{args.output}.json"
     if args.summary:
         print(summary(json.loads(path.read_text())["rows"]))
         return
     plans = args.plans.split(",") if args.plans else list(PLANS)
     jobs = [(p, key, 0) for p in plans for key in HARD]
     if "auto" in plans:
-        jobs += [("auto", key, seed) for seed in (1, 2) for key in HARD]
+        jobs += [("auto", key, int(seed)) for seed in args.seeds.split(",") if seed for key in HARD]
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         futures = [pool.submit(task, p, key, seed, args.time_limit) for p, key, seed in jobs]
         rows = []
@@ -97,7 +104,7 @@ def main() -> None:
             r = rows[-1]
             print(f"{r['instance']:>20} {r['plan']:>18} seed {r['cpsat_seed']}: {cell(r)}", flush=True)
     save(
-        "searches",
+        args.output,
         rows,
         time_limit_s=args.time_limit,
         threads=1,
