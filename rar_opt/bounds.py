@@ -11,7 +11,7 @@ Lower bounds (all valid for every feasible schedule):
   schedule is faster: docs/exactness.md). It needs a solve, so it is computed only when
   :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale;
 * the structural floors of :mod:`rar_opt.floors` (``energetic``, ``disjunctive``,
-  ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``): cheap bounds that see the servers, the jobs
+  ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``, ``gpu_bins_lp``, ...): cheap bounds that see the servers, the jobs
   that cannot run together and the jobs that must split (docs/exactness.md, "Structural
   floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
 """
@@ -49,6 +49,7 @@ class LowerBounds:
     release: int | None = None  # max_j (r_j + rho_min_j) (docs/arrivals.md)
     release_energy: int | None = None  # energy over release windows
     gpu_bins: int | None = None  # the jobs' GPU-lengths packed into N bins (bin packing's L2)
+    gpu_bins_lp: int | None = None  # the same bin packing by its Gilmore-Gomory LP (rar_opt.binpacking)
     structural_seconds: float | None = None  # all of them together
 
     @property
@@ -197,6 +198,7 @@ def every_bound(instance: Instance, *, relaxation_time_limit: float | None = Non
         "release": "the latest release plus fastest execution time",
         "release_energy": "GPU-slots of the jobs released from r on, after r",
         "gpu_bins": "each GPU's jobs in a row: the GPU-lengths as bin packing (Martello-Toth L2)",
+        "gpu_bins_lp": "the same bin packing by its Gilmore-Gomory LP (Farley's bound certifies)",
     }
     out += [
         NamedBound(name, value, took, notes.get(name, ""))

@@ -28,6 +28,8 @@ The bounds (each returns a makespan C such that no schedule ends before C):
 * ``gpu_bins``: every GPU runs its jobs one after another, so the jobs' GPU-lengths (G_j
   copies of rho_min_j) must fit N bins of size C: bin packing's L2 bound (Martello and
   Toth 1990);
+* ``gpu_bins_lp``: the same bin packing by its Gilmore-Gomory LP, solved by column
+  generation and certified by Farley's bound (:mod:`rar_opt.binpacking`);
 * ``release_energy``: energy over release windows: the jobs released at r or later do all
   their work in [r, C), so C >= r + ceil(sum_{r_j >= r} G_j rho_min_j / N) for every r.
 
@@ -44,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import binpacking
 from .instance import Instance
 from .timemodel import NEVER
 
@@ -387,6 +390,20 @@ def gpu_bins_bound(instance: Instance) -> int:
     return _scan(start, max(_serial(m), start), passes)
 
 
+def gpu_bins_lp_bound(instance: Instance) -> int:
+    """The smallest C >= ``gpu_bins`` at which the Gilmore-Gomory LP of the same bin packing
+    (the jobs' GPU-lengths into N bins of size C) does not prove that more than N bins are
+    needed (:mod:`rar_opt.binpacking`). The LP is at least L2 and usually within one bin of
+    the integer optimum; its refusals are certified by weak duality (Farley's bound)."""
+    m = modes(instance)
+    lengths = np.unique(m.rho)
+    copies = np.array([int(m.gpus[m.rho == x].sum()) for x in lengths.tolist()], dtype=np.int64)
+    c, cap = gpu_bins_bound(instance), _serial(m)
+    while c < cap and binpacking.fits(lengths, copies, c, m.num_gpus).fits is False:
+        c += 1
+    return c
+
+
 BOUNDS: dict[str, Callable[[Instance], int]] = {
     "energetic": energetic_bound,
     "disjunctive": disjunctive_bound,
@@ -396,6 +413,7 @@ BOUNDS: dict[str, Callable[[Instance], int]] = {
     "release": release_bound,
     "release_energy": release_energy_bound,
     "gpu_bins": gpu_bins_bound,
+    "gpu_bins_lp": gpu_bins_lp_bound,
 }
 """The structural bounds by name, each a function instance -> makespan floor."""
 
