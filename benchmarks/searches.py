@@ -3,7 +3,8 @@
 The plans below differ only in what comes after the contention-free phases: which CP-SAT
 searches (``rar_opt.solvers.cpsat.SEARCHES``) the full model runs, with which share of the
 time left, and whether probes at the floor come first and with which share of the time
-left (``probes-25``, ``probes-50``). Every other setting is `auto`'s.
+left (``probes-25``, ``probes-50``), with or without the contention-free phases
+(``no-cf-...``). Every other setting is `auto`'s.
 They run on the instances of ``benchmarks/frontier.py`` where the contention-free phases
 do not close (``HARD``), 60 s each on one thread, two runs at a time on a 2-core machine
 (``--workers``). `auto` itself also runs with CP-SAT seeds 1 and 2, to show how much the
@@ -38,6 +39,8 @@ PLANS: dict[str, Plan] = {
     "auto": AUTO,  # probes at the floor (10%), then no-lp
     "probes-25": dataclasses.replace(AUTO, probe_share=0.25),
     "probes-50": dataclasses.replace(AUTO, probe_share=0.5),
+    "no-cf-probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False),
+    "no-cf-probes-90": dataclasses.replace(AUTO, probe_share=0.9, contention_free=False),
 }
 """``default-then-core`` is `auto` before the no-lp search; ``auto`` is `auto` now."""
 

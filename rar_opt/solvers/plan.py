@@ -43,6 +43,9 @@ class Plan:
     # those searches in turn (names of rar_opt.algorithms.POLICIES), each with its part of
     # the phase's time (the last one takes what is left: 1.0)
     improvers: tuple[tuple[str, float], ...] = (("pack", 1.0),)
+    # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
+    # probes and the full model; False leaves them out
+    contention_free: bool = True
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -57,6 +60,8 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
+        if not isinstance(self.contention_free, bool):
+            raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:

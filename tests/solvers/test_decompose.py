@@ -46,6 +46,17 @@ def test_decomposition_and_auto_equal_brute_force(inst: Instance) -> None:
     assert bf is not None and _optimum(inst) == bf[0] == _optimum(inst, "auto", 60) == _optimum(inst, "auto")
 
 
+@settings(max_examples=15, deadline=None)
+@given(micro_instances())
+def test_a_plan_without_the_contention_free_phases_is_exact_without_them(inst: Instance) -> None:
+    plan = dataclasses.replace(AUTO, contention_free=False)
+    res = decompose(inst, time_limit=60, plan=plan)
+    kinds = {p.kind for p in res.record.phases}
+    assert not kinds & {PhaseKind.RELAXATION, PhaseKind.RESTRICTION}
+    assert res.status == Status.OPTIMAL and res.makespan == _optimum(inst)
+    assert max(reference_simulate(inst, res.schedule)["completion"]) == res.makespan
+
+
 @settings(max_examples=20)
 @given(communication_heavy_instances())
 def test_relaxation_below_and_restriction_above_the_optimum(inst: Instance) -> None:
@@ -90,6 +101,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "full_searches": {"full_searches": (("simplex", 1.0),)},
         r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
         "not a policy": {"improvers": (("tabu", 1.0),)},
+        "contention_free": {"contention_free": "no"},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
