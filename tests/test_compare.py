@@ -72,16 +72,18 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
         raise AssertionError("the relaxation was solved a second time")
 
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", refuse)
+    from rar_opt.evaluation import evaluate
     from rar_opt.generate import generate
 
-    # auto runs its relaxation and restriction there (the library's instances are all
-    # proven by the floor right after the heuristics now: pack meets it)
+    # decompose runs the relaxation as its first phase: evaluate reads it from there (auto
+    # leaves the contention-free phases out since stop 27, docs/exactness.md)
     inst = generate("tiny", 21, jobs=8, servers=4)
-    cmp = compare(inst, ["ff"], exact=True, bound_time_limit=10)
-    (phase,) = [p for p in cmp.solve["options"]["phases"] if p["kind"] == PhaseKind.RELAXATION]
-    assert phase["status"] == Status.OPTIMAL
-    assert (cmp.bounds["relaxation"], cmp.bounds["relaxation_proven"]) == (math.ceil(phase["objective"]), True)
-    # on wait-beats-start pack meets the floor before any model: the relaxation is solved once, by compare
+    ev = evaluate(inst, ("ff",), method="decompose", bound_time_limit=10)
+    phase = ev.solve.record.phase(PhaseKind.RELAXATION)
+    assert phase is not None and phase.status == Status.OPTIMAL
+    assert (ev.bounds.relaxation, ev.bounds.relaxation_proven) == (math.ceil(phase.objective), True)
+    # auto runs no relaxation (and on wait-beats-start pack meets the floor before any
+    # model): the relaxation is solved once, by compare
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", counted)
     closed = compare(wait_beats_start, ["ff"], exact=True, bound_time_limit=10)
     assert not [p for p in closed.solve["options"]["phases"] if p["kind"] == PhaseKind.RELAXATION]

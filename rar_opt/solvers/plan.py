@@ -83,10 +83,11 @@ AUTO = Plan(
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
-    probe_share=0.1,
+    probe_share=0.5,
     structural=True,
     improve_share=1.0,
     improvers=(("pack", 1.0),),
+    contention_free=False,
 )
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 

@@ -7,6 +7,7 @@ at 6, and the split-pairs floor is 6.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -24,6 +25,10 @@ from ..strategies import reference_simulate
 
 def _context(inst: Instance, plan=AUTO, limit: float | None = 30.0, policies=("sjf-bco", "ls", "ff")) -> Context:
     return Context(inst, plan, Budget.start(limit), inst.horizon, True, policies)
+
+
+WITH_CF = dataclasses.replace(AUTO, contention_free=True)
+"""auto with the contention-free phases, which it leaves out since stop 27 (docs/exactness.md)."""
 
 
 def _only(found: list[Found]) -> Found:
@@ -52,14 +57,19 @@ def test_the_floor_phase_reports_each_bound_and_the_best(wait_beats_start: Insta
     assert list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start, DECOMPOSE), Incumbent())) == []  # off
 
 
+def test_auto_leaves_out_the_contention_free_phases(wait_beats_start: Instance) -> None:
+    for kind in (PhaseKind.RELAXATION, PhaseKind.RESTRICTION):
+        assert list(PHASES[kind](_context(wait_beats_start), Incumbent(span=8))) == []
+
+
 def test_the_relaxation_phase_bounds_below(wait_beats_start: Instance) -> None:
-    found = _only(list(PHASES[PhaseKind.RELAXATION](_context(wait_beats_start), Incumbent(span=8))))
+    found = _only(list(PHASES[PhaseKind.RELAXATION](_context(wait_beats_start, WITH_CF), Incumbent(span=8))))
     assert found.record.status == Status.OPTIMAL and found.record.lower_bound() == 3  # each job alone: 3 slots
     assert found.horizon == 8 and not found.nothing_fits and found.schedule is None
 
 
 def test_the_restriction_phase_finds_a_schedule_of_exact_makespan(wait_beats_start: Instance) -> None:
-    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(wait_beats_start), Incumbent(span=8))))
+    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(wait_beats_start, WITH_CF), Incumbent(span=8))))
     assert found.record.status == Status.OPTIMAL and found.span == round(found.record.objective) == 6
     assert max(reference_simulate(wait_beats_start, found.schedule)["completion"]) == 6
     assert found.record.lower_bound() is None  # a schedule's makespan is never a bound
@@ -86,7 +96,7 @@ def test_the_full_model_phase_proves_the_optimum(wait_beats_start: Instance) -> 
 
 
 def _restriction_schedule(inst: Instance):
-    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(inst), Incumbent())))
+    found = _only(list(PHASES[PhaseKind.RESTRICTION](_context(inst, WITH_CF), Incumbent())))
     return found.schedule, found.span
 
 
