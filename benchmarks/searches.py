@@ -33,16 +33,26 @@ HARD = [
     ("heavy", 20, 8, 120, 0),
 ]
 PLANS: dict[str, Plan] = {
-    "default-then-core": dataclasses.replace(AUTO, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None),
-    "default-then-no-lp": dataclasses.replace(AUTO, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None),
-    "no-lp": dataclasses.replace(AUTO, probe_share=None),
-    "auto": AUTO,  # probes at the floor (10%), then no-lp
-    "probes-25": dataclasses.replace(AUTO, probe_share=0.25),
-    "probes-50": dataclasses.replace(AUTO, probe_share=0.5),
-    "no-cf-probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False),
+    "default-then-core": dataclasses.replace(
+        AUTO, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None, contention_free=True
+    ),
+    "default-then-no-lp": dataclasses.replace(
+        AUTO, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None, contention_free=True
+    ),
+    "no-lp": dataclasses.replace(AUTO, probe_share=None, contention_free=True),
+    "auto": AUTO,  # since stop 27: no contention-free phases, probes at the floor (50%), then no-lp
+    "probes-10": dataclasses.replace(AUTO, probe_share=0.1, contention_free=True),  # auto until stop 26
+    "probes-25": dataclasses.replace(AUTO, probe_share=0.25, contention_free=True),
+    "probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=True),
+    "no-cf-probes-25": dataclasses.replace(AUTO, probe_share=0.25, contention_free=False),
+    "no-cf-probes-35": dataclasses.replace(AUTO, probe_share=0.35, contention_free=False),
+    "no-cf-probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False),  # auto since stop 27
+    "no-cf-probes-75": dataclasses.replace(AUTO, probe_share=0.75, contention_free=False),
     "no-cf-probes-90": dataclasses.replace(AUTO, probe_share=0.9, contention_free=False),
 }
-"""``default-then-core`` is `auto` before the no-lp search; ``auto`` is `auto` now."""
+"""``default-then-core`` is `auto` before the no-lp search, ``probes-10`` `auto` from then
+until stop 26, ``auto`` (= ``no-cf-probes-50``) `auto` now. Each result file records the
+plans it ran (``plans``), so a row always says what it measured."""
 
 
 def task(plan_name: str, key: tuple, seed: int, time_limit: float) -> dict:
