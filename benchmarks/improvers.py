@@ -56,7 +56,9 @@ def summary(rows: list[dict]) -> str:
     by = {(r["instance"], r["plan"]): r for r in rows}
     lines = ["| instance | " + " | ".join(plans) + " |", "|---|" + "---|" * len(plans)]
     for name in dict.fromkeys(r["instance"] for r in rows):
-        cells = [f"{by[name, p]['makespan']} / {by[name, p]['bound']:g}" if (name, p) in by else "not run" for p in plans]
+        cells = [
+            f"{by[name, p]['makespan']} / {by[name, p]['bound']:g}" if (name, p) in by else "not run" for p in plans
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     gaps = [f"{100 * statistics.mean(r['gap'] for r in rows if r['plan'] == p):.2f}%" for p in plans]
     lines.append("| mean gap | " + " | ".join(gaps) + " |")

@@ -11,9 +11,9 @@ Lower bounds (all valid for every feasible schedule):
   schedule is faster: docs/exactness.md). It needs a solve, so it is computed only when
   :func:`lower_bounds` is given ``relaxation_time_limit``; it works at paper scale;
 * the structural floors of :mod:`rar_opt.floors` (``energetic``, ``disjunctive``,
-  ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``, ``gpu_bins_lp``, ...): cheap bounds that see the servers, the jobs
-  that cannot run together and the jobs that must split (docs/exactness.md, "Structural
-  floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
+  ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``, ``gpu_bins_lp``, ...): cheap
+  bounds that see the servers, the jobs that cannot run together and the jobs that must
+  split (docs/exactness.md, "Structural floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ a packing it reports is one, and it refutes what L2 cannot."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from hypothesis import given, settings
@@ -16,7 +16,7 @@ def _fewest_bins(items: tuple[int, ...], capacity: int) -> int:
     """The fewest bins of ``capacity`` that hold ``items``, by dynamic programming over subsets."""
     n = len(items)
 
-    @lru_cache(maxsize=None)
+    @cache
     def need(left: int) -> int:
         if left == 0:
             return 0
@@ -49,7 +49,7 @@ def packings(draw):
 @given(packings(), st.integers(-1, 1))
 def test_a_refusal_is_never_wrong_and_a_packing_is_real(case, shift) -> None:
     sizes, demand, capacity = case
-    items = tuple(int(s) for s, d in zip(sizes, demand) for _ in range(d))
+    items = tuple(int(s) for s, d in zip(sizes, demand, strict=True) for _ in range(d))
     fewest = _fewest_bins(items, capacity)
     bins = max(fewest + shift, 1)
     verdict = fits(sizes, demand, capacity, bins)

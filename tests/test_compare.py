@@ -11,8 +11,6 @@ from rar_opt.algorithms import POLICIES
 from rar_opt.compare import compare
 from rar_opt.solvers import PhaseKind, Status
 
-from .helpers import read_instance
-
 
 def test_against_the_optimum(wait_beats_start: Instance) -> None:
     # OPT 6 (one job after the other), every list heuristic 8 (both at once, sharing a
