@@ -187,8 +187,9 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 
 def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """The structural lower bounds of :mod:`rar_opt.floors` (no solver, a few milliseconds):
-    each bound by name, and the best of them as this phase's bound on OPT."""
+    """The structural lower bounds of :mod:`rar_opt.floors` (no model, milliseconds to a few
+    seconds): each bound by name, and the best of them as this phase's bound on OPT. A best
+    bound past the horizon proves that no schedule fits (the run ends ``infeasible``)."""
     if not ctx.plan.structural:
         return
     began = time.perf_counter()
@@ -198,6 +199,11 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
     seconds = time.perf_counter() - began
     solver = {"name": "rar-opt", "interface": "rar_opt.floors", "version": __version__}  # no solver: arithmetic
     record = PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=best_floor, seconds=seconds, floors=values)
+    if best_floor > ctx.horizon:  # no schedule ends within the horizon: proven, no model needed
+        why = f"the structural floor {best_floor:g} is past the horizon of {ctx.horizon} slots: nothing fits"
+        raw = RawOutcome(Status.INFEASIBLE, bound=best_floor, termination=why, solver=solver)
+        yield Found(record, raw=raw, nothing_fits=True, horizon=ctx.horizon, solver=solver)
+        return
     yield Found(record, solver=solver)
 
 

@@ -222,12 +222,13 @@ def test_auto_with_a_time_limit_keeps_every_known_optimum(library) -> None:
 
 
 def test_a_horizon_only_the_full_model_rules_out_is_infeasible(wait_beats_start: Instance) -> None:
-    # 5 slots: the relaxation (each job alone, 3 slots) fits, no heuristic does, and only the
-    # full model, with contention, proves that nothing fits
-    for plan in (AUTO, DECOMPOSE):
+    # 5 slots: the relaxation (each job alone, 3 slots) fits, no heuristic does, and without
+    # the floors only the full model, with contention, proves that nothing fits; auto's
+    # split-pairs floor (6) is past the horizon, so it proves it before any model
+    for plan, proof in ((AUTO, ProvedBy.FLOOR), (NO_FLOORS, ProvedBy.FULL_MODEL), (DECOMPOSE, ProvedBy.FULL_MODEL)):
         res = decompose(wait_beats_start, plan=plan, horizon=5, time_limit=30)
         assert res.status == Status.INFEASIBLE and res.schedule is None, plan.name
-        assert res.record.proved_by == ProvedBy.FULL_MODEL
+        assert res.record.proved_by == proof, plan.name
 
 
 def test_auto_and_decompose_take_symmetry_on_or_off(wait_beats_start: Instance) -> None:
@@ -277,6 +278,9 @@ def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
 
     inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server; a horizon for the longest only
     short = dataclasses.replace(inst, horizon=int(inst.bounds.rho_min.max()))
-    for method, proof in (("decompose", ProvedBy.RELAXATION), ("auto", ProvedBy.FULL_MODEL)):
+    for method, proof in (("decompose", ProvedBy.RELAXATION), ("auto", ProvedBy.FLOOR)):
         res = solve(short, method)
         assert res.status == Status.INFEASIBLE and res.record.proved_by == proof
+    # auto: the work bound (six jobs on one GPU) is past the horizon, so no model is built
+    assert [p.kind for p in res.record.phases] == [PhaseKind.HEURISTICS, PhaseKind.FLOOR]
+    assert res.bound > short.horizon and res.schedule is None
