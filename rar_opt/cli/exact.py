@@ -32,8 +32,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--formulation",
         choices=[*PLANS, *FORMULATIONS],
-        help="auto (default): heuristics, the contention-free relaxation and restriction, then the full cpsat "
-        "model (the compact MILP for what only it answers); decompose: the same without heuristics and floor; "
+        help="auto (default): heuristics, the structural floors, pack where the full model is too large, "
+        "probes at the floor, then the full cpsat model (the compact MILP for what only it answers); decompose: "
+        "the contention-free relaxation and restriction, then the full cpsat model; "
         + "; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values()),
     )
     p.add_argument("--backend", choices=list(BACKENDS), help="solver (default: highs for MILPs, scip for nonconvex)")
