@@ -49,9 +49,6 @@ PLANS: dict[str, Plan] = {
     "no-cf-probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False),  # auto since stop 27
     "no-cf-probes-75": dataclasses.replace(AUTO, probe_share=0.75, contention_free=False),
     "no-cf-probes-90": dataclasses.replace(AUTO, probe_share=0.9, contention_free=False),
-    "last-probe-10": dataclasses.replace(AUTO, probe_share=0.1, contention_free=False, last_probe=True),
-    "last-probe-25": dataclasses.replace(AUTO, probe_share=0.25, contention_free=False, last_probe=True),
-    "last-probe-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False, last_probe=True),
 }
 """``default-then-core`` is `auto` before the no-lp search, ``probes-10`` `auto` from then
 until stop 26, ``auto`` (= ``no-cf-probes-50``) `auto` now. Each result file records the

@@ -36,19 +36,6 @@ All three search the same model, so each is as exact as the model: only the rout
 proof differs."""
 
 
-class _StopAt(cp_model.CpSolverSolutionCallback):
-    """Stops the search at the first solution with objective <= ``target``. CP-SAT then
-    reports FEASIBLE, never OPTIMAL (unlike its gap limits, which report OPTIMAL)."""
-
-    def __init__(self, target: float) -> None:
-        super().__init__()
-        self.target = target
-
-    def on_solution_callback(self) -> None:
-        if self.objective_value <= self.target:
-            self.stop_search()
-
-
 class Cpsat:
     """The CP-SAT backend (its own models; hints as a start; time limit; workers)."""
 
@@ -74,9 +61,8 @@ class Cpsat:
         # notebook); in rar-opt's commands and in workers, a stop request stops the search
         solver.parameters.catch_sigint_signal = native_sigint()
         began = time.perf_counter()
-        callback = None if options.stop_at is None else _StopAt(options.stop_at)
         with on_stop(solver.stop_search):
-            code = solver.solve(model.model, callback)
+            code = solver.solve(model.model)
         solver_s = time.perf_counter() - began
         name = solver.status_name(code)
         has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)

@@ -50,7 +50,7 @@ from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .budget import Budget
 from .cpsat import Cpsat
-from .phases import PHASES, Context, Found, Incumbent, last_probe
+from .phases import PHASES, Context, Found, Incumbent
 from .plan import AUTO, DECOMPOSE, PLANS, Plan
 from .progress import report
 
@@ -170,10 +170,6 @@ class _Run:
                 ended = self._apply(kind, found)
                 if ended is not None:
                     return ended
-        for found in last_probe(self.ctx, self.best):  # the plan's last probe, when it applies
-            ended = self._apply(PhaseKind.PROBE, found)
-            if ended is not None:
-                return ended
         why = "interrupted in the full model" if stop_requested() is not None else "time limit in the full model"
         return self._unproven(why)
 

@@ -144,13 +144,10 @@ class Found:
 Phase = Callable[[Context, Incumbent], Iterator[Found]]
 
 
-def _solve(
-    model: Any, budget: Budget, search: str = "default", stop_at: float | None = None
-) -> tuple[RawOutcome, float]:
-    """Solve a CP-SAT model within ``budget`` (stopping at a solution of makespan <= ``stop_at``,
-    if given); the outcome and the seconds it took."""
+def _solve(model: Any, budget: Budget, search: str = "default") -> tuple[RawOutcome, float]:
+    """Solve a CP-SAT model within ``budget``; the outcome and the seconds it took."""
     began = time.perf_counter()
-    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search], stop_at=stop_at))
+    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     return raw, time.perf_counter() - began
 
 
@@ -277,14 +274,13 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
 
 
-def probes(ctx: Context, best: Incumbent, share: float | None = None) -> Iterator[Found]:
+def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """Probes at the floor (:mod:`.probe`) while they refute it, within the plan's share of
-    the time left (or ``share``): a proven no raises the floor by one, a yes is a schedule
-    that meets it. An undecided probe ends the stage, and so does a probe that fails (logged)."""
-    share = ctx.plan.probe_share if share is None else share
-    if share is None or ctx.budget.limit is None:
+    the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
+    An undecided probe ends the stage, and so does a probe that fails (logged)."""
+    if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
-    stage = ctx.budget.share(share)
+    stage = ctx.budget.share(ctx.plan.probe_share)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
             return
@@ -329,7 +325,7 @@ def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
             cpsat.set_start(model, ctx.instance, best.schedule)
         if ctx.plan.floor and best.floor is not None:
             model.model.add(model.makespan >= best.floor)
-        raw, seconds = _solve(model, ctx.budget.share(share), search, _handoff(ctx, best))
+        raw, seconds = _solve(model, ctx.budget.share(share), search)
         schedule, span = _read(ctx, model, raw)
         status = raw.status
         if raw.has_solution and schedule is None:
@@ -338,25 +334,6 @@ def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
         record = PhaseRecord(PhaseKind.FULL, status, raw.objective, raw.bound, seconds, search=search)
         nothing = raw.status == Status.INFEASIBLE
         yield Found(record, schedule, span, raw=raw, nothing_fits=nothing, horizon=horizon, solver=raw.solver)
-
-
-def _handoff(ctx: Context, best: Incumbent) -> float | None:
-    """Where the full model stops for the last probe (``Plan.last_probe``): one slot above
-    the floor. None when the plan has no last probe, there is no time limit or no floor."""
-    if not ctx.plan.last_probe or ctx.budget.limit is None or best.floor is None:
-        return None
-    return float(best.floor + 1)
-
-
-def last_probe(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """After the full model (``Plan.last_probe``): when the best schedule is one slot above
-    the floor, the probe at the floor decides the optimum alone (a yes meets the floor, a
-    no raises it to the schedule), so it gets all the time left."""
-    if not ctx.plan.last_probe or best.span is None or best.floor is None or best.span != best.floor + 1:
-        return
-    if ctx.budget.expired() or stop_requested() is not None:
-        return
-    yield from probes(ctx, best, share=1.0)
 
 
 PHASES: dict[PhaseKind, Phase] = {

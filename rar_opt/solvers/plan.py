@@ -46,10 +46,6 @@ class Plan:
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
-    # the full model stops once its best schedule is one slot above the floor, and a probe at
-    # the floor then takes all the time left (a yes or a no decides the optimum); with a time
-    # limit only
-    last_probe: bool = False
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -64,9 +60,8 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        for flag in ("contention_free", "last_probe"):
-            if not isinstance(getattr(self, flag), bool):
-                raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
+        if not isinstance(self.contention_free, bool):
+            raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:

@@ -17,7 +17,7 @@ from rar_opt.check import check
 from rar_opt.errors import ParameterError
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, last_probe
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent
 from rar_opt.solvers.plan import AUTO, DECOMPOSE
 
 from ..strategies import reference_simulate
@@ -93,38 +93,6 @@ def test_the_full_model_phase_proves_the_optimum(wait_beats_start: Instance) -> 
     found = _only(list(PHASES[PhaseKind.FULL](_context(wait_beats_start), best)))
     assert found.record.status == Status.OPTIMAL and found.record.search == "no-lp" and found.span == 6
     assert found.record.name == "full cp-sat (no-lp)" and found.record.lower_bound() == 6
-
-
-def test_the_last_probe_decides_when_the_schedule_is_one_slot_above_the_floor(wait_beats_start: Instance) -> None:
-    schedule, span = _restriction_schedule(wait_beats_start)  # 6, the optimum
-    plan = dataclasses.replace(AUTO, last_probe=True)
-    best = Incumbent(bound=5.0)
-    best.offer(schedule, span, "restriction")
-    asked = []
-    for found in last_probe(_context(wait_beats_start, plan), best):  # the loop's part: keep the bound
-        asked.append((found.record.asked, found.record.status))
-        best.raise_bound(found.record.lower_bound())
-    assert asked == [(5, Status.INFEASIBLE)] and best.closed  # the no at 5 proves 6
-    # not one slot above the floor, not in the plan, or no time limit: nothing to do
-    wide = Incumbent(bound=4.0)
-    wide.offer(schedule, span, "restriction")
-    assert list(last_probe(_context(wait_beats_start, plan), wide)) == []
-    assert list(last_probe(_context(wait_beats_start), best)) == []
-    assert list(last_probe(_context(wait_beats_start, plan, limit=None), best)) == []
-
-
-def test_a_stop_at_the_target_is_never_reported_optimal(wait_beats_start: Instance) -> None:
-    # the full model stops at its first schedule ending by 8 (a heuristic's makespan): CP-SAT
-    # then says FEASIBLE, unless that schedule was already proven optimal (objective = bound)
-    from rar_opt.formulations import cpsat
-    from rar_opt.solvers.backend import SolveOptions
-    from rar_opt.solvers.cpsat import Cpsat
-
-    model = cpsat.build(wait_beats_start, cpsat.Options(horizon=8))
-    raw = Cpsat().solve(model, SolveOptions(time_limit=30, stop_at=8.0))
-    assert raw.has_solution and raw.objective <= 8
-    assert raw.status == Status.FEASIBLE or raw.objective == raw.bound
-    assert SolveOptions(stop_at=8.0).to_dict()["stop_at"] == 8.0
 
 
 def _restriction_schedule(inst: Instance):
