@@ -26,7 +26,7 @@ def test_to_dict_is_each_types_own_dict(inst) -> None:
     assert to_dict(res) == res.summary()
     comparison = compare(inst, ["sjf-bco", "ff"], bound_time_limit=None)
     assert to_dict(comparison) == comparison.to_dict()
-    with pytest.raises(ParameterError, match="^result: is a str"):
+    with pytest.raises(ParameterError, match=r"^result: is a str"):
         to_dict("makespan 5")
 
 

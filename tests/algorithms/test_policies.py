@@ -96,7 +96,13 @@ def test_every_params_class_validates_its_own_fields(paper_instance: Instance) -
     with pytest.raises(InputError, match=r"ff does not take kappa \(its options: bisection, estimator, order\)"):
         run_policy(paper_instance, "ff", kappa=3)
     bad = (("ls", "tie_break", "coin"), ("rand", "mode", "racks"), ("ff", "order", "longest"))
-    bad += (("pack", "iterations", -1), ("pack", "jitter", 1.5), ("pack", "time_limit", 0), ("pack", "justify", 1), ("pack", "split", "never"))
+    bad += (
+        ("pack", "iterations", -1),
+        ("pack", "jitter", 1.5),
+        ("pack", "time_limit", 0),
+        ("pack", "justify", 1),
+        ("pack", "split", "never"),
+    )
     for name, option, value in bad:
         with pytest.raises(InputError, match=option):
             run_policy(paper_instance, name, **{option: value})

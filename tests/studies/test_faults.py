@@ -140,7 +140,7 @@ def test_flipped_bytes_in_the_rows_are_refused_naming_the_file(tmp_path) -> None
     assert not Path(f"{made}-wal").exists(), "the store was not checkpointed on close"
     # bytes inside the stored JSON of the rows: a key, a value, a bracket
     spots = [data.rfind(b'"proven"') + 2, data.rfind(b'"policies"') + 1, data.rfind(b'{"'), data.rfind(b"}")]
-    spots += [data.rfind(b'"ratio":') + 8, data.rfind(b"\"python\"") + 2]
+    spots += [data.rfind(b'"ratio":') + 8, data.rfind(b'"python"') + 2]
     refused = []
     for i, at in enumerate(spots):
         assert at > 100, "the rows were not found in the file"
@@ -187,7 +187,8 @@ def test_a_full_disk_says_so_and_keeps_the_rows(tmp_path) -> None:
         tmp_path,
         "RAR study run s.db --family tiny --count 200 --policies sjf-bco; echo rc=$?; "
         "RAR study report s.db --json > /dev/null && echo report-ok; RAR study report s.db --json | head -c 0; "
-        "python3 -c \"import sqlite3; print('rows', sqlite3.connect('s.db').execute('select count(*) from tasks').fetchone()[0])\"",
+        'python3 -c "import sqlite3; '
+        "print('rows', sqlite3.connect('s.db').execute('select count(*) from tasks').fetchone()[0])\"",
         "160k",
     )
     assert "rc=2" in out.stdout, (out.stdout, out.stderr)

@@ -88,7 +88,7 @@ def test_an_experiment_file_loads(tmp_path) -> None:
 def test_other_files_are_refused_by_name(tmp_path) -> None:
     other = tmp_path / "x.json"
     other.write_text('{"format": "rar-opt/instance"}')
-    with pytest.raises(InputError, match="x.json: is neither a study store nor an experiment file"):
+    with pytest.raises(InputError, match=r"x\.json: is neither a study store nor an experiment file"):
         load_results(other)
     out = run("study", "export", str(other), "--tables", str(tmp_path / "t"))
     assert out.returncode == 2 and "neither a study store" in out.stderr
