@@ -127,7 +127,8 @@ def fits(sizes: np.ndarray, demand: np.ndarray, capacity: int, bins: int, max_ro
     bound = np.minimum(demand, capacity // sizes)
     # the first columns: one size per bin, and the distinct bins of first fit decreasing
     single = [np.eye(len(sizes), dtype=np.int64)[i] * bound[i] for i in range(len(sizes))]
-    columns = list({c.tobytes(): c for c in (*single, *packed)}.values())
+    known = {c.tobytes(): c for c in (*single, *packed)}  # every column once, by its counts
+    columns = list(known.values())
     certified = 0.0
     for _ in range(max_rounds):
         a = np.array(columns, dtype=float).T
@@ -143,9 +144,9 @@ def fits(sizes: np.ndarray, demand: np.ndarray, capacity: int, bins: int, max_ro
             certified = max(certified, float(demand @ duals) / top)
         if certified > bins * (1 + REL_MARGIN):
             return Verdict(False, certified, len(columns))
-        known = {c.tobytes() for c in columns}
-        new = [p for v, p in found if v > 1 + 1e-9 and p.tobytes() not in known]
+        new = {p.tobytes(): p for v, p in found if v > 1 + 1e-9 and p.tobytes() not in known}
         if not new:
             return Verdict(None, certified, len(columns))  # LP solved (or stalled) and not above the bins
-        columns.extend({p.tobytes(): p for p in new}.values())
+        known.update(new)
+        columns.extend(new.values())
     return Verdict(None, certified, len(columns))

@@ -396,8 +396,8 @@ def gpu_bins_lp_bound(instance: Instance) -> int:
     needed (:mod:`rar_opt.binpacking`). The LP is at least L2 and usually within one bin of
     the integer optimum; its refusals are certified by weak duality (Farley's bound)."""
     m = modes(instance)
-    lengths = np.unique(m.rho)
-    copies = np.array([int(m.gpus[m.rho == x].sum()) for x in lengths.tolist()], dtype=np.int64)
+    lengths, which = np.unique(m.rho, return_inverse=True)
+    copies = np.bincount(which, weights=m.gpus).astype(np.int64)  # GPUs of the jobs of each length
     c, cap = gpu_bins_bound(instance), _serial(m)
     while c < cap and binpacking.fits(lengths, copies, c, m.num_gpus).fits is False:
         c += 1
