@@ -38,7 +38,14 @@ The search:
    makespan falls. Capacity and the split rule read the same backwards, so the backward
    pass is the same placement on a mirrored clock. Skipped with releases (a release is not
    symmetric in time).
-3. **Iterate** ``iterations`` times: jitter the incumbent's start order (each start plus a
+3. **Buddy lanes** (:mod:`.lanes`), for ``lanes`` of ``time_limit`` (0 leaves it out):
+   every job unsplit in a binary tree of GPU blocks per server, where a schedule's fit is
+   a matter of sums along the tree, searched by greedy tries and then by large
+   neighbourhoods (a few servers emptied and filled again). It stops after
+   ``lanes_patience`` failures in a row. Its schedule, justified, replaces the best start
+   when it is better (the record's ``search.start`` then says ``lanes``). Not used with
+   releases or when a job fits on no server.
+4. **Iterate** ``iterations`` times: jitter the incumbent's start order (each start plus a
    drawn share, up to ``jitter``, of the job's length), schedule and justify again; keep
    the result when its (makespan, sum of completions) is not worse.
 
@@ -60,6 +67,7 @@ from ..floors import modes
 from ..instance import Instance
 from ..processes import stop_requested
 from ..timemodel import NEVER, slots_needed
+from . import lanes
 from .baselines import BaselineParams
 from .engine import _REPORT, Trial
 from .estimators import estimate
@@ -86,6 +94,8 @@ class PackParams(BaselineParams):
     jitter: float = 0.3
     justify: bool = True
     split: str = "both"  # "must": only jobs that fit on no server split; "may": any job may; "both": the better
+    lanes: float = 0.5  # the share of time_limit for the buddy-lanes start (0: none; module docstring)
+    lanes_patience: int = 30  # the lanes search stops after this many failed tries in a row
 
     def modes(self) -> tuple[bool, ...]:
         """Whether a job that fits on one server may split, for each start of the search."""
@@ -106,6 +116,11 @@ class PackParams(BaselineParams):
             raise ValueError(f"justify must be true or false, got {self.justify!r}")
         if self.split not in SPLIT_RULES:
             raise ValueError(f"split must be one of {', '.join(SPLIT_RULES)}, got {self.split!r}")
+        if isinstance(self.lanes, bool) or not isinstance(self.lanes, int | float) or not 0 <= self.lanes <= 1:
+            raise ValueError(f"lanes must be a share of time_limit in [0, 1], got {self.lanes!r}")
+        patience = self.lanes_patience
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
+            raise ValueError(f"lanes_patience must be an integer >= 0, got {patience!r}")
 
 
 @dataclass(frozen=True)
@@ -426,6 +441,28 @@ def _start_orders(jobs: _Jobs) -> dict[str, np.ndarray]:
     }
 
 
+def _lanes_plan(instance: Instance, jobs: _Jobs, p: PackParams, began: float) -> _Plan | None:
+    """The buddy-lanes start (:mod:`.lanes`): every job unsplit in a tree of GPU blocks,
+    searched for ``p.lanes`` of the time limit; None where the class does not apply."""
+    if jobs.must:
+        return None  # a job that fits on no server is outside the class
+    budget = p.lanes * p.time_limit - (time.perf_counter() - began)
+    found = lanes.search(
+        jobs.capacity,
+        jobs.gpus,
+        jobs.single,
+        seed=p.seed,
+        patience=p.lanes_patience,
+        time_limit=max(budget, 0.0),
+        has_releases=instance.has_releases,
+    )
+    if found is None:
+        return None
+    y = np.zeros((len(jobs.gpus), len(jobs.capacity)), dtype=np.int64)
+    y[np.arange(len(jobs.gpus)), found.server] = jobs.gpus
+    return _Plan(found.starts, jobs.single.astype(np.int64), y)
+
+
 def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyResult:
     """pack: the best justified profile schedule of three orders, then jittered restarts."""
     p = params or PackParams()
@@ -448,6 +485,16 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
         if best is None or plan.score < best.score:
             best, start_name, may_split = plan, name, rule
     assert best is not None
+    lanes_span = None
+    if p.lanes > 0 and not capped and stop_requested() is None:
+        plan = _lanes_plan(instance, jobs, p, began)
+        if plan is not None:
+            lanes_span = plan.score[0]
+            packer.may_split = False
+            if justify:
+                plan = packer.justify(plan)
+            if plan.score < best.score:
+                best, start_name, may_split = plan, "lanes", False
     packer.may_split = may_split  # the restarts keep the rule of the best start
     start_score = best.score
     rng = np.random.default_rng(p.seed)
@@ -469,6 +516,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     trial = _trial(best, jobs.capacity, est.weight)
     search = {
         "start": start_name,
+        "lanes_makespan": lanes_span,
         "start_makespan": start_score[0],
         "start_total_completion": start_score[1],
         "iterations": done,

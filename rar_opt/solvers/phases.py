@@ -210,9 +210,13 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
 IMPROVE_ITERATIONS = 1_000_000
 """The improvement phase stops on its time share, not on a count of iterations."""
 
-QUICK = {"pack": {"iterations": 0}}
-"""Options of a policy in the heuristics phase: its construction only, no restarts (the
-improvement phase searches where the model is too large)."""
+QUICK = {"pack": {"iterations": 0, "lanes": 0.0}}
+"""Options of a policy in the heuristics phase: its construction only, no restarts and no
+lanes search (the improvement phase searches where the model is too large)."""
+
+LONG = {"pack": {"lanes_patience": IMPROVE_ITERATIONS}}
+"""Options of a policy in the improvement phase beyond its seed, iterations and time: the
+lanes search of ``pack`` also stops on its time share, not on a count of failures."""
 
 
 def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -230,7 +234,8 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         began = time.perf_counter()
-        run = run_policy(ctx.instance, name, seed=ctx.budget.seed, iterations=IMPROVE_ITERATIONS, time_limit=budget)
+        options = {"iterations": IMPROVE_ITERATIONS, "time_limit": budget, **LONG.get(name, {})}
+        run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
         span = check(ctx.instance, run.schedule).result.makespan
         fits = span is not None and span <= ctx.horizon
         schedule = run.schedule.with_meta({**run.schedule.meta, "method": name}) if fits else None
