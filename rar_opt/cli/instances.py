@@ -89,6 +89,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=["both", "must", "may"],
         help="pack: which jobs may split: those no server holds (must), any (may), the better start (both, default)",
     )
+    p.add_argument("--lanes", type=float, help="pack: share of --time-limit for the buddy-lanes search (0.5; 0: none)")
+    p.add_argument("--lanes-patience", type=int, help="pack: lanes search: failures in a row to stop (30)")
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
@@ -209,6 +211,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("jitter", args.jitter),
             ("justify", False if args.no_justify else None),
             ("split", args.split),
+            ("lanes", args.lanes),
+            ("lanes_patience", args.lanes_patience),
         )
         if v is not None
     }

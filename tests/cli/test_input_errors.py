@@ -89,6 +89,10 @@ def test_bad_numbers_exit_2(args) -> None:
         (("--policy", "improve", "--iterations", "-2"), "iterations"),
         (("--policy", "lpt", "--placement", "nowhere"), "--placement"),
         (("--policy", "laf", "--time-limit", "5"), "time_limit"),  # not an option of laf
+        (("--policy", "pack", "--lanes", "1.5"), "lanes"),
+        (("--policy", "pack", "--lanes", "nan"), "lanes"),
+        (("--policy", "pack", "--lanes-patience", "-1"), "lanes_patience"),
+        (("--policy", "improve", "--lanes", "0.2"), "lanes"),  # not an option of improve
     ],
 )
 def test_bad_policy_options_exit_2_naming_the_field(args, field) -> None:
