@@ -30,13 +30,17 @@ and the simulator confirms them when ``pack`` returns the schedule.
    a random factor in [1, 1 + noise), the noise one of :data:`NOISES`; keys and noises
    are taken in turn. The stage starts at a floor (the longest job, or the GPU-slots over
    all GPUs), raises C until a try without noise succeeds, then asks every try for one
-   slot less than the best so far, until ``patience`` tries in a row fail.
+   slot less than the best so far, until ``patience`` (at most ``GREEDY_PATIENCE``)
+   tries in a row fail.
 2. *Large neighbourhoods* (destroy and recreate; Shaw 1998, Ropke and Pisinger 2006).
    With the best schedule at C, a server whose fullest path is at C is taken with
    ``NEIGHBOURS - 1`` servers drawn among those below C; their jobs are taken off and
    placed again on those servers alone by up to ``RECREATE`` greedy tries within C - 1.
    A success replaces those servers' part of the schedule, so the servers at C become
-   fewer; when none is left, C falls by one. The stage ends after ``patience``
+   fewer; when none is left, C falls by one. When there is no room under C, up to
+   ``SIDEWAYS`` tries look for a new arrangement within C that has no more root-to-leaf
+   paths at C than before, and keep it (a move along the plateau, counted a failure
+   unless it has fewer such paths). The stage ends after ``patience``
    neighbourhoods in a row without success. It is left out on clusters of at most
    ``NEIGHBOURS`` servers, where a neighbourhood would be the whole cluster.
 
@@ -72,6 +76,13 @@ NEIGHBOURS = 4
 
 RECREATE = 100
 """Greedy tries that place a neighbourhood's jobs again before it counts as a failure."""
+
+GREEDY_PATIENCE = 500
+"""The first stage ends after at most this many failed tries in a row, whatever the patience."""
+
+SIDEWAYS = 20
+"""When a neighbourhood finds no room under the makespan: greedy tries for a new
+arrangement at the makespan, kept if no more root-to-leaf paths reach the makespan."""
 
 EPS = 0.05
 """The share of placements made on a random node that fits, instead of the best fit."""
@@ -181,15 +192,25 @@ class _Tries:
                 return found
         return None
 
+    def paths(self, node: np.ndarray) -> np.ndarray:
+        """The load of every root-to-leaf path, leaf by leaf."""
+        forest = self.forest
+        step = np.zeros(forest.leaves + 1, dtype=np.int64)
+        np.add.at(step, forest.first[node], self.length)  # a difference array over the leaves
+        np.add.at(step, forest.first[node] + forest.width[node], -self.length)
+        return np.cumsum(step)[: forest.leaves]
+
     def tops(self, node: np.ndarray) -> np.ndarray:
         """Per server, the load of its fullest root-to-leaf path."""
         forest = self.forest
-        path = np.zeros(forest.leaves + 1, dtype=np.int64)
-        np.add.at(path, forest.first[node], self.length)  # a difference array over the leaves
-        np.add.at(path, forest.first[node] + forest.width[node], -self.length)
+        leaf = forest.width == 1
         top = np.zeros(int(forest.server.max()) + 1, dtype=np.int64)
-        np.maximum.at(top, forest.server[forest.width == 1], np.cumsum(path)[forest.first[forest.width == 1]])
+        np.maximum.at(top, forest.server[leaf], self.paths(node)[forest.first[leaf]])
         return top
+
+    def tight(self, node: np.ndarray, span: int) -> int:
+        """How many root-to-leaf paths sum to ``span`` or more."""
+        return int((self.paths(node) >= span).sum())
 
     def starts(self, node: np.ndarray) -> np.ndarray:
         """Start slots: each node's jobs back to back (longest first) after its ancestors' loads."""
@@ -248,8 +269,8 @@ def search(
         over = time.perf_counter() - began > time_limit or stop_requested() is not None
         return failed < patience and span > floor and not over
 
-    failed = 0
-    while going(failed, span):  # stage 1: greedy tries
+    failed, first_stage = 0, min(patience, GREEDY_PATIENCE)
+    while going(failed, span) and failed < first_stage:  # stage 1: greedy tries
         done += 1
         found = tries.run(span - 1, tries.order(done, rng), rng)
         if found is None:
@@ -294,11 +315,29 @@ def _neighbourhoods(
         sub = _Tries(Forest.of(capacity[pick]), tries.gpus[jobs], tries.length[jobs])
         found = sub.fits(span - 1, rng, RECREATE)
         done += RECREATE if found is None else 1
+        failed = 0 if found is not None else failed + 1
+        if found is None and SIDEWAYS:
+            # no room under the span: a new arrangement at the span with no more paths at it
+            before = sub.tight(_in_sub(best, jobs, pick, nodes_of), span)
+            found = sub.fits(span, rng, SIDEWAYS)
+            done += SIDEWAYS
+            if found is not None:
+                after = sub.tight(found, span)
+                if after > before:
+                    found = None
+                elif after < before:
+                    failed = 0
         if found is None:
-            failed += 1
             continue
         best = best.copy()
         best[jobs] = np.concatenate([nodes_of[s] for s in pick])[found]  # sub-forest node -> node
         top[pick] = sub.tops(found)[: len(pick)]
-        failed = 0
     return best, span, done
+
+
+def _in_sub(best: np.ndarray, jobs: np.ndarray, pick: list[int], nodes_of: list[np.ndarray]) -> np.ndarray:
+    """The neighbourhood's jobs' nodes now, numbered in its sub-forest."""
+    where = np.concatenate([nodes_of[s] for s in pick])
+    local = np.full(int(where.max()) + 1, -1, dtype=np.int64)
+    local[where] = np.arange(len(where))
+    return local[best[jobs]]
