@@ -136,6 +136,7 @@ class Lanes:
     makespan: int
     tries: int
     history: tuple[tuple[int, int], ...]  # (makespan, tries so far) at each improvement
+    neighbourhoods: int = 0  # neighbourhoods of the second stage tried
 
 
 def widths(gpus: np.ndarray) -> np.ndarray:
@@ -278,13 +279,14 @@ def search(
             continue
         best, span, failed = found, span - 1, 0
         history.append((span, done))
+    hoods = 0
     if int(capacity.size) > NEIGHBOURS:  # else a neighbourhood is the whole cluster: stage 1 again
-        best, span, done = _neighbourhoods(tries, best, span, rng, going, history, done)
+        best, span, done, hoods = _neighbourhoods(tries, best, span, rng, going, history, done)
     starts = tries.starts(best)
     makespan = int((starts + tries.length).max())
     assert makespan <= span, "a node's jobs ran past the span they were placed within"
     log.debug("lanes: makespan %d after %d tries (%s)", makespan, done, history)
-    return Lanes(starts, tries.forest.server[best], makespan, done, tuple(history))
+    return Lanes(starts, tries.forest.server[best], makespan, done, tuple(history), hoods)
 
 
 def _neighbourhoods(
@@ -295,13 +297,13 @@ def _neighbourhoods(
     going: Callable[[int, int], bool],
     history: list[tuple[int, int]],
     done: int,
-) -> tuple[np.ndarray, int, int]:
-    """Stage 2 of the search (module docstring): (nodes, span, tries so far) at its end."""
+) -> tuple[np.ndarray, int, int, int]:
+    """Stage 2 of the search (module docstring): (nodes, span, tries so far, neighbourhoods)."""
     forest = tries.forest
     servers = int(forest.server.max()) + 1
     nodes_of = [np.flatnonzero(forest.server == s) for s in range(servers)]  # consecutive (preorder)
     capacity = np.bincount(forest.server[forest.width == 1], minlength=servers)
-    top, failed = tries.tops(best), 0
+    top, failed, hoods = tries.tops(best), 0, 0
     while going(failed, span):
         if not (top >= span).any():
             span -= 1  # every server ends before the span: one slot gained
@@ -312,6 +314,7 @@ def _neighbourhoods(
         pick = [int(rng.choice(np.flatnonzero(top >= span)))]
         pick += rng.permutation(below)[: NEIGHBOURS - 1].tolist()
         jobs = np.flatnonzero(np.isin(forest.server[best], pick))
+        hoods += 1
         sub = _Tries(Forest.of(capacity[pick]), tries.gpus[jobs], tries.length[jobs])
         found = sub.fits(span - 1, rng, RECREATE)
         done += RECREATE if found is None else 1
@@ -332,7 +335,7 @@ def _neighbourhoods(
         best = best.copy()
         best[jobs] = np.concatenate([nodes_of[s] for s in pick])[found]  # sub-forest node -> node
         top[pick] = sub.tops(found)[: len(pick)]
-    return best, span, done
+    return best, span, done, hoods
 
 
 def _in_sub(best: np.ndarray, jobs: np.ndarray, pick: list[int], nodes_of: list[np.ndarray]) -> np.ndarray:

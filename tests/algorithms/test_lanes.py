@@ -141,3 +141,13 @@ def test_pack_keeps_a_lanes_start_only_when_it_is_better() -> None:
 def test_pack_refuses_bad_lanes_options(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(PackParams(), **{field: value})
+
+
+def test_the_neighbourhoods_run_however_large_the_patience() -> None:
+    # auto's improvement phase passes an unbounded patience: the first stage must still end
+    inst = generate("paper", 3, jobs=60, servers=8, preset="paper-literal")
+    found = _search(inst, patience=10**9, time_limit=3.0)
+    assert found is not None
+    m = modes(inst)
+    floor = max(int(m.single.max()), -(-int((m.gpus * m.single).sum()) // int(m.capacity.sum())))
+    assert found.neighbourhoods > 0 or found.makespan <= floor
