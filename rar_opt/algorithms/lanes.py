@@ -42,7 +42,9 @@ and the simulator confirms them when ``pack`` returns the schedule.
    paths at C than before, and keep it (a move along the plateau, counted a failure
    unless it has fewer such paths). The stage ends after ``patience``
    neighbourhoods in a row without success. It is left out on clusters of at most
-   ``NEIGHBOURS`` servers, where a neighbourhood would be the whole cluster.
+   ``NEIGHBOURS`` servers, where a neighbourhood would be the whole cluster, and when the
+   first stage ended more than ``REACH`` above a makespan the caller already has (the
+   class is then a poor fit: on small servers, jobs that gain by splitting).
 
 Both stages stop at the time limit, on a stop request (Ctrl-C), or when C meets the
 floor (no schedule ends sooner). Random numbers come only from the seed; the time limit
@@ -79,6 +81,9 @@ RECREATE = 100
 
 GREEDY_PATIENCE = 500
 """The first stage ends after at most this many failed tries in a row, whatever the patience."""
+
+REACH = 0.1
+"""With a makespan to beat, the second stage runs only when the first ends within this share above it."""
 
 SIDEWAYS = 20
 """When a neighbourhood finds no room under the makespan: greedy tries for a new
@@ -245,9 +250,12 @@ def search(
     patience: int,
     time_limit: float,
     has_releases: bool = False,
+    beat: int | None = None,
 ) -> Lanes | None:
     """The least makespan of the class the search finds (module docstring), or None when
-    the class does not hold the instance. ``length`` is each job's unsplit time rho_j(1)."""
+    the class does not hold the instance. ``length`` is each job's unsplit time rho_j(1).
+    With ``beat`` (a makespan known from elsewhere), the second stage runs only when the
+    first ends within ``REACH`` of it."""
     if not applies(capacity, gpus, has_releases) or not len(gpus):
         return None
     began = time.perf_counter()
@@ -280,7 +288,8 @@ def search(
         best, span, failed = found, span - 1, 0
         history.append((span, done))
     hoods = 0
-    if int(capacity.size) > NEIGHBOURS:  # else a neighbourhood is the whole cluster: stage 1 again
+    hopeless = beat is not None and span > beat * (1.0 + REACH)
+    if int(capacity.size) > NEIGHBOURS and not hopeless:  # else a neighbourhood is the whole cluster: stage 1 again
         best, span, done, hoods = _neighbourhoods(tries, best, span, rng, going, history, done)
     starts = tries.starts(best)
     makespan = int((starts + tries.length).max())

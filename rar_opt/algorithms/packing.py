@@ -441,7 +441,7 @@ def _start_orders(jobs: _Jobs) -> dict[str, np.ndarray]:
     }
 
 
-def _lanes_plan(instance: Instance, jobs: _Jobs, p: PackParams, began: float) -> _Plan | None:
+def _lanes_plan(instance: Instance, jobs: _Jobs, p: PackParams, began: float, beat: int) -> _Plan | None:
     """The buddy-lanes start (:mod:`.lanes`): every job unsplit in a tree of GPU blocks,
     searched for ``p.lanes`` of the time limit; None where the class does not apply."""
     if jobs.must:
@@ -455,6 +455,7 @@ def _lanes_plan(instance: Instance, jobs: _Jobs, p: PackParams, began: float) ->
         patience=p.lanes_patience,
         time_limit=max(budget, 0.0),
         has_releases=instance.has_releases,
+        beat=beat,
     )
     if found is None:
         return None
@@ -487,7 +488,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     assert best is not None
     lanes_span = None
     if p.lanes > 0 and not capped and stop_requested() is None:
-        plan = _lanes_plan(instance, jobs, p, began)
+        plan = _lanes_plan(instance, jobs, p, began, best.score[0])
         if plan is not None:
             lanes_span = plan.score[0]
             packer.may_split = False
