@@ -13,8 +13,9 @@ the rest of the block is idle while it runs). On one node the jobs run back to b
 below a node, its two halves start once the node's own jobs are done. So a job on node v
 starts at (the load of v's ancestors) + (the jobs before it on v), where the load of a
 node is the sum of its jobs' lengths, and the schedule ends within C exactly when on
-every root-to-leaf path the loads sum to at most C. The tree gives no job more than its
-GPUs at any time, so every such schedule is feasible.
+every root-to-leaf path the loads sum to at most C. The tree never puts two jobs on one
+GPU at the same time, so every such schedule is feasible. (The name is from the buddy
+memory allocator, whose blocks halve the same way; Knowlton, CACM 8(10), 1965.)
 
 Unsplit jobs see no contention (docs/model.md section 3: only split jobs count in c_s),
 so each takes exactly rho_j(1) slots wherever it runs: the class's makespans are exact,

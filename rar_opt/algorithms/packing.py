@@ -44,7 +44,7 @@ The search:
    neighbourhoods (a few servers emptied and filled again). It stops after
    ``lanes_patience`` failures in a row. Its schedule, justified, replaces the best start
    when it is better (the record's ``search.start`` then says ``lanes``). Not used with
-   releases or when a job fits on no server.
+   releases, when a job fits on no server, or when a job is wider than every block.
 4. **Iterate** ``iterations`` times: jitter the incumbent's start order (each start plus a
    drawn share, up to ``jitter``, of the job's length), schedule and justify again; keep
    the result when its (makespan, sum of completions) is not worse.
@@ -95,7 +95,7 @@ class PackParams(BaselineParams):
     justify: bool = True
     split: str = "both"  # "must": only jobs that fit on no server split; "may": any job may; "both": the better
     lanes: float = 0.5  # the share of time_limit for the buddy-lanes start (0: none; module docstring)
-    lanes_patience: int = 30  # the lanes search stops after this many failed tries in a row
+    lanes_patience: int = 30  # the lanes search's stages stop after this many failures in a row
 
     def modes(self) -> tuple[bool, ...]:
         """Whether a job that fits on one server may split, for each start of the search."""
