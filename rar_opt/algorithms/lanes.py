@@ -191,13 +191,14 @@ class _Tries:
             base = base * (1.0 + NOISES[turn % len(NOISES)] * rng.random(len(base)))
         return np.argsort(-base, kind="stable")
 
-    def fits(self, span: int, rng: np.random.Generator, turns: int) -> np.ndarray | None:
-        """The first of ``turns`` noised tries that places every job within ``span`` (None if none does)."""
+    def fits(self, span: int, rng: np.random.Generator, turns: int) -> tuple[np.ndarray | None, int]:
+        """The first of ``turns`` noised tries that places every job within ``span`` (None
+        if none does), and how many tries it took."""
         for turn in range(turns):
             found = self.run(span, self.order(turn, rng), rng)
             if found is not None:
-                return found
-        return None
+                return found, turn + 1
+        return None, turns
 
     def paths(self, node: np.ndarray) -> np.ndarray:
         """The load of every root-to-leaf path, leaf by leaf."""
@@ -324,16 +325,17 @@ def _neighbourhoods(
         pick = [int(rng.choice(np.flatnonzero(top >= span)))]
         pick += rng.permutation(below)[: NEIGHBOURS - 1].tolist()
         jobs = np.flatnonzero(np.isin(forest.server[best], pick))
+        where = np.concatenate([nodes_of[s] for s in pick])  # sub-forest node -> node
         hoods += 1
         sub = _Tries(Forest.of(capacity[pick]), tries.gpus[jobs], tries.length[jobs])
-        found = sub.fits(span - 1, rng, RECREATE)
-        done += RECREATE if found is None else 1
+        found, used = sub.fits(span - 1, rng, RECREATE)
+        done += used
         failed = 0 if found is not None else failed + 1
         if found is None and SIDEWAYS:
             # no room under the span: a new arrangement at the span with no more paths at it
-            before = sub.tight(_in_sub(best, jobs, pick, nodes_of), span)
-            found = sub.fits(span, rng, SIDEWAYS)
-            done += SIDEWAYS
+            before = sub.tight(_in_sub(best[jobs], where), span)
+            found, used = sub.fits(span, rng, SIDEWAYS)
+            done += used
             if found is not None:
                 after = sub.tight(found, span)
                 if after > before:
@@ -343,14 +345,13 @@ def _neighbourhoods(
         if found is None:
             continue
         best = best.copy()
-        best[jobs] = np.concatenate([nodes_of[s] for s in pick])[found]  # sub-forest node -> node
+        best[jobs] = where[found]
         top[pick] = sub.tops(found)[: len(pick)]
     return best, span, done, hoods
 
 
-def _in_sub(best: np.ndarray, jobs: np.ndarray, pick: list[int], nodes_of: list[np.ndarray]) -> np.ndarray:
-    """The neighbourhood's jobs' nodes now, numbered in its sub-forest."""
-    where = np.concatenate([nodes_of[s] for s in pick])
+def _in_sub(nodes: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``nodes`` (of the whole forest) numbered in the sub-forest whose nodes are ``where``."""
     local = np.full(int(where.max()) + 1, -1, dtype=np.int64)
     local[where] = np.arange(len(where))
-    return local[best[jobs]]
+    return local[nodes]

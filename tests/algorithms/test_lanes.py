@@ -80,7 +80,7 @@ def test_the_tree_sums_bound_the_makespan_on_a_paper_instance() -> None:
     m = modes(inst)
     forest = lanes.Forest.of(m.capacity)
     tries = lanes._Tries(forest, m.gpus, m.single)
-    node = tries.fits(400, np.random.default_rng(0), 50)
+    node, _ = tries.fits(400, np.random.default_rng(0), 50)
     assert node is not None
     assert _paths(forest, node, m.single).max() <= 400
     assert (
