@@ -6,7 +6,8 @@ slots has any solution, with no objective. The answer is one of
 * ``feasible``: yes, and here is a schedule, checked and re-simulated: OPT <= its makespan <= H;
 * ``infeasible``: CP-SAT proved that no schedule ends by slot H, so OPT >= H + 1. The full
   model is exact (docs/exactness.md), and its symmetry rows keep one schedule of every
-  orbit, so they remove no makespan;
+  orbit, so they remove no makespan. A probe adds one more row of that kind, valid only
+  for this question: time reversal (:func:`~rar_opt.formulations.symmetry.add_reversal`);
 * ``no_solution``: the time ran out before either.
 
 The answers are monotone in H, so two probes prove an optimum: ``infeasible`` at H - 1 and
@@ -29,6 +30,7 @@ from typing import Any
 from ..check import check
 from ..errors import ParameterError
 from ..formulations import cpsat
+from ..formulations import symmetry as symmetry_rows
 from ..formulations.base import require_star
 from ..instance import Instance
 from ..provenance import versions
@@ -93,6 +95,7 @@ def probe(
         "seed": seed,
         "threads": threads,
         "symmetry": symmetry,
+        "reversal_job": None,  # the job of the time-reversal row, when one is added
         "search": search,
         "cpsat_parameters": dict(SEARCHES[search]),
         "versions": versions(),
@@ -103,6 +106,8 @@ def probe(
         return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
     model.model.clear_objective()
+    if symmetry:  # no objective: the mirror of a schedule that ends by H ends by H
+        record["reversal_job"] = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
     raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     record["solver"] = raw.solver
     record["model_size"] = raw.model_size

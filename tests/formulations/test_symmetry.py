@@ -17,7 +17,13 @@ from rar_opt.solvers import Status, solve
 
 from ..bruteforce import brute_force
 from ..helpers import policy_makespans
-from ..strategies import feasible_schedules, micro_instances, serial_horizon_instance, tiny_instances
+from ..strategies import (
+    communication_heavy_instances,
+    feasible_schedules,
+    micro_instances,
+    serial_horizon_instance,
+    tiny_instances,
+)
 
 
 @st.composite
@@ -84,3 +90,44 @@ def test_cpsat_with_symmetry_rows_equals_brute_force_on_twins(inst: Instance) ->
     assert _orbit_rows_hold(inst, np.array(res.schedule.starts), np.array(res.schedule.placements))
     for method in ("decompose", "auto"):
         assert solve(inst, method).makespan == bf[0]
+
+
+def _mirror(inst: Instance, schedule, horizon: int):
+    """``schedule`` mirrored within ``horizon`` slots: each job starts at horizon - C_j."""
+    completion = check(inst, schedule).result.completion
+    starts = [horizon - int(c) for c in completion]
+    return dataclasses.replace(schedule, starts=tuple(starts))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_mirror_of_a_schedule_ends_by_the_same_slot(data: st.DataObject) -> None:
+    # the lemma of the time-reversal row: mirrored within H, a schedule still ends by H and
+    # a_j + C_j goes to at most 2H - (a_j + C_j), so a job past the middle comes before it
+    inst = data.draw(st.one_of(with_twins(tiny_instances()), communication_heavy_instances()))
+    schedule = data.draw(feasible_schedules(inst))
+    before = check(inst, schedule)
+    assert before.feasible
+    horizon = data.draw(st.integers(before.result.makespan, inst.horizon))
+    mirror = _mirror(inst, schedule, horizon)
+    after = check(inst, mirror)
+    assert after.feasible and after.result.makespan <= horizon
+    for j in range(inst.num_jobs):
+        ends = int(before.result.completion[j]) + schedule.starts[j]
+        assert mirror.starts[j] + int(after.result.completion[j]) <= 2 * horizon - ends
+
+
+def test_the_reversal_job_is_alone_in_its_class_and_needs_no_releases() -> None:
+    cluster = Cluster(servers=(2, 4))
+    times = {"grad_size": 0.01, "fwd_time": 0.1, "bwd_time": 0.1}
+    a, b = Job("a", gpus=2, iterations=5, **times), Job("b", gpus=1, iterations=6, **times)
+    c = Job("c", gpus=4, iterations=9, **times)
+    twins = (a, dataclasses.replace(a, name="a2"))
+    inst = Instance("rev", 60, cluster, (*twins, b, c))
+    k = symmetry.reversal_job(inst)
+    assert k in (2, 3) and k not in {j for g in symmetry.job_classes(inst) for j in g}
+    area = inst.arrays.gpus * inst.bounds.rho_min
+    assert k == max((2, 3), key=lambda j: (int(area[j]), j))  # the upper median of two
+    assert symmetry.reversal_job(Instance("twins", 60, cluster, twins)) is None  # every job has a twin
+    late = dataclasses.replace(b, release=1)
+    assert symmetry.reversal_job(Instance("late", 60, cluster, (*twins, late, c))) is None  # releases

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 
 from rar_opt import Instance, Schedule
 from rar_opt.errors import InputError
+from rar_opt.formulations import symmetry
 from rar_opt.library import instance_path
 from rar_opt.solvers import Status
 from rar_opt.solvers.cpsat import SEARCHES
@@ -26,6 +27,7 @@ def _answers(inst: Instance, opt: int, search: str = "no-lp") -> None:
         assert below.status == Status.INFEASIBLE and below.lower_bound == opt and below.schedule is None
     at = probe(inst, opt, search=search)
     assert at.record["search"] == search and at.record["cpsat_parameters"] == dict(SEARCHES[search])
+    assert at.record["reversal_job"] == symmetry.reversal_job(inst)  # the time-reversal row is in
     assert at.status == Status.FEASIBLE and at.lower_bound is None
     assert max(reference_simulate(inst, at.schedule)["completion"]) == at.schedule_makespan == opt
 
@@ -69,6 +71,7 @@ def test_cp_sat_itself_refutes_one_slot_below_the_optimum(library) -> None:
         for flag in (True, False):
             below = probe(inst, opt - 1, symmetry=flag, time_limit=120)
             assert (below.status, below.termination, below.lower_bound) == (Status.INFEASIBLE, "INFEASIBLE", opt)
+            assert (below.record["reversal_job"] is not None) == (flag and symmetry.reversal_job(inst) is not None)
         asked += 1
     assert asked >= 2  # the test is not empty
 
