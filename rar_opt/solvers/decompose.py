@@ -67,6 +67,7 @@ STEPS = (
     PhaseKind.IMPROVE,
     PhaseKind.RELAXATION,
     PhaseKind.RESTRICTION,
+    PhaseKind.BINS,
     PhaseKind.PROBE,
     PhaseKind.FULL,
 )

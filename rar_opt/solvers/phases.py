@@ -25,7 +25,7 @@ from typing import Any
 from .._version import __version__
 from ..check import check
 from ..floors import structural_bounds
-from ..formulations import cfree, cpsat
+from ..formulations import cfree, cpsat, gpubins
 from ..instance import Instance
 from ..integral import ceil_bound_or_none
 from ..processes import stop_requested
@@ -280,12 +280,46 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
 
 
+def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) at the floor while it
+    refutes it, within the plan's share of the time left: no assignment of the jobs to the
+    GPUs within H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule),
+    an undecided answer or a model over ``max_cells`` ends the stage."""
+    if ctx.plan.bins_share is None or ctx.budget.limit is None:
+        return  # as the probes: without a time limit there is no share to give
+    if gpubins.count_cells(ctx.instance) > gpubins.Options(makespan=1).max_cells:
+        return
+    stage = ctx.budget.share(ctx.plan.bins_share)
+    while best.span is not None and best.floor is not None and best.floor < best.span:
+        if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
+            return
+        asked, began = best.floor, time.perf_counter()
+        model = gpubins.build(ctx.instance, gpubins.Options(makespan=asked, symmetry=ctx.symmetry))
+        raw = Cpsat().solve(model, stage.settings(params=gpubins.PARAMS))
+        refuted = raw.status == Status.INFEASIBLE
+        status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
+        record = PhaseRecord(
+            PhaseKind.BINS,
+            status,
+            bound=asked + 1 if refuted else None,
+            seconds=time.perf_counter() - began,
+            asked=asked,
+        )
+        yield Found(record, solver=raw.solver)
+        if not refuted:
+            return
+
+
 def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """Probes at the floor (:mod:`.probe`) while they refute it, within the plan's share of
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
-    An undecided probe ends the stage, and so does a probe that fails (logged)."""
+    An undecided probe ends the stage, and so does a probe that fails (logged). Unless the
+    plan says ``probes_after_bins``, none run once the GPU-bins relaxation raised the floor."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
+    binned = any(p.kind == PhaseKind.BINS and p.lower_bound() is not None for p in best.phases)
+    if binned and not ctx.plan.probes_after_bins:
+        return  # the floor is the relaxation's: the full model, hinted, looks for a schedule at it
     stage = ctx.budget.share(ctx.plan.probe_share)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
@@ -348,6 +382,7 @@ PHASES: dict[PhaseKind, Phase] = {
     PhaseKind.IMPROVE: improve,
     PhaseKind.RELAXATION: relaxation,
     PhaseKind.RESTRICTION: restriction,
+    PhaseKind.BINS: gpu_bins,
     PhaseKind.PROBE: probes,
     PhaseKind.FULL: full_model,
 }

@@ -34,6 +34,12 @@ class Plan:
     # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
     # it, within this share of the time left in all; None: no probes
     probe_share: float | None = None
+    # after the structural floors: the GPU-bins relaxation (rar_opt.formulations.gpubins) at
+    # the floor while it refutes it, within this share of the time left; None: left out
+    bins_share: float | None = None
+    # whether the probes still run after the GPU-bins relaxation raised the floor (then the
+    # floor is often the optimum, and a schedule that meets it is what is missing)
+    probes_after_bins: bool = True
     # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -53,6 +59,8 @@ class Plan:
             shares["restrict_share_open"] = self.restrict_share_open
         if self.probe_share is not None:
             shares["probe_share"] = self.probe_share
+        if self.bins_share is not None:
+            shares["bins_share"] = self.bins_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
@@ -60,8 +68,9 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        if not isinstance(self.contention_free, bool):
-            raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
+        for flag in ("contention_free", "probes_after_bins"):
+            if not isinstance(getattr(self, flag), bool):
+                raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -83,7 +92,9 @@ AUTO = Plan(
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
-    probe_share=0.5,
+    probe_share=0.7,
+    bins_share=0.1,
+    probes_after_bins=False,
     structural=True,
     improve_share=1.0,
     improvers=(("pack", 1.0),),

@@ -32,6 +32,7 @@ class PhaseKind(StrEnum):
     RELAXATION = "relaxation"  # the contention-free relaxation: a lower bound
     RESTRICTION = "restriction"  # the contention-free restriction: a schedule of exact makespan
     PROBE = "probe"  # "does a schedule end by slot H?" on the full model
+    BINS = "gpu bins"  # "do the jobs fit on the GPUs in H slots?", a time-free relaxation: a lower bound
     FULL = "full cp-sat"  # the full CP-SAT model, with one of its searches
 
     def __str__(self) -> str:
@@ -45,6 +46,7 @@ class ProvedBy(StrEnum):
     RELAXATION = "relaxation"  # a schedule met the relaxation's bound (or the relaxation is infeasible)
     DECOMPOSITION = "decomposition"  # the restriction's schedule met the relaxation's bound
     PROBE = "probe"  # probes raised the floor to the best schedule, or found a schedule at it
+    BINS = "gpu bins"  # the GPU-bins relaxation raised the floor to the best schedule
     FULL_MODEL = "full model"  # the full model's own proof, or its bound met the best schedule
 
     def __str__(self) -> str:
@@ -57,6 +59,7 @@ _PROOF_OF_PHASE = {
     PhaseKind.RELAXATION: ProvedBy.RELAXATION,
     PhaseKind.RESTRICTION: ProvedBy.DECOMPOSITION,
     PhaseKind.PROBE: ProvedBy.PROBE,
+    PhaseKind.BINS: ProvedBy.BINS,
     PhaseKind.FULL: ProvedBy.FULL_MODEL,
 }
 
@@ -71,14 +74,14 @@ class PhaseRecord:
     bound: float | None = None  # the phase solver's bound on its own model
     seconds: float = 0.0
     search: str | None = None  # FULL: the CP-SAT search (solvers.cpsat.SEARCHES); IMPROVE: the policy
-    asked: int | None = None  # PROBE: the slot asked about
+    asked: int | None = None  # PROBE, BINS: the slot asked about
     tried: Mapping[str, int | None] | None = None  # HEURISTICS: each policy's makespan
     floors: Mapping[str, int] | None = None  # FLOOR: each structural bound by name
 
     @property
     def name(self) -> str:
         """The phase's recorded name: ``relaxation``, ``probe 53``, ``full cp-sat (no-lp)``."""
-        if self.kind == PhaseKind.PROBE and self.asked is not None:
+        if self.kind in (PhaseKind.PROBE, PhaseKind.BINS) and self.asked is not None:
             return f"{self.kind} {self.asked}"
         if self.kind == PhaseKind.FULL and self.search not in (None, "default"):
             return f"{self.kind} ({self.search})"
@@ -95,11 +98,12 @@ class PhaseRecord:
         """The lower bound on OPT this phase proves, or None.
 
         A relaxation's optimum (or its solver's bound) bounds OPT; a probe that says no at H
-        proves H + 1; the full model's bound is on OPT itself. A restriction's or the
+        proves H + 1, and so does the GPU-bins relaxation when it has no solution at H; the
+        full model's bound is on OPT itself. A restriction's or the
         heuristics' numbers are makespans of schedules, never bounds."""
         if self.kind == PhaseKind.RELAXATION:
             return self.objective if self.status == Status.OPTIMAL else self.bound
-        if self.kind == PhaseKind.PROBE and self.status == Status.INFEASIBLE:
+        if self.kind in (PhaseKind.PROBE, PhaseKind.BINS) and self.status == Status.INFEASIBLE:
             return self.bound
         if self.kind in (PhaseKind.FULL, PhaseKind.FLOOR):
             return self.bound
