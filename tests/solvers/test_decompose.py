@@ -102,6 +102,8 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
         "not a policy": {"improvers": (("tabu", 1.0),)},
         "contention_free": {"contention_free": "no"},
+        "bins_share": {"bins_share": 2.0},
+        "probes_after_bins": {"probes_after_bins": 1},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):

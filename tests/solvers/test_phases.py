@@ -15,6 +15,7 @@ import pytest
 from rar_opt import Instance
 from rar_opt.check import check
 from rar_opt.errors import ParameterError
+from rar_opt.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent
@@ -179,3 +180,37 @@ def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     assert _context(inst, limit=None).too_large(inst.horizon) == "too large"
     small = paper(0, jobs=12, servers=4)  # a frontier-sized model: built in about a second
     assert _context(small, limit=30.0).too_large(small.horizon) is None
+
+
+def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
+    # heavy-20x8x120-s0: the floors say 57, the optimum is 58; with a schedule of 58 in hand,
+    # the relaxation's no at 57 closes the gap (instances/frontier)
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    best = Incumbent(span=58, bound=57.0)
+    plan = dataclasses.replace(AUTO, bins_share=1.0)
+    answers = []
+    for found in PHASES[PhaseKind.BINS](_context(inst, plan, limit=120.0), best):  # the loop's part
+        answers.append(found)
+        best.raise_bound(found.record.lower_bound())
+    found = _only(answers)
+    assert best.closed
+    assert (found.record.name, found.record.status, found.record.lower_bound()) == ("gpu bins 57", Status.INFEASIBLE, 58)
+    assert found.schedule is None and found.record.proves == ProvedBy.BINS
+    # left out without a time limit, or by a plan without a share
+    assert list(PHASES[PhaseKind.BINS](_context(inst, limit=None), best)) == []
+    assert list(PHASES[PhaseKind.BINS](_context(inst, DECOMPOSE), best)) == []
+
+
+def test_an_undecided_gpu_bins_phase_ends_and_leaves_the_probes_their_turn(wait_beats_start: Instance) -> None:
+    # on wait-beats-start the relaxation has a solution at every slot from 3 (no contention):
+    # one answer, no bound; the probes then run. Once the bins refuted a slot, auto skips them
+    best = Incumbent(span=8, bound=3.0)
+    found = _only(list(PHASES[PhaseKind.BINS](_context(wait_beats_start), best)))
+    assert found.record.status == Status.FEASIBLE and found.record.lower_bound() is None
+    best.phases.append(found.record)
+    assert next(PHASES[PhaseKind.PROBE](_context(wait_beats_start), best)).record.asked == 3
+    refuted = PhaseRecord(PhaseKind.BINS, Status.INFEASIBLE, bound=4.0, asked=3)
+    best.phases.append(refuted)
+    assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start), best)) == []
+    both = dataclasses.replace(AUTO, probes_after_bins=True)
+    assert next(PHASES[PhaseKind.PROBE](_context(wait_beats_start, both), best)).record.asked == 3

@@ -1,0 +1,101 @@
+"""The GPU-bins relaxation: it never refutes a makespan that a schedule reaches (brute
+force, the library, the counterexamples, the frontier's optima), its relaxed solutions are
+what the model says, and it refutes what the structural floors cannot."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from rar_opt import Cluster, Instance, Job
+from rar_opt.errors import InputError
+from rar_opt.floors import modes, structural_floor
+from rar_opt.formulations import gpubins
+from rar_opt.library import instance_path
+from rar_opt.solvers import Status
+from rar_opt.solvers.backend import SolveOptions
+from rar_opt.solvers.cpsat import Cpsat
+
+from ..bruteforce import brute_force
+from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespans
+from ..strategies import communication_heavy_instances, micro_instances
+
+
+def _ask(inst: Instance, makespan: int, time_limit: float = 20.0, symmetry: bool = True):
+    model = gpubins.build(inst, gpubins.Options(makespan=makespan, symmetry=symmetry))
+    raw = Cpsat().solve(model, SolveOptions(time_limit=time_limit, params=gpubins.PARAMS))
+    return model, raw
+
+
+def _holds(inst: Instance, model, makespan: int) -> None:
+    """A relaxed solution: every job in G_j distinct bins, one server unless it may split,
+    and every bin's items within the makespan."""
+    m = modes(inst)
+    assert model.bins is not None
+    for j in range(inst.num_jobs):
+        where = [b for b, jobs in enumerate(model.bins) if j in jobs]
+        assert len(where) == m.gpus[j]
+    for jobs in model.bins:
+        lengths = []
+        for j in jobs:
+            servers = {model.servers[b] for b, held in enumerate(model.bins) if j in held}
+            lengths.append(int(m.split[j]) if len(servers) >= 2 else int(m.single[j]))
+        assert sum(lengths) <= makespan
+
+
+@settings(max_examples=25, deadline=None)
+@given(micro_instances())
+def test_the_bins_never_refute_the_brute_force_optimum(inst: Instance) -> None:
+    bf = brute_force(inst, min(policy_makespans(inst).values()))
+    assert bf is not None
+    model, raw = _ask(inst, bf[0])
+    assert raw.status != Status.INFEASIBLE and raw.has_solution  # micro: decided at once
+    _holds(inst, model, bf[0])
+
+
+@settings(max_examples=10, deadline=None)
+@given(communication_heavy_instances())
+def test_the_bins_never_refute_the_optimum_where_contention_decides(inst: Instance) -> None:
+    from rar_opt.solvers import solve
+
+    res = solve(inst, "compact")
+    assert res.status == Status.OPTIMAL
+    for symmetry in (True, False):
+        model, raw = _ask(inst, res.makespan, symmetry=symmetry)
+        assert raw.status != Status.INFEASIBLE
+        if raw.has_solution:
+            _holds(inst, model, res.makespan)
+
+
+def test_the_bins_never_refute_a_known_optimum(library) -> None:
+    cases = [(k.instance, k.optimum) for k in library]
+    cases += [(c.instance, c.optimum) for c in map(load_counterexample, COUNTEREXAMPLE_NAMES)]
+    for name, optimum in (("heavy-16x8x100-s1", 46), ("tiny-20x8x120-s0", 54)):
+        cases.append((Instance.read(instance_path(name)), optimum))
+    for inst, optimum in cases:
+        _, raw = _ask(inst, optimum, time_limit=5.0)
+        assert raw.status != Status.INFEASIBLE, inst.name
+
+
+def test_the_bins_refute_what_the_floors_cannot() -> None:
+    # heavy-20x8x120-s0: every structural floor says 57, the optimum is 58 (instances/frontier);
+    # three one-GPU servers that only split jobs and two short one-GPU jobs can fill
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    assert structural_floor(inst) == 57
+    _, raw = _ask(inst, 57, time_limit=120.0)
+    assert raw.status == Status.INFEASIBLE
+
+
+def test_a_job_that_cannot_end_in_time_is_refuted_and_a_large_model_refused() -> None:
+    times = {"grad_size": 0.01, "fwd_time": 0.1, "bwd_time": 0.1}
+    inst = Instance("one", 60, Cluster(servers=(2, 2)), (Job("a", gpus=2, iterations=9, **times),))
+    longest = int(inst.bounds.rho_min.max())
+    assert _ask(inst, longest - 1)[1].status == Status.INFEASIBLE
+    model, raw = _ask(inst, longest)
+    assert raw.has_solution
+    _holds(inst, model, longest)
+    with pytest.raises(InputError, match="job x GPU cells"):
+        gpubins.build(inst, gpubins.Options(makespan=longest, max_cells=3))
+    for field, bad in (("makespan", 0), ("symmetry", "yes"), ("max_cells", -1)):
+        with pytest.raises(InputError, match=field):
+            gpubins.Options(**{"makespan": longest, field: bad})
