@@ -32,26 +32,36 @@ HARD = [
     ("tiny", 20, 8, 120, 0),
     ("heavy", 20, 8, 120, 0),
 ]
+BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5, probes_after_bins=True)
+"""`auto` of stops 27 and 28: no GPU-bins phase, probes with half the time left."""
 PLANS: dict[str, Plan] = {
     "default-then-core": dataclasses.replace(
-        AUTO, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None, contention_free=True
+        BEFORE, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None, contention_free=True
     ),
     "default-then-no-lp": dataclasses.replace(
-        AUTO, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None, contention_free=True
+        BEFORE, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None, contention_free=True
     ),
-    "no-lp": dataclasses.replace(AUTO, probe_share=None, contention_free=True),
-    "auto": AUTO,  # since stop 27: no contention-free phases, probes at the floor (50%), then no-lp
-    "probes-10": dataclasses.replace(AUTO, probe_share=0.1, contention_free=True),  # auto until stop 26
-    "probes-25": dataclasses.replace(AUTO, probe_share=0.25, contention_free=True),
-    "probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=True),
-    "no-cf-probes-25": dataclasses.replace(AUTO, probe_share=0.25, contention_free=False),
-    "no-cf-probes-35": dataclasses.replace(AUTO, probe_share=0.35, contention_free=False),
-    "no-cf-probes-50": dataclasses.replace(AUTO, probe_share=0.5, contention_free=False),  # auto since stop 27
-    "no-cf-probes-75": dataclasses.replace(AUTO, probe_share=0.75, contention_free=False),
-    "no-cf-probes-90": dataclasses.replace(AUTO, probe_share=0.9, contention_free=False),
+    "no-lp": dataclasses.replace(BEFORE, probe_share=None, contention_free=True),
+    "auto": AUTO,  # since stop 29: GPU bins (10%), probes (70%, none after the bins refute), then no-lp
+    "auto-s28": BEFORE,
+    "auto-no-reversal": dataclasses.replace(AUTO, probe_reversal=False),
+    "auto-s28-no-reversal": dataclasses.replace(BEFORE, probe_reversal=False),
+    "no-bins-probes-70": dataclasses.replace(AUTO, bins_share=None),
+    "bins-probes-50": dataclasses.replace(AUTO, probe_share=0.5),
+    "bins-probes-70-always": dataclasses.replace(AUTO, probes_after_bins=True),
+    "probes-10": dataclasses.replace(BEFORE, probe_share=0.1, contention_free=True),  # auto until stop 26
+    "probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=True),
+    "probes-50": dataclasses.replace(BEFORE, probe_share=0.5, contention_free=True),
+    "no-cf-probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=False),
+    "no-cf-probes-35": dataclasses.replace(BEFORE, probe_share=0.35, contention_free=False),
+    "no-cf-probes-50": dataclasses.replace(BEFORE, probe_share=0.5, contention_free=False),
+    "no-cf-probes-75": dataclasses.replace(BEFORE, probe_share=0.75, contention_free=False),
+    "no-cf-probes-90": dataclasses.replace(BEFORE, probe_share=0.9, contention_free=False),
 }
 """``default-then-core`` is `auto` before the no-lp search, ``probes-10`` `auto` from then
-until stop 26, ``auto`` (= ``no-cf-probes-50``) `auto` now. Each result file records the
+until stop 26, ``no-cf-probes-50`` (= ``auto-s28``) `auto` of stops 27 and 28, ``auto`` `auto`
+now. Since stop 29 every plan's probes carry the time-reversal row (docs/exactness.md,
+"Probes"), so rows of older result files are not the same code. Each result file records the
 plans it ran (``plans``), so a row always says what it measured."""
 
 

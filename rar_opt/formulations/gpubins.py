@@ -32,6 +32,7 @@ The model (CP-SAT, no objective; docs/exactness.md, "GPU bins"):
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,5 +142,5 @@ def _order_bins(m: cp_model.CpModel, x: dict[tuple[int, int], Any], on: dict[int
             f = m.new_int_var(0, n_jobs, f"first{b}")
             m.add_min_equality(f, [n_jobs - (n_jobs - j) * x[j, b] for j in range(n_jobs)])
             first.append(f)
-        for f, g in zip(first, first[1:], strict=False):
+        for f, g in itertools.pairwise(first):
             m.add(f <= g)

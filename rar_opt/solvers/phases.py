@@ -333,6 +333,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 seed=ctx.budget.seed,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,
+                reversal=ctx.plan.probe_reversal,
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)

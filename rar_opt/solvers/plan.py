@@ -40,6 +40,8 @@ class Plan:
     # whether the probes still run after the GPU-bins relaxation raised the floor (then the
     # floor is often the optimum, and a schedule that meets it is what is missing)
     probes_after_bins: bool = True
+    # the probes' time-reversal row (rar_opt.formulations.symmetry.add_reversal)
+    probe_reversal: bool = True
     # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -68,7 +70,7 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        for flag in ("contention_free", "probes_after_bins"):
+        for flag in ("contention_free", "probes_after_bins", "probe_reversal"):
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
         if not self.full_searches:

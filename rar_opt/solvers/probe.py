@@ -75,8 +75,10 @@ def probe(
     threads: int = 1,
     symmetry: bool = True,
     search: str = "no-lp",
+    reversal: bool = True,
 ) -> Probe:
-    """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring)."""
+    """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring).
+    ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md)."""
     if isinstance(makespan, bool) or not isinstance(makespan, numbers.Integral) or makespan < 1:
         raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
@@ -87,6 +89,8 @@ def probe(
         raise ParameterError(
             f"= {search!r} is not a CP-SAT search; choose one of {', '.join(SEARCHES)}", where="search"
         )
+    if not isinstance(reversal, bool):
+        raise ParameterError(f"must be true or false, got {reversal!r}", where="reversal")
     require_star(instance, "a probe (it builds the cpsat formulation)")
     record: dict[str, Any] = {
         "question": f"does a schedule end by slot {makespan}?",
@@ -106,7 +110,7 @@ def probe(
         return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
     model.model.clear_objective()
-    if symmetry:  # no objective: the mirror of a schedule that ends by H ends by H
+    if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H
         record["reversal_job"] = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
     raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     record["solver"] = raw.solver

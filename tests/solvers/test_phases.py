@@ -194,7 +194,8 @@ def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
         best.raise_bound(found.record.lower_bound())
     found = _only(answers)
     assert best.closed
-    assert (found.record.name, found.record.status, found.record.lower_bound()) == ("gpu bins 57", Status.INFEASIBLE, 58)
+    record = found.record
+    assert (record.name, record.status, record.lower_bound()) == ("gpu bins 57", Status.INFEASIBLE, 58)
     assert found.schedule is None and found.record.proves == ProvedBy.BINS
     # left out without a time limit, or by a plan without a share
     assert list(PHASES[PhaseKind.BINS](_context(inst, limit=None), best)) == []

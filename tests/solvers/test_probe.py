@@ -102,6 +102,13 @@ def test_a_probe_names_an_unknown_search(wait_beats_start: Instance) -> None:
             probe(wait_beats_start, 6, search=bad)
 
 
+def test_a_probe_names_a_bad_reversal_flag(wait_beats_start: Instance) -> None:
+    for bad in (1, "yes", None):
+        with pytest.raises(InputError, match="reversal"):
+            probe(wait_beats_start, 6, reversal=bad)
+    assert probe(wait_beats_start, 6, reversal=False).record["reversal_job"] is None
+
+
 def test_a_probe_names_a_bad_makespan(wait_beats_start: Instance) -> None:
     for bad in (0, -3, 2.5, True, wait_beats_start.horizon + 1):
         with pytest.raises(InputError, match="makespan"):
