@@ -178,10 +178,17 @@ class NamedBound:
     note: str = ""
 
 
-def every_bound(instance: Instance, *, relaxation_time_limit: float | None = None, seed: int = 0) -> list[NamedBound]:
+def every_bound(
+    instance: Instance,
+    *,
+    relaxation_time_limit: float | None = None,
+    seed: int = 0,
+    bins_time_limit: float | None = None,
+) -> list[NamedBound]:
     """Every lower bound rar-opt can prove on ``instance``, each timed: the longest job, the
-    work bound, the structural floors (:mod:`rar_opt.floors`) and, with
-    ``relaxation_time_limit``, the contention-free relaxation (star networks only)."""
+    work bound, the structural floors (:mod:`rar_opt.floors`), with
+    ``relaxation_time_limit`` the contention-free relaxation (star networks only), and with
+    ``bins_time_limit`` the GPU-bins relaxation, asked upward from the best of the others."""
     began = time.perf_counter()
     cheap = lower_bounds(instance, structural=False)
     seconds = time.perf_counter() - began
@@ -210,6 +217,14 @@ def every_bound(instance: Instance, *, relaxation_time_limit: float | None = Non
         found = relaxation_bound(instance, time_limit=relaxation_time_limit, seed=seed)
         note = "the relaxation's optimum" if found.proven else "CP-SAT's bound on the relaxation (time limit)"
         out.append(NamedBound("relaxation", found.bound, found.seconds, note))
+    if bins_time_limit is not None:
+        from .solvers import gpu_bins_bound
+
+        floor = max(b.value for b in out if b.value is not None)
+        binned = gpu_bins_bound(instance, floor, time_limit=bins_time_limit, seed=seed)
+        asked = ", ".join(f"{slot}: {answer}" for slot, answer in binned.asked)
+        note = binned.note or f"GPU bins that know their servers, splits priced (CP-SAT; asked {asked})"
+        out.append(NamedBound("server_bins", binned.bound, binned.seconds, note))
     return out
 
 

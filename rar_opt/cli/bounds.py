@@ -24,7 +24,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default=10.0,
         help="seconds of CP-SAT for the contention-free relaxation's bound (default 10; 0: leave it out)",
     )
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxation (default 0)")
+    p.add_argument(
+        "--bins-time",
+        type=float,
+        default=10.0,
+        help="seconds of CP-SAT for the GPU-bins relaxation, asked upward from the best bound (default 10; 0: none)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations (default 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bounds)
 
@@ -33,11 +39,12 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     """``rar-opt bounds``: each bound by name, the best of them, and what each took."""
     from ..bounds import every_bound
 
-    seconds = args.relaxation_time
-    if not (math.isfinite(seconds) and seconds >= 0):
-        raise InputError(f"must be a finite number of seconds >= 0, got {seconds}", where="--relaxation-time")
+    seconds, bins = args.relaxation_time, args.bins_time
+    for value, flag in ((seconds, "--relaxation-time"), (bins, "--bins-time")):
+        if not (math.isfinite(value) and value >= 0):
+            raise InputError(f"must be a finite number of seconds >= 0, got {value}", where=flag)
     instance = Instance.read(instance_path(args.instance))
-    found = every_bound(instance, relaxation_time_limit=seconds or None, seed=args.seed)
+    found = every_bound(instance, relaxation_time_limit=seconds or None, seed=args.seed, bins_time_limit=bins or None)
     best = max((b for b in found if b.value is not None), key=lambda b: b.value)
     if args.json:
         emit_json(
@@ -47,6 +54,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
                 "best": best.value,
                 "best_by": best.name,
                 "relaxation_time": seconds,
+                "bins_time": bins,
                 "seed": args.seed,
                 "versions": versions(),
                 "provenance": provenance(),

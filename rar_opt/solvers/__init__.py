@@ -8,13 +8,14 @@
 * :mod:`.phases`: the phases of the methods over several models, one function each (:data:`PHASES`);
 * :mod:`.status`: :class:`Status` and one table per backend;
 * :mod:`.backend`: the :class:`Backend` protocol, :class:`Capabilities`, :class:`SolveOptions`;
-* :mod:`.decompose`: the decomposition and ``auto`` methods, :func:`relaxation_bound`;
+* :mod:`.decompose`: the decomposition and ``auto`` methods, :func:`relaxation_bound`,
+  :func:`gpu_bins_bound`;
 * :mod:`.appsi_highs`, :mod:`.scip`, :mod:`.cpsat`: the backends; :mod:`.registry`: :data:`BACKENDS`.
 """
 
 from .backend import Backend, Capabilities, RawOutcome, SolveOptions
 from .budget import Budget
-from .decompose import RelaxationBound, relaxation_bound
+from .decompose import BinsBound, RelaxationBound, gpu_bins_bound, relaxation_bound
 from .record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
 from .registry import BACKENDS
 from .result import SolveResult, gap
@@ -25,6 +26,7 @@ __all__ = [
     "BACKENDS",
     "STATUS_TABLES",
     "Backend",
+    "BinsBound",
     "Budget",
     "Capabilities",
     "PhaseKind",
@@ -37,6 +39,7 @@ __all__ = [
     "SolveResult",
     "Status",
     "gap",
+    "gpu_bins_bound",
     "map_status",
     "relaxation_bound",
     "solve",

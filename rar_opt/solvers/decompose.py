@@ -41,7 +41,7 @@ from typing import Any
 
 from ..check import check
 from ..errors import InputError
-from ..formulations import cfree, cpsat
+from ..formulations import cfree, cpsat, gpubins
 from ..formulations import formulation as get_formulation
 from ..instance import Instance
 from ..integral import ceil_bound_or_none
@@ -54,7 +54,18 @@ from .phases import PHASES, Context, Found, Incumbent
 from .plan import AUTO, DECOMPOSE, PLANS, Plan
 from .progress import report
 
-__all__ = ["AUTO", "DECOMPOSE", "PLANS", "Plan", "RelaxationBound", "decompose", "relaxation_bound", "run_plan"]
+__all__ = [
+    "AUTO",
+    "DECOMPOSE",
+    "PLANS",
+    "BinsBound",
+    "Plan",
+    "RelaxationBound",
+    "decompose",
+    "gpu_bins_bound",
+    "relaxation_bound",
+    "run_plan",
+]
 from .record import PhaseKind, SolveRecord
 from .result import SolveResult, finish
 from .status import Status
@@ -307,3 +318,36 @@ def relaxation_bound(
     )
     bound = ceil_bound_or_none(relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound)
     return RelaxationBound(bound, relaxed.status == Status.OPTIMAL, str(relaxed.status), time.perf_counter() - began)
+
+
+@dataclass(frozen=True)
+class BinsBound:
+    """What the GPU-bins relaxation proved, asked upward from a floor."""
+
+    bound: int | None  # OPT >= bound (the last slot refuted, plus one); None: nothing refuted
+    asked: tuple[tuple[int, str], ...]  # each slot asked, with our status of the answer
+    seconds: float
+    note: str = ""
+
+
+def gpu_bins_bound(
+    instance: Instance, floor: int, *, time_limit: float = 10.0, seed: int = 0, threads: int = 1
+) -> BinsBound:
+    """The GPU-bins phase alone (docs/exactness.md, "GPU bins with servers"): the relaxation
+    asked at ``floor``, then one slot higher while it refutes, within ``time_limit`` seconds
+    in all. A model over its size guard is not built (``note`` says so)."""
+    budget = Budget.start(time_limit, threads, seed)
+    cells = gpubins.count_cells(instance)
+    limit = gpubins.Options(makespan=1).max_cells
+    if cells > limit:
+        return BinsBound(None, (), budget.elapsed(), f"not built: {cells:,} job x GPU cells (limit {limit:,})")
+    asked: list[tuple[int, str]] = []
+    bound, slot = None, max(int(floor), 1)
+    while not budget.expired() and stop_requested() is None:
+        model = gpubins.build(instance, gpubins.Options(makespan=slot))
+        raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
+        asked.append((slot, str(Status.FEASIBLE if raw.has_solution else raw.status)))
+        if raw.status != Status.INFEASIBLE:
+            break
+        bound, slot = slot + 1, slot + 1
+    return BinsBound(bound, tuple(asked), budget.elapsed())

@@ -72,6 +72,8 @@ def test_usage_errors_exit_2() -> None:
         ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--threads", "-3"),
         ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--time-limit", "0"),
         ("experiment", "kappa", "--seeds", "-1"),
+        ("bounds", str(INSTANCES / "wait-beats-start.json"), "--bins-time", "-1"),
+        ("bounds", str(INSTANCES / "wait-beats-start.json"), "--bins-time", "inf"),
     ],
 )
 def test_bad_numbers_exit_2(args) -> None:

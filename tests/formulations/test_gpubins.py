@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 
 from rar_opt import Cluster, Instance, Job
+from rar_opt.bounds import every_bound
 from rar_opt.errors import InputError
 from rar_opt.floors import modes, structural_floor
 from rar_opt.formulations import gpubins
 from rar_opt.library import instance_path
-from rar_opt.solvers import Status
+from rar_opt.solvers import Status, gpu_bins_bound
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
 
@@ -84,6 +85,10 @@ def test_the_bins_refute_what_the_floors_cannot() -> None:
     assert structural_floor(inst) == 57
     _, raw = _ask(inst, 57, time_limit=120.0)
     assert raw.status == Status.INFEASIBLE
+    # the same through the bound-only API (`rar-opt bounds`): asked upward from the best floor
+    found = {b.name: b for b in every_bound(inst, bins_time_limit=120.0)}
+    assert found["server_bins"].value == 58 and "57: infeasible" in found["server_bins"].note
+    assert max(b.value for b in found.values() if b.value is not None) == 58
 
 
 def test_a_job_that_cannot_end_in_time_is_refuted_and_a_large_model_refused() -> None:
@@ -96,6 +101,8 @@ def test_a_job_that_cannot_end_in_time_is_refuted_and_a_large_model_refused() ->
     _holds(inst, model, longest)
     with pytest.raises(InputError, match="job x GPU cells"):
         gpubins.build(inst, gpubins.Options(makespan=longest, max_cells=3))
+    assert gpu_bins_bound(inst, longest - 1).bound == longest  # refuted below, a solution at it
+    assert gpu_bins_bound(inst, longest).asked == ((longest, "feasible"),)
     for field, bad in (("makespan", 0), ("symmetry", "yes"), ("max_cells", -1)):
         with pytest.raises(InputError, match=field):
             gpubins.Options(**{"makespan": longest, field: bad})
