@@ -64,8 +64,12 @@ def measure(argv: list[str]) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-2000:]}")
     cpu = usage.ru_utime + usage.ru_stime
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1),
-            "stdout": out.decode()}
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "stdout": out.decode(),
+    }
 
 
 def main() -> None:
@@ -90,17 +94,38 @@ def main() -> None:
     schedule.unlink(missing_ok=True)
     rows = []
     run = measure([*cli, "--quiet", "schedule", str(instance), "-o", str(schedule)])
-    rows.append({"command": "schedule -o", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
-                 "file_mb": round(schedule.stat().st_size / 1e6, 2)})
+    rows.append(
+        {
+            "command": "schedule -o",
+            "wall_s": run["wall_s"],
+            "cpu_s": run["cpu_s"],
+            "peak_mb": run["peak_mb"],
+            "file_mb": round(schedule.stat().st_size / 1e6, 2),
+        }
+    )
     run = measure([*cli, "--quiet", "simulate", str(instance), str(schedule), "--json"])
     makespan = json.loads(run["stdout"])["makespan"]
-    rows.append({"command": "simulate", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "peak_mb": run["peak_mb"],
-                 "file_mb": None})
+    rows.append(
+        {
+            "command": "simulate",
+            "wall_s": run["wall_s"],
+            "cpu_s": run["cpu_s"],
+            "peak_mb": run["peak_mb"],
+            "file_mb": None,
+        }
+    )
     run = measure([*check_child, str(instance), str(schedule)])
     inner = json.loads(run["stdout"])
-    rows.append({"command": "check (function, whole process)", "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
-                 "peak_mb": run["peak_mb"],
-                 "file_mb": None, "check_only_s": round(inner["check_s"], 2)})
+    rows.append(
+        {
+            "command": "check (function, whole process)",
+            "wall_s": run["wall_s"],
+            "cpu_s": run["cpu_s"],
+            "peak_mb": run["peak_mb"],
+            "file_mb": None,
+            "check_only_s": round(inner["check_s"], 2),
+        }
+    )
     for row in rows:
         row["label"] = args.label
     print(table([{k: ("-" if v is None else v) for k, v in r.items() if k != "check_only_s"} for r in rows]))

@@ -32,7 +32,7 @@ HARD = [
     ("tiny", 20, 8, 120, 0),
     ("heavy", 20, 8, 120, 0),
 ]
-BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5, probes_after_bins=True)
+BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5)
 """`auto` of stops 27 and 28: no GPU-bins phase, probes with half the time left."""
 PLANS: dict[str, Plan] = {
     "default-then-core": dataclasses.replace(
@@ -42,13 +42,11 @@ PLANS: dict[str, Plan] = {
         BEFORE, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None, contention_free=True
     ),
     "no-lp": dataclasses.replace(BEFORE, probe_share=None, contention_free=True),
-    "auto": AUTO,  # since stop 29: GPU bins (10%), probes (70%, none after the bins refute), then no-lp
+    "auto": AUTO,  # since stop 29: probes (50%), GPU bins (25% of the rest), then no-lp
     "auto-s28": BEFORE,
     "auto-no-reversal": dataclasses.replace(AUTO, probe_reversal=False),
     "auto-s28-no-reversal": dataclasses.replace(BEFORE, probe_reversal=False),
-    "no-bins-probes-70": dataclasses.replace(AUTO, bins_share=None),
-    "bins-probes-50": dataclasses.replace(AUTO, probe_share=0.5),
-    "bins-probes-70-always": dataclasses.replace(AUTO, probes_after_bins=True),
+    "bins-10": dataclasses.replace(AUTO, bins_share=0.1),
     "probes-10": dataclasses.replace(BEFORE, probe_share=0.1, contention_free=True),  # auto until stop 26
     "probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=True),
     "probes-50": dataclasses.replace(BEFORE, probe_share=0.5, contention_free=True),

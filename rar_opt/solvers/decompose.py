@@ -78,8 +78,8 @@ STEPS = (
     PhaseKind.IMPROVE,
     PhaseKind.RELAXATION,
     PhaseKind.RESTRICTION,
-    PhaseKind.BINS,
     PhaseKind.PROBE,
+    PhaseKind.BINS,
     PhaseKind.FULL,
 )
 """The phases of a plan, in order; a phase with nothing to do for a plan yields nothing."""

@@ -313,13 +313,9 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
 def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """Probes at the floor (:mod:`.probe`) while they refute it, within the plan's share of
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
-    An undecided probe ends the stage, and so does a probe that fails (logged). Unless the
-    plan says ``probes_after_bins``, none run once the GPU-bins relaxation raised the floor."""
+    An undecided probe ends the stage, and so does a probe that fails (logged)."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
-    binned = any(p.kind == PhaseKind.BINS and p.lower_bound() is not None for p in best.phases)
-    if binned and not ctx.plan.probes_after_bins:
-        return  # the floor is the relaxation's: the full model, hinted, looks for a schedule at it
     stage = ctx.budget.share(ctx.plan.probe_share)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:

@@ -34,12 +34,9 @@ class Plan:
     # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
     # it, within this share of the time left in all; None: no probes
     probe_share: float | None = None
-    # after the structural floors: the GPU-bins relaxation (rar_opt.formulations.gpubins) at
-    # the floor while it refutes it, within this share of the time left; None: left out
+    # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
+    # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
-    # whether the probes still run after the GPU-bins relaxation raised the floor (then the
-    # floor is often the optimum, and a schedule that meets it is what is missing)
-    probes_after_bins: bool = True
     # the probes' time-reversal row (rar_opt.formulations.symmetry.add_reversal)
     probe_reversal: bool = True
     # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
@@ -70,7 +67,7 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        for flag in ("contention_free", "probes_after_bins", "probe_reversal"):
+        for flag in ("contention_free", "probe_reversal"):
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
         if not self.full_searches:
@@ -94,9 +91,8 @@ AUTO = Plan(
     floor=True,
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
-    probe_share=0.7,
-    bins_share=0.1,
-    probes_after_bins=False,
+    probe_share=0.5,
+    bins_share=0.25,
     structural=True,
     improve_share=1.0,
     improvers=(("pack", 1.0),),

@@ -202,16 +202,10 @@ def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
     assert list(PHASES[PhaseKind.BINS](_context(inst, DECOMPOSE), best)) == []
 
 
-def test_an_undecided_gpu_bins_phase_ends_and_leaves_the_probes_their_turn(wait_beats_start: Instance) -> None:
+def test_an_undecided_gpu_bins_phase_ends_the_stage(wait_beats_start: Instance) -> None:
     # on wait-beats-start the relaxation has a solution at every slot from 3 (no contention):
-    # one answer, no bound; the probes then run. Once the bins refuted a slot, auto skips them
+    # one answer, no bound, and the stage ends
     best = Incumbent(span=8, bound=3.0)
     found = _only(list(PHASES[PhaseKind.BINS](_context(wait_beats_start), best)))
     assert found.record.status == Status.FEASIBLE and found.record.lower_bound() is None
-    best.phases.append(found.record)
-    assert next(PHASES[PhaseKind.PROBE](_context(wait_beats_start), best)).record.asked == 3
-    refuted = PhaseRecord(PhaseKind.BINS, Status.INFEASIBLE, bound=4.0, asked=3)
-    best.phases.append(refuted)
-    assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start), best)) == []
-    both = dataclasses.replace(AUTO, probes_after_bins=True)
-    assert next(PHASES[PhaseKind.PROBE](_context(wait_beats_start, both), best)).record.asked == 3
+    assert found.record.name == "gpu bins 3" and found.schedule is None
