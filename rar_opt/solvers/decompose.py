@@ -15,6 +15,9 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
 3. (``auto`` only, and only with a time limit) Probes at the floor (:mod:`.probe`): a
    proven "no schedule ends by slot L" raises the floor L by one, a "yes" is a schedule
    ending by L, so optimal. They stop when undecided or after their share of the time.
+3'. (``auto`` only, with a time limit) GPU bins at the floor
+   (:mod:`rar_opt.formulations.gpubins`): a time-free relaxation; "the jobs do not fit on
+   the GPUs in L slots" raises the floor L by one.
 4. Otherwise the full CP-SAT model runs over the best makespan so far as horizon, with the
    best schedule as its hint and (``auto``) the best bound as a floor on the makespan, for
    the time that is left; the largest bound found is the result's bound.
@@ -24,8 +27,8 @@ holds the loop that runs a plan's phases in order, applies what they find (the b
 schedule, the best bound), stops as soon as the two meet, and assembles the result.
 
 ``decompose`` is phases 1, 2 and 4 as the decomposition was first stated (30% of the time
-for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0, 0' and 3 and
-the floor row, gives the first two phases less time when they do not close at once, and runs
+for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0, 0', 3 and 3' and
+the floor row, leaves out phases 1 and 2 (since stop 27: docs/exactness.md), and runs
 the full model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only),
 which proved more within a minute in our measurements at 16 x 8 x 100 (``Plan.full_searches``,
 :data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md, "Searches").
