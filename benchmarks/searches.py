@@ -32,8 +32,9 @@ HARD = [
     ("tiny", 20, 8, 120, 0),
     ("heavy", 20, 8, 120, 0),
 ]
-BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5)
-"""`auto` of stops 27 and 28: no GPU-bins phase, probes with half the time left."""
+BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5, probe_reversal="all")
+"""`auto` of stops 27 and 28 (no GPU-bins phase, probes with half the time left), with the
+reversal row of stop 29 in every probe (``auto-s28-no-reversal``: without it, as it was)."""
 PLANS: dict[str, Plan] = {
     "default-then-core": dataclasses.replace(
         BEFORE, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None, contention_free=True
@@ -44,8 +45,9 @@ PLANS: dict[str, Plan] = {
     "no-lp": dataclasses.replace(BEFORE, probe_share=None, contention_free=True),
     "auto": AUTO,  # since stop 29: probes (50%), GPU bins (25% of the rest), then no-lp
     "auto-s28": BEFORE,
-    "auto-no-reversal": dataclasses.replace(AUTO, probe_reversal=False),
-    "auto-s28-no-reversal": dataclasses.replace(BEFORE, probe_reversal=False),
+    "auto-reversal-all": dataclasses.replace(AUTO, probe_reversal="all"),
+    "auto-no-reversal": dataclasses.replace(AUTO, probe_reversal="none"),
+    "auto-s28-no-reversal": dataclasses.replace(BEFORE, probe_reversal="none"),
     "bins-10": dataclasses.replace(AUTO, bins_share=0.1),
     "probes-10": dataclasses.replace(BEFORE, probe_share=0.1, contention_free=True),  # auto until stop 26
     "probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=True),

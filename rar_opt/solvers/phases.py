@@ -313,10 +313,13 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
 def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """Probes at the floor (:mod:`.probe`) while they refute it, within the plan's share of
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
-    An undecided probe ends the stage, and so does a probe that fails (logged)."""
+    An undecided probe ends the stage, and so does a probe that fails (logged). The plan's
+    ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
+    first, at the structural floor (docs/exactness.md, "Probes")."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
+    first = True
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
             return
@@ -329,7 +332,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 seed=ctx.budget.seed,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,
-                reversal=ctx.plan.probe_reversal,
+                reversal=ctx.plan.probe_reversal == "all" or (ctx.plan.probe_reversal == "first" and first),
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)
@@ -347,6 +350,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
         if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
             return
+        first = False
 
 
 def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from ..errors import InputError
 from .cpsat import SEARCHES
 
+REVERSALS = ("all", "first", "none")
+"""The choices of :attr:`Plan.probe_reversal`."""
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -37,8 +40,9 @@ class Plan:
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
-    # the probes' time-reversal row (rar_opt.formulations.symmetry.add_reversal)
-    probe_reversal: bool = True
+    # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
+    # "all", "first" (the first probe of the stage, at the structural floor) or "none"
+    probe_reversal: str = "first"
     # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -67,9 +71,12 @@ class Plan:
         for where, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        for flag in ("contention_free", "probe_reversal"):
-            if not isinstance(getattr(self, flag), bool):
-                raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
+        if not isinstance(self.contention_free, bool):
+            raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
+        if self.probe_reversal not in REVERSALS:
+            raise InputError(
+                f"must be one of {', '.join(REVERSALS)}, got {self.probe_reversal!r}", where="probe_reversal"
+            )
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:

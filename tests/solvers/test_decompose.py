@@ -103,7 +103,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "not a policy": {"improvers": (("tabu", 1.0),)},
         "contention_free": {"contention_free": "no"},
         "bins_share": {"bins_share": 2.0},
-        "probe_reversal": {"probe_reversal": "no"},
+        "probe_reversal": {"probe_reversal": True},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):

@@ -209,3 +209,26 @@ def test_an_undecided_gpu_bins_phase_ends_the_stage(wait_beats_start: Instance) 
     found = _only(list(PHASES[PhaseKind.BINS](_context(wait_beats_start), best)))
     assert found.record.status == Status.FEASIBLE and found.record.lower_bound() is None
     assert found.record.name == "gpu bins 3" and found.schedule is None
+
+
+@pytest.mark.parametrize(
+    ("choice", "rows"), [("first", [True, False, False]), ("all", [True] * 3), ("none", [False] * 3)]
+)
+def test_the_plan_says_which_probes_carry_the_reversal_row(
+    wait_beats_start: Instance, monkeypatch, choice, rows
+) -> None:
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["reversal"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    plan = dataclasses.replace(AUTO, probe_reversal=choice)
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan), best):
+        best.raise_bound(found.record.lower_bound())
+    assert seen == rows and best.floor == 6
