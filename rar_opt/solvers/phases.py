@@ -284,18 +284,22 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) at the floor while it
     refutes it, within the plan's share of the time left: no assignment of the jobs to the
     GPUs within H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule),
-    an undecided answer or a model over ``max_cells`` ends the stage."""
+    an undecided answer or a model over ``max_cells`` ends the stage. After a refutation
+    the next slot gets at most twice the seconds that the refutation took."""
     if ctx.plan.bins_share is None or ctx.budget.limit is None:
         return  # as the probes: without a time limit there is no share to give
     if gpubins.count_cells(ctx.instance) > gpubins.Options(makespan=1).max_cells:
         return
-    stage = ctx.budget.share(ctx.plan.bins_share)
+    stage, last = ctx.budget.share(ctx.plan.bins_share), None
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         asked, began = best.floor, time.perf_counter()
         model = gpubins.build(ctx.instance, gpubins.Options(makespan=asked, symmetry=ctx.symmetry))
-        raw = Cpsat().solve(model, stage.settings(params=gpubins.PARAMS))
+        # after a refutation the next slot gets at most twice its seconds: a slot higher
+        # leaves more room, and the full model needs the time more than an undecided answer
+        budget = stage if last is None else stage.share(min(1.0, 2 * last / (stage.left() or 1.0)))
+        raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
         record = PhaseRecord(
@@ -308,6 +312,7 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
         yield Found(record, solver=raw.solver)
         if not refuted:
             return
+        last = max(record.seconds, MIN_SOLVER_SECONDS)
 
 
 def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:

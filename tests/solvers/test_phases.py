@@ -183,20 +183,19 @@ def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
 
 
 def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
-    # heavy-20x8x120-s0: the floors say 57, the optimum is 58; with a schedule of 58 in hand,
-    # the relaxation's no at 57 closes the gap (instances/frontier)
+    # heavy-20x8x120-s0: the floors say 57, the optimum is 58 (instances/frontier); the
+    # relaxation refutes 57, then has at most twice those seconds for 58, which it cannot refute
     inst = Instance.read(instance_path("heavy-20x8x120-s0"))
-    best = Incumbent(span=58, bound=57.0)
+    best = Incumbent(span=60, bound=57.0)
     plan = dataclasses.replace(AUTO, bins_share=1.0)
     answers = []
     for found in PHASES[PhaseKind.BINS](_context(inst, plan, limit=120.0), best):  # the loop's part
-        answers.append(found)
+        answers.append(found.record)
         best.raise_bound(found.record.lower_bound())
-    found = _only(answers)
-    assert best.closed
-    record = found.record
-    assert (record.name, record.status, record.lower_bound()) == ("gpu bins 57", Status.INFEASIBLE, 58)
-    assert found.schedule is None and found.record.proves == ProvedBy.BINS
+    assert [(r.name, r.status, r.lower_bound()) for r in answers][:1] == [("gpu bins 57", Status.INFEASIBLE, 58)]
+    assert len(answers) == 2 and answers[1].asked == 58 and answers[1].lower_bound() is None
+    assert answers[1].seconds <= 2 * answers[0].seconds + 1.0  # the cap after a refutation
+    assert best.floor == 58 and answers[0].proves == ProvedBy.BINS
     # left out without a time limit, or by a plan without a share
     assert list(PHASES[PhaseKind.BINS](_context(inst, limit=None), best)) == []
     assert list(PHASES[PhaseKind.BINS](_context(inst, DECOMPOSE), best)) == []
