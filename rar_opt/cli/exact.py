@@ -79,6 +79,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--symmetry", action=argparse.BooleanOptionalAction, default=True, help="symmetry rows (default on)")
     p.add_argument(
+        "--reversal",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the time-reversal row, with the symmetry rows (default on; docs/exactness.md, Probes)",
+    )
+    p.add_argument(
         "--search",
         choices=list(SEARCHES),
         default="no-lp",
@@ -213,6 +219,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 threads=args.threads,
                 symmetry=args.symmetry,
                 search=args.search,
+                reversal=args.reversal,
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None

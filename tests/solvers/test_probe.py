@@ -123,6 +123,10 @@ def test_probe_command_answers_and_writes_the_schedule(tmp_path) -> None:
     assert answer["versions"]["ortools"] and answer["seed"] == 0 and answer["search"] == "no-lp"
     out = run("probe", "wait-beats-start", "--makespan", "5", "--search", "default", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["search"] == "default"
+    wait = Instance.read(instance_path("wait-beats-start"))
+    assert json.loads(out.stdout)["reversal_job"] == symmetry.reversal_job(wait)
+    out = run("probe", "wait-beats-start", "--makespan", "5", "--no-reversal", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["reversal_job"] is None
     target = tmp_path / "s.json"
     out = run("probe", "wait-beats-start", "--makespan", "6", "-o", str(target))
     assert out.returncode == 0 and "OPT <= 6" in out.stdout
