@@ -50,13 +50,17 @@ proves (heavy-20x8x120-s0 at 57: 4.1-4.8 s with level 2, 15 s with CP-SAT's defa
 level 1, undecided after 100 s with no relaxation; docs/exactness.md)."""
 
 
+MAX_CELLS = 20_000
+"""The largest model built by default, in jobs x GPUs cells (the frontier's are 340 at most)."""
+
+
 @dataclass(frozen=True)
 class Options:
     """Options of the GPU-bins model."""
 
     makespan: int  # C: does everything fit in C slots per GPU?
     symmetry: bool = True  # order each server's bins by their first job
-    max_cells: int = 20_000  # refuse more jobs x GPUs cells
+    max_cells: int = MAX_CELLS  # refuse more jobs x GPUs cells
 
     def __post_init__(self) -> None:
         check_count(self.makespan, "makespan")
@@ -86,11 +90,17 @@ def count_cells(instance: Instance) -> int:
     return instance.num_jobs * instance.cluster.num_gpus
 
 
+def too_large(instance: Instance, max_cells: int = MAX_CELLS) -> str | None:
+    """Why the model of ``instance`` is not built, or None."""
+    cells = count_cells(instance)
+    return f"{cells:,} job x GPU cells (limit {max_cells:,})" if cells > max_cells else None
+
+
 def build(instance: Instance, options: Options) -> GpuBinsModel:
     """The GPU-bins model of ``instance`` for ``options.makespan`` slots (module docstring)."""
-    cells = count_cells(instance)
-    if cells > options.max_cells:
-        raise InputError(f"the GPU-bins model would have {cells:,} job x GPU cells (limit {options.max_cells:,})")
+    why = too_large(instance, options.max_cells)
+    if why is not None:
+        raise InputError(f"the GPU-bins model would have {why}")
     c = options.makespan
     mo = modes(instance)
     cap = [int(o) for o in mo.capacity]

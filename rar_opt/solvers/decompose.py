@@ -53,7 +53,7 @@ from ..schedule import Schedule
 from .backend import RawOutcome, SolveOptions
 from .budget import Budget
 from .cpsat import Cpsat
-from .phases import PHASES, Context, Found, Incumbent
+from .phases import PHASES, Context, Found, Incumbent, bins_answers
 from .plan import AUTO, DECOMPOSE, PLANS, Plan
 from .progress import report
 
@@ -337,20 +337,16 @@ def gpu_bins_bound(
     instance: Instance, floor: int, *, time_limit: float = 10.0, seed: int = 0, threads: int = 1
 ) -> BinsBound:
     """The GPU-bins phase alone (docs/exactness.md, "GPU bins with servers"): the relaxation
-    asked at ``floor``, then one slot higher while it refutes, within ``time_limit`` seconds
-    in all. A model over its size guard is not built (``note`` says so)."""
+    asked at ``floor``, then one slot higher while it refutes (:func:`.phases.bins_answers`,
+    up to the horizon), within ``time_limit`` seconds in all. A model over its size guard is
+    not built (``note`` says so)."""
     budget = Budget.start(time_limit, threads, seed)
-    cells = gpubins.count_cells(instance)
-    limit = gpubins.Options(makespan=1).max_cells
-    if cells > limit:
-        return BinsBound(None, (), budget.elapsed(), f"not built: {cells:,} job x GPU cells (limit {limit:,})")
-    asked: list[tuple[int, str]] = []
-    bound, slot = None, max(int(floor), 1)
-    while not budget.expired() and stop_requested() is None:
-        model = gpubins.build(instance, gpubins.Options(makespan=slot))
-        raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
+    why = gpubins.too_large(instance)
+    if why is not None:
+        return BinsBound(None, (), budget.elapsed(), f"not built: {why}")
+    asked, bound = [], None
+    for slot, raw, _ in bins_answers(instance, max(int(floor), 1), instance.horizon + 1, budget):
         asked.append((slot, str(Status.FEASIBLE if raw.has_solution else raw.status)))
-        if raw.status != Status.INFEASIBLE:
-            break
-        bound, slot = slot + 1, slot + 1
+        if raw.status == Status.INFEASIBLE:
+            bound = slot + 1
     return BinsBound(bound, tuple(asked), budget.elapsed())

@@ -280,39 +280,44 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
 
 
-def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) at the floor while it
-    refutes it, within the plan's share of the time left: no assignment of the jobs to the
-    GPUs within H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule),
-    an undecided answer or a model over ``max_cells`` ends the stage. After a refutation
-    the next slot gets at most twice the seconds that the refutation took."""
-    if ctx.plan.bins_share is None or ctx.budget.limit is None:
-        return  # as the probes: without a time limit there is no share to give
-    if gpubins.count_cells(ctx.instance) > gpubins.Options(makespan=1).max_cells:
-        return
-    stage, last = ctx.budget.share(ctx.plan.bins_share), None
-    while best.span is not None and best.floor is not None and best.floor < best.span:
+def bins_answers(
+    instance: Instance, floor: int, top: int, stage: Budget, symmetry: bool = True
+) -> Iterator[tuple[int, RawOutcome, float]]:
+    """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) asked at ``floor``,
+    then one slot higher while it refutes, below ``top``, within ``stage``: each slot
+    asked, CP-SAT's answer and its seconds. After a refutation the next slot gets at most
+    twice the seconds that the refutation took: a slot higher leaves more room, and what
+    comes after needs the time more than an undecided answer."""
+    asked, last = floor, None
+    while asked < top:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
-        asked, began = best.floor, time.perf_counter()
-        model = gpubins.build(ctx.instance, gpubins.Options(makespan=asked, symmetry=ctx.symmetry))
-        # after a refutation the next slot gets at most twice its seconds: a slot higher
-        # leaves more room, and the full model needs the time more than an undecided answer
+        began = time.perf_counter()
+        model = gpubins.build(instance, gpubins.Options(makespan=asked, symmetry=symmetry))
         budget = stage if last is None else stage.share(min(1.0, 2 * last / (stage.left() or 1.0)))
         raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
+        seconds = time.perf_counter() - began
+        yield asked, raw, seconds
+        if raw.status != Status.INFEASIBLE:
+            return
+        asked, last = asked + 1, max(seconds, MIN_SOLVER_SECONDS)
+
+
+def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The GPU-bins relaxation at the floor while it refutes it (:func:`bins_answers`),
+    within the plan's share of the time left: no assignment of the jobs to the GPUs within
+    H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule), an undecided
+    answer or a model over :data:`~rar_opt.formulations.gpubins.MAX_CELLS` ends the stage."""
+    if ctx.plan.bins_share is None or ctx.budget.limit is None:
+        return  # as the probes: without a time limit there is no share to give
+    if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
+        return
+    stage = ctx.budget.share(ctx.plan.bins_share)
+    for asked, raw, seconds in bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry):
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
-        record = PhaseRecord(
-            PhaseKind.BINS,
-            status,
-            bound=asked + 1 if refuted else None,
-            seconds=time.perf_counter() - began,
-            asked=asked,
-        )
+        record = PhaseRecord(PhaseKind.BINS, status, bound=asked + 1 if refuted else None, seconds=seconds, asked=asked)
         yield Found(record, solver=raw.solver)
-        if not refuted:
-            return
-        last = max(record.seconds, MIN_SOLVER_SECONDS)
 
 
 def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
