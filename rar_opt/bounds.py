@@ -13,7 +13,10 @@ Lower bounds (all valid for every feasible schedule):
 * the structural floors of :mod:`rar_opt.floors` (``energetic``, ``disjunctive``,
   ``classes``, ``halves``, ``split_pairs``, ``gpu_bins``, ``gpu_bins_lp``, ...): cheap
   bounds that see the servers, the jobs that cannot run together and the jobs that must
-  split (docs/exactness.md, "Structural floors"). Computed unless :func:`lower_bounds` is given ``structural=False``.
+  split (docs/exactness.md, "Structural floors"). Computed unless :func:`lower_bounds` is given ``structural=False``;
+* ``server_bins`` (:func:`every_bound` with ``bins_time_limit``): the GPU-bins relaxation of
+  :mod:`rar_opt.formulations.gpubins` solved by CP-SAT, asked upward from the best of the
+  others (docs/exactness.md, "GPU bins with servers").
 """
 
 from __future__ import annotations
