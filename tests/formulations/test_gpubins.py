@@ -44,7 +44,7 @@ def _holds(inst: Instance, model, makespan: int) -> None:
         assert sum(lengths) <= makespan
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(micro_instances())
 def test_the_bins_never_refute_the_brute_force_optimum(inst: Instance) -> None:
     bf = brute_force(inst, min(policy_makespans(inst).values()))
@@ -54,7 +54,7 @@ def test_the_bins_never_refute_the_brute_force_optimum(inst: Instance) -> None:
     _holds(inst, model, bf[0])
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(communication_heavy_instances())
 def test_the_bins_never_refute_the_optimum_where_contention_decides(inst: Instance) -> None:
     from rar_opt.solvers import solve
@@ -74,7 +74,7 @@ def test_the_bins_never_refute_a_known_optimum(library) -> None:
     for name, optimum in (("heavy-16x8x100-s1", 46), ("tiny-20x8x120-s0", 54)):
         cases.append((Instance.read(instance_path(name)), optimum))
     for inst, optimum in cases:
-        _, raw = _ask(inst, optimum, time_limit=5.0)
+        _, raw = _ask(inst, optimum, time_limit=2.0)  # undecided is allowed; a "no" is a bug
         assert raw.status != Status.INFEASIBLE, inst.name
 
 
@@ -83,9 +83,7 @@ def test_the_bins_refute_what_the_floors_cannot() -> None:
     # three one-GPU servers that only split jobs and two short one-GPU jobs can fill
     inst = Instance.read(instance_path("heavy-20x8x120-s0"))
     assert structural_floor(inst) == 57
-    _, raw = _ask(inst, 57, time_limit=120.0)
-    assert raw.status == Status.INFEASIBLE
-    # the same through the bound-only API (`rar-opt bounds`): asked upward from the best floor
+    # through the bound-only API (`rar-opt bounds`): asked upward from the best floor
     found = {b.name: b for b in every_bound(inst, bins_time_limit=120.0)}
     assert found["server_bins"].value == 58 and "57: infeasible" in found["server_bins"].note
     assert max(b.value for b in found.values() if b.value is not None) == 58
