@@ -82,6 +82,17 @@ def test_a_full_device_is_a_clear_error() -> None:
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
+def _schedule_into(target, env: dict[str, str]) -> subprocess.Popen:
+    """``rar-opt schedule`` of the tiny instance into ``target``, started and left running."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "rar_opt", "schedule", TINY, "-o", str(target)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_a_pipe_is_written_as_a_stream_and_sigterm_leaves_no_temporary_file(tmp_path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -89,25 +100,13 @@ def test_a_pipe_is_written_as_a_stream_and_sigterm_leaves_no_temporary_file(tmp_
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
     # with a reader: the schedule arrives through the pipe
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rar_opt", "schedule", TINY, "-o", str(fifo)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _schedule_into(fifo, env)
     with open(fifo) as reader:
         data = json.loads(reader.read())
     assert proc.wait(timeout=120) == 0 and data["format"] == "rar-opt/schedule"
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     # without a reader the command waits to open the pipe, its output in a temporary file
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rar_opt", "schedule", TINY, "-o", str(fifo)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _schedule_into(fifo, env)
     deadline = time.monotonic() + 120
     while not list(scratch.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.02)
