@@ -20,7 +20,7 @@ from pathlib import Path
 
 from common import save
 
-from rar_opt.executors import make_executor
+from rar_opt.studies.executors import make_executor
 from rar_opt.studies.report import describe, report
 from rar_opt.studies.run import StudyConfig, open_study, run_study
 

@@ -2,7 +2,7 @@
 the best proven lower bound and the best makespan known, the method and seconds of each,
 the certified gap, and every policy's ratio to the best bound.
 
-Instances: the paper generator (`rar_opt.generate`) at 160 x 20, 160 x 10 and 320 x 20
+Instances: the paper generator (`rar_opt.instances.generate`) at 160 x 20, 160 x 10 and 320 x 20
 (and 640 x 20 when asked), every preset, seeds 0-9. Per instance:
 
 * bounds: every bound of `rar_opt.bounds.every_bound` (the cheap and structural ones;
@@ -33,10 +33,10 @@ from common import RESULTS, save, versions
 
 from rar_opt.algorithms import POLICIES
 from rar_opt.bounds import every_bound
-from rar_opt.calibration import PRESETS
-from rar_opt.evaluation import judge
-from rar_opt.generate import generate
-from rar_opt.integral import ceil_bound
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.studies.evaluation import judge
+from rar_opt.instances.generate import generate
+from rar_opt.bounds.rounding import ceil_bound
 from rar_opt.solvers import solve
 
 NAME = "bounds-table"

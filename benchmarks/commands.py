@@ -32,7 +32,7 @@ from pathlib import Path
 
 from common import RESULTS, table
 
-from rar_opt.provenance import versions
+from rar_opt.support.provenance import versions
 
 JOBS, SERVERS, SEED = 16000, 2000, 0
 
@@ -88,7 +88,7 @@ def main() -> None:
         cli = [sys.executable, "-c", BOOT + "from rar_opt.cli import run; run()", args.tree]
         check_child = [sys.executable, "-c", BOOT + CHECK_CHILD, args.tree]
     if not instance.exists():
-        from rar_opt.generate import paper
+        from rar_opt.instances.generate import paper
 
         paper(SEED, jobs=JOBS, servers=SERVERS, horizon=args.horizon).write(instance)
     schedule.unlink(missing_ok=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rar_opt.provenance import versions
+from rar_opt.support.provenance import versions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -19,7 +19,7 @@ from common import RESULTS, save, table
 
 from rar_opt import Instance, check
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 from rar_opt.solvers import Status, solve
 
 TIME_LIMIT = 60.0

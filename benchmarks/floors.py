@@ -1,7 +1,7 @@
 """How far the structural floors raise the lower bound: ``python benchmarks/floors.py``.
 
 For each instance: the old floor max(longest job, work), every bound of
-``rar_opt.floors.BOUNDS`` with its seconds, the new floor, and the optimum (or the best
+``rar_opt.bounds.structural.BOUNDS`` with its seconds, the new floor, and the optimum (or the best
 known makespan and bound) where one is known. Instances:
 
 * the frontier set of ``benchmarks/frontier.py`` (every size, family and seed), with the
@@ -25,8 +25,8 @@ from common import RESULTS, save, table
 from frontier import SIZES, instance
 
 from rar_opt import Instance
-from rar_opt.floors import structural_bounds, trivial_floor
-from rar_opt.generate import generate
+from rar_opt.bounds.structural import structural_bounds, trivial_floor
+from rar_opt.instances.generate import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS = ("paper-literal", "paper-split15", "contention-heavy")

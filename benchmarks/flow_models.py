@@ -15,8 +15,8 @@ import time
 from common import save, table
 
 from rar_opt import Instance
-from rar_opt.generate import tiny, with_arrivals
-from rar_opt.library import instance_path
+from rar_opt.instances.generate import tiny, with_arrivals
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import solve
 
 LIMIT = 30.0

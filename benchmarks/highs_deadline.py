@@ -22,8 +22,8 @@ from pathlib import Path
 
 from common import RESULTS, table
 
-from rar_opt.generate import tiny
-from rar_opt.provenance import versions
+from rar_opt.instances.generate import tiny
+from rar_opt.support.provenance import versions
 
 BOOT = """
 import sys

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from common import RESULTS, save
 
-from rar_opt.generate import generate
+from rar_opt.instances.generate import generate
 from rar_opt.solvers.decompose import AUTO, Plan, decompose
 
 INSTANCES = [(160, 20, s) for s in (2, 3, 6, 8)] + [(160, 10, s) for s in (0, 1)] + [(320, 20, s) for s in (0, 1)]

@@ -87,7 +87,7 @@ def draw(data: dict, name: str, source: str) -> list[Path]:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import ScalarFormatter
 
-    from rar_opt.provenance import caption
+    from rar_opt.support.provenance import caption
 
     rows = data["runs"]
     by = grouped(rows)

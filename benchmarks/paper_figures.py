@@ -1,7 +1,7 @@
 """The paper's four experiments under every generator preset, as tables and pictures:
 ``python benchmarks/paper_figures.py [--seeds 0 1 2 3 4] [--workers 2]``.
 
-For each preset of :mod:`rar_opt.calibration` (the same draws under each), it runs the
+For each preset of :mod:`rar_opt.instances.calibration` (the same draws under each), it runs the
 ``policies``, ``servers``, ``kappa`` and ``lambda`` experiments over the seeds, writes
 every row to benchmarks/results/paper-experiments.json (with versions), prints one
 markdown table per experiment (mean makespan over the seeds, min-max in brackets, and the
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from common import save
 
-from rar_opt.calibration import PRESETS
-from rar_opt.experiments import KAPPAS, LAMBDAS, SERVERS, run_experiment
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.studies.experiments import KAPPAS, LAMBDAS, SERVERS, run_experiment
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 EXPERIMENT_NAMES = ("policies", "servers", "kappa", "lambda")

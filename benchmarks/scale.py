@@ -42,7 +42,7 @@ CHILD = """
 import json, resource, sys, time
 from rar_opt import check
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 jobs, servers, policy = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 inst = paper(0, jobs=jobs, servers=servers, horizon=1200 * jobs // 160)
 inst.bounds

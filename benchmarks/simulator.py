@@ -15,7 +15,7 @@ from common import save, table, timed
 from rar_opt import simulate
 from rar_opt.algorithms.engine import as_trial, eligible_rule, least_loaded, run_list, sjf_order
 from rar_opt.algorithms.estimators import estimate
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from common import save, table
 from rar_opt import check
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import lower_bounds
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 
 def main() -> None:

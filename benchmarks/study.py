@@ -27,7 +27,7 @@ from pathlib import Path
 from common import save, table
 
 from rar_opt.algorithms import POLICIES
-from rar_opt.executors import DaskExecutor, SerialExecutor
+from rar_opt.studies.executors import DaskExecutor, SerialExecutor
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import open_store
 from rar_opt.studies.worst import WorstConfig, open_search, search

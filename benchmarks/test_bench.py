@@ -12,7 +12,7 @@ import pytest
 
 from rar_opt import Instance, check, run_policy, simulate
 from rar_opt.formulations import compact
-from rar_opt.generate import paper, tiny
+from rar_opt.instances.generate import paper, tiny
 
 
 @pytest.fixture(scope="module")

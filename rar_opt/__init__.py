@@ -45,15 +45,15 @@ if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and _started
 ):
     _signal.signal(_signal.SIGINT, _interrupted_while_starting)
 
-from ._version import __version__  # noqa: E402
-from .algorithms import POLICIES, run_policy  # noqa: E402
-from .check import CheckReport, Violation, check  # noqa: E402
-from .errors import InputError, ScheduleMismatchError  # noqa: E402
-from .generate import generate  # noqa: E402
-from .instance import Cluster, Instance, Job  # noqa: E402
-from .schedule import Schedule  # noqa: E402
-from .simulate import SimResult, simulate  # noqa: E402
-from .timemodel import TimeModel  # noqa: E402
+from rar_opt._version import __version__  # noqa: E402
+from rar_opt.algorithms import POLICIES, run_policy  # noqa: E402
+from rar_opt.check import CheckReport, Violation, check  # noqa: E402
+from rar_opt.cluster.timemodel import TimeModel  # noqa: E402
+from rar_opt.errors import InputError, ScheduleMismatchError  # noqa: E402
+from rar_opt.instance import Cluster, Instance, Job  # noqa: E402
+from rar_opt.instances.generate import generate  # noqa: E402
+from rar_opt.schedule import Schedule  # noqa: E402
+from rar_opt.simulate import SimResult, simulate  # noqa: E402
 
 __all__ = [
     "POLICIES",

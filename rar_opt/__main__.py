@@ -1,5 +1,5 @@
 """``python -m rar_opt``: the command line."""
 
-from .cli import run
+from rar_opt.cli import run
 
 run()

@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from . import jsonio as jio
-from .errors import InputError
-from .timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
-from .topology import Topology
+from rar_opt.cluster.modes import Modes, job_modes
+from rar_opt.cluster.timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
+from rar_opt.cluster.topology import Topology
+from rar_opt.errors import InputError
+from rar_opt.support import jsonio as jio
 
 MAX_SERVER_GPUS = 4096
 """The most GPUs one server may have (real servers have 1-16; the engine keeps one entry per GPU)."""
@@ -38,9 +39,9 @@ class Cluster:
     """Servers and the physical constants of the time model.
 
     ``servers[s]`` is O_s, the number of identical GPUs of server s. ``contention`` is the
-    contention function f, a :class:`~rar_opt.timemodel.Contention` value (a registered
+    contention function f, a :class:`~rar_opt.cluster.timemodel.Contention` value (a registered
     name such as ``"linear"`` is accepted and resolved on construction); ``alpha`` is its
-    parameter. ``topology`` is the network (:class:`~rar_opt.topology.Topology`, or its JSON
+    parameter. ``topology`` is the network (:class:`~rar_opt.cluster.topology.Topology`, or its JSON
     object, whose ``server_link`` defaults to ``b_inter``); None is the paper's star, every
     server's uplink at ``b_inter`` (docs/model.md section 3.8).
     """
@@ -294,6 +295,11 @@ class Instance:
     def bounds(self) -> JobBounds:
         """Per-job best and worst per-iteration and execution times."""
         return self.time_model.job_bounds()
+
+    @cached_property
+    def modes(self) -> Modes:
+        """Per-job fastest execution times unsplit and split (:mod:`rar_opt.cluster.modes`)."""
+        return job_modes(self.time_model, self.bounds.rho_min)
 
     # -- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .algorithms.result import PolicyResult
-from .compare import Comparison
-from .errors import ParameterError
-from .simulate import SimResult
-from .solvers.result import SolveResult
+from rar_opt.errors import ParameterError
+
+RESULT_TYPES = ("SimResult", "SolveResult", "PolicyResult", "Comparison")
+"""The result types, each with a ``to_dict()`` (read by name: this module sits below all of them)."""
+
+
+def _is_result(value: Any) -> bool:
+    return type(value).__name__ in RESULT_TYPES and callable(getattr(value, "to_dict", None))
 
 
 def to_dict(result: Any) -> dict[str, Any]:
@@ -28,15 +31,13 @@ def to_dict(result: Any) -> dict[str, Any]:
     ``summary()``), ``SolveResult.summary()`` (every field but the schedule),
     ``PolicyResult.record()`` (the run's choices; the schedule is left out, as in a
     schedule file's ``meta``) and ``Comparison.to_dict()``."""
-    if isinstance(result, SimResult):
-        return result.to_dict()
-    if isinstance(result, SolveResult | PolicyResult):
-        return result.to_dict()
-    if isinstance(result, Comparison):
-        return result.to_dict()
-    raise ParameterError(
-        f"is a {type(result).__name__}; expected a SimResult, SolveResult, PolicyResult or Comparison", where="result"
-    )
+    if not _is_result(result):
+        raise ParameterError(
+            f"is a {type(result).__name__}; expected a SimResult, SolveResult, PolicyResult or Comparison",
+            where="result",
+        )
+    out: dict[str, Any] = result.to_dict()
+    return out
 
 
 def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -54,12 +55,12 @@ def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def to_rows(results: Any | Iterable[Any]) -> list[dict[str, Any]]:
     """Flat rows of one result or many: one row per result, except a Comparison, which
     gives one row per policy (its instance, reference and reference kind repeated)."""
-    if isinstance(results, SimResult | SolveResult | PolicyResult | Comparison):
+    if _is_result(results):
         results = [results]
     rows: list[dict[str, Any]] = []
     for result in results:
         data = to_dict(result)
-        if isinstance(result, Comparison):
+        if type(result).__name__ == "Comparison":
             shared = {k: data[k] for k in ("instance", "reference", "reference_kind", "theorem5_bound")}
             rows += [flatten({**shared, **policy}) for policy in data["policies"]]
         else:

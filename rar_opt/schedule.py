@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import jsonio as jio
-from .errors import InputError, ScheduleMismatchError
-from .placements import SparseRows, compressed
+from rar_opt._placements import SparseRows, compressed
+from rar_opt.errors import InputError, ScheduleMismatchError
+from rar_opt.support import jsonio as jio
 
 if TYPE_CHECKING:
-    from .instance import Instance
+    from rar_opt.instance import Instance
 
 SCHEDULE_FORMAT = "rar-opt/schedule"
 SCHEDULE_VERSION = 1

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .timemodel import NEVER, slots_needed
+from rar_opt.cluster.timemodel import NEVER, slots_needed
 
 if TYPE_CHECKING:
-    from .instance import Instance
-    from .schedule import Schedule
+    from rar_opt.instance import Instance
+    from rar_opt.schedule import Schedule
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from .helpers import (
     COUNTEREXAMPLE_NAMES,

@@ -2,7 +2,7 @@
 
 The reference here (``reference_*``) steps slot by slot and writes the time model, the
 execution-time bounds and the constraints out from docs/model.md sections 2-3 in plain
-Python, independently of :mod:`rar_opt.timemodel`, :mod:`rar_opt.simulate` and
+Python, independently of :mod:`rar_opt.cluster.timemodel`, :mod:`rar_opt.simulate` and
 :mod:`rar_opt.check`, so that the package can be compared with it.
 
 Strategies: ``tiny_instances`` (broad), ``micro_instances`` (brute-forceable),
@@ -19,7 +19,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, InputError, Instance, Job, Schedule, check
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 
 
 def serial_horizon_instance(name: str, cluster: Cluster, jobs, max_horizon: int | None = None) -> Instance:

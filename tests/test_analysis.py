@@ -8,8 +8,8 @@ from hypothesis import given, settings
 
 from rar_opt import Instance, check
 from rar_opt.algorithms import POLICIES, run_policy
-from rar_opt.analysis import realized_shares
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
+from rar_opt.shares import realized_shares
 
 from .strategies import reference_simulate, reference_spans, reference_tau, tiny_instances
 

@@ -33,7 +33,7 @@ def test_the_gantt_chart_draws_release_marks(tmp_path) -> None:
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from rar_opt.plot import draw_schedule
+    from rar_opt.plotting.schedule import draw_schedule
 
     inst = Instance.read(PATH)
     stored = Schedule.read(PATH.with_name("arrivals-5x2.schedule.json"))

@@ -1,4 +1,4 @@
-"""The Gilmore-Gomory test of rar_opt.binpacking: a refusal is never wrong (brute force),
+"""The Gilmore-Gomory test of rar_opt.bounds.binpacking: a refusal is never wrong (brute force),
 a packing it reports is one, and it refutes what L2 cannot."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rar_opt.binpacking import first_fit_decreasing, fits
+from rar_opt.bounds.binpacking import first_fit_decreasing, fits
 
 
 def _fewest_bins(items: tuple[int, ...], capacity: int) -> int:

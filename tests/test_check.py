@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rar_opt import Instance, Schedule, check
-from rar_opt.gpus import assign_gpu_ids
+from rar_opt.gpu_ids import assign_gpu_ids
 
 from .strategies import instance_and_schedule, reference_violations
 

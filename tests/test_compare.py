@@ -1,4 +1,4 @@
-"""Policies side by side (rar_opt.compare), against values derived by hand on wait-beats-start."""
+"""Policies side by side (rar_opt.studies.compare), against values derived by hand on wait-beats-start."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from rar_opt import Instance
 from rar_opt.algorithms import POLICIES
-from rar_opt.compare import compare
 from rar_opt.solvers import PhaseKind, Status
+from rar_opt.studies.compare import compare
 
 
 def test_against_the_optimum(wait_beats_start: Instance) -> None:
@@ -70,8 +70,8 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
         raise AssertionError("the relaxation was solved a second time")
 
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", refuse)
-    from rar_opt.evaluation import evaluate
-    from rar_opt.generate import generate
+    from rar_opt.instances.generate import generate
+    from rar_opt.studies.evaluation import evaluate
 
     # decompose runs the relaxation as its first phase: evaluate reads it from there (auto
     # leaves the contention-free phases out since stop 27, docs/exactness.md)
@@ -79,7 +79,8 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
     ev = evaluate(inst, ("ff",), method="decompose", bound_time_limit=10)
     phase = ev.solve.record.phase(PhaseKind.RELAXATION)
     assert phase is not None and phase.status == Status.OPTIMAL
-    assert (ev.bounds.relaxation, ev.bounds.relaxation_proven) == (math.ceil(phase.objective), True)
+    relaxed = ev.bounds.get("relaxation")
+    assert relaxed is not None and (relaxed.value, relaxed.exact) == (math.ceil(phase.objective), True)
     # auto runs no relaxation (and on wait-beats-start pack meets the floor before any
     # model): the relaxation is solved once, by compare
     monkeypatch.setattr(rar_opt.solvers, "relaxation_bound", counted)

@@ -1,4 +1,4 @@
-"""The structural floors (rar_opt.floors): never above an optimum, at least the trivial
+"""The structural floors (rar_opt.bounds.structural): never above an optimum, at least the trivial
 bounds where they say so, values by hand on instances built to show each one, and cheap.
 
 By hand (b_inter 1, b_intra 10, C 50, alpha 0, xi2 0; a 3-GPU job with m = 0.15,
@@ -29,13 +29,22 @@ import pytest
 from hypothesis import assume, given, settings
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.bounds import lower_bounds
-from rar_opt.floors import BOUNDS, modes, structural_bounds, structural_floor, trivial_floor
-from rar_opt.generate import generate
+from rar_opt.bounds import lower_bounds, registry
+from rar_opt.bounds.structural import trivial_floor
+from rar_opt.instances.generate import generate
 
 from .bruteforce import brute_force, placements_of
 from .helpers import COUNTEREXAMPLE_NAMES, INSTANCES, LIBRARY_NAMES, load_counterexample, load_known, policy_makespans
 from .strategies import micro_instances, reference_simulate, tiny_instances
+
+
+def structural_bounds(inst):  # {name: (value, seconds)} of the structural family
+    names = {b.name for b in registry.entries("makespan", families=("structural",))}
+    return {b.name: (b.value, b.seconds) for b in registry.cheap(inst) if b.name in names}
+
+
+BOUNDS = [b.name for b in registry.entries("makespan", families=("structural",))]
+structural_floor = registry.floor
 
 FRONTIER = sorted((INSTANCES / "frontier").glob("*.json"))
 
@@ -92,7 +101,7 @@ def _cluster(servers: tuple[int, ...]) -> Cluster:
 
 def test_classes_and_halves_by_hand() -> None:
     one = Instance("big-on-one", 200, _cluster((4, 2, 2)), (_job("a"), _job("b")))
-    m = modes(one)
+    m = one.modes
     assert list(m.single) == [10, 10] and list(m.split) == [20, 20]
     assert trivial_floor(one) == 10
     found = {k: v for k, (v, _) in structural_bounds(one).items()}
@@ -115,7 +124,7 @@ def test_gpu_bins_by_hand() -> None:
     # three one-GPU jobs of 8 slots on two one-GPU servers: the work bound says 12, but
     # some GPU runs two of them in a row, so 16 (the optimum)
     inst = Instance("three-on-two-gpus", 200, _cluster((1, 1)), tuple(_job(n, 1) for n in "abc"))
-    assert list(modes(inst).rho) == [8, 8, 8] and trivial_floor(inst) == 12
+    assert list(inst.modes.rho) == [8, 8, 8] and trivial_floor(inst) == 12
     assert structural_bounds(inst)["gpu_bins"][0] == 16 == min(policy_makespans(inst).values())
 
 
@@ -149,7 +158,7 @@ def test_the_bin_packing_lp_lifts_gpu_bins_at_paper_scale() -> None:
 def test_disjunctive_pairs() -> None:
     # a 5-GPU and a 4-GPU job on 8 GPUs can never overlap: 10 + 10
     inst = Instance("clash", 200, _cluster((4, 4)), (_job("a", 5), _job("b", 4)))
-    r = modes(inst).rho
+    r = inst.modes.rho
     assert structural_bounds(inst)["disjunctive"][0] == int(r.sum())
 
 
@@ -161,7 +170,7 @@ def test_floors_dominate_what_they_claim_and_stay_below_every_heuristic(inst: In
     # energetic, classes and halves start from the trivial floor and only rise
     for name in ("energetic", "classes", "halves"):
         assert found[name] >= trivial
-    m = modes(inst)
+    m = inst.modes
     big = 2 * m.gpus > m.num_gpus
     if big.any():  # the jobs over half the cluster one after the other, so at least the longest of them
         assert found["disjunctive"] >= int(m.rho[big].max())

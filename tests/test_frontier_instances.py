@@ -10,7 +10,7 @@ import json
 import pytest
 
 from rar_opt import Instance, Schedule
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Status
 from rar_opt.solvers.probe import probe
 

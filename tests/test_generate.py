@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rar_opt.generate import PHILLY_MIX, generate, paper, philly_sizes, tiny
+from rar_opt.instances.generate import PHILLY_MIX, generate, paper, philly_sizes, tiny
 
 from .strategies import reference_rho_range
 

@@ -1,4 +1,4 @@
-"""Poisson arrivals at a target load (rar_opt.generate.with_arrivals, ``--load``)."""
+"""Poisson arrivals at a target load (rar_opt.instances.generate.with_arrivals, ``--load``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from rar_opt import InputError, Instance, check
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import generate
+from rar_opt.instances.generate import generate
 
 from .helpers import run
 

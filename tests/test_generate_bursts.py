@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import InputError, Instance
-from rar_opt.generate import batch_sizes, generate
+from rar_opt.instances.generate import batch_sizes, generate
 
 from .helpers import run
 

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rar_opt import InputError, Schedule, run_policy
-from rar_opt.generate import tiny
-from rar_opt.jsonio import MAX_DEPTH, _depth, dump_json, json_text, load_json
+from rar_opt.instances.generate import tiny
+from rar_opt.support.jsonio import MAX_DEPTH, _depth, dump_json, json_text, load_json
 
 
 def _depth_by_scan(text: str) -> int:

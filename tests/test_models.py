@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rar_opt import InputError, Instance
-from rar_opt.models import ModelSpec, build_model, export_model
+from rar_opt.formulations.specs import ModelSpec, build_model, export_model
 from rar_opt.solvers import Status, solve
 
 from .helpers import MODELS
@@ -228,8 +228,8 @@ def test_export_counts_what_the_lp_file_holds(tmp_path) -> None:
     import highspy
 
     from rar_opt import Instance
-    from rar_opt.library import instance_path, model_path
-    from rar_opt.models import ModelSpec, export_model
+    from rar_opt.formulations.specs import ModelSpec, export_model
+    from rar_opt.instances.library import instance_path, model_path
 
     inst = Instance.read(instance_path("wait-beats-start-plus"))
     size = export_model(ModelSpec.read(model_path("compact-makespan")), inst, tmp_path / "m.lp", "lp")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rar_opt import InputError, Instance
-from rar_opt.calibration import PRESETS, Calibration
-from rar_opt.generate import generate, paper
+from rar_opt.instances.calibration import PRESETS, Calibration
+from rar_opt.instances.generate import generate, paper
 
 from .helpers import PAPER_FILE, run
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rar_opt.processes import TimeUp, alarm_at, graceful_stops, stop_requested
+from rar_opt.support.processes import TimeUp, alarm_at, graceful_stops, stop_requested
 
 
 def _busy(seconds: float) -> None:

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from rar_opt import provenance as prov
 from rar_opt._version import __version__
+from rar_opt.support import provenance as prov
 
 from .helpers import INSTANCES, ROOT, run
 

@@ -1,4 +1,4 @@
-"""The lower bounds that use releases (rar_opt.floors.release_bound, release_energy_bound;
+"""The lower bounds that use releases (rar_opt.bounds.structural.release_bound, release_energy_bound;
 docs/arrivals.md): values by hand, never above the optimum, and no change without releases."""
 
 from __future__ import annotations
@@ -8,11 +8,20 @@ import dataclasses
 from hypothesis import given, settings
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.bounds import lower_bounds
-from rar_opt.floors import release_bound, release_energy_bound, structural_bounds, trivial_floor
+from rar_opt.bounds import lower_bounds, registry
+from rar_opt.bounds.structural import release_bound, release_energy_bound, trivial_floor
 from rar_opt.solvers import Status, solve
 
 from .strategies import micro_instances, tiny_instances, with_releases
+
+
+def structural_bounds(inst):  # {name: (value, seconds)} of the structural family
+    names = {b.name for b in registry.entries("makespan", families=("structural",))}
+    return {b.name: (b.value, b.seconds) for b in registry.cheap(inst) if b.name in names}
+
+
+BOUNDS = [b.name for b in registry.entries("makespan", families=("structural",))]
+structural_floor = registry.floor
 
 
 def _fast(name: str, release: int = 0) -> Job:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from rar_opt import Instance, check, run_policy
-from rar_opt.compare import compare
 from rar_opt.errors import ParameterError
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.results import flatten, to_dict, to_frame, to_rows
 from rar_opt.solvers import solve
+from rar_opt.studies.compare import compare
 
 
 @pytest.fixture(scope="module")

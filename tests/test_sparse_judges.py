@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from rar_opt import Instance, Schedule, check, simulate
 from rar_opt.algorithms import run_policy
-from rar_opt.analysis import _alone_on_links, _tau_on_links, realized_shares
-from rar_opt.gpus import assign_gpu_ids
+from rar_opt.gpu_ids import assign_gpu_ids
+from rar_opt.shares import _alone_on_links, _tau_on_links, realized_shares
 
 from .strategies import instance_and_schedule
 from .topology_strategies import topology_instance_and_schedule
@@ -117,7 +117,7 @@ def no_dense_placements(monkeypatch):
 def test_check_gpu_ids_and_shares_build_no_dense_array(no_dense_placements) -> None:
     import dataclasses
 
-    from rar_opt.generate import paper
+    from rar_opt.instances.generate import paper
 
     inst = paper(0, jobs=320, servers=40)
     racks = {"racks": [list(range(r, r + 10)) for r in range(0, 40, 10)], "rack_link": 30.0}

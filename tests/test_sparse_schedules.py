@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import InputError, Schedule, check, simulate
-from rar_opt.placements import SparseRows
+from rar_opt._placements import SparseRows
 
 from .helpers import OPTIMAL
 from .strategies import arbitrary_schedules, instance_and_schedule, tiny_instances

@@ -8,8 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.errors import InputError
-from rar_opt.timemodel import (
+from rar_opt.cluster.timemodel import (
     CONTENTION_FUNCTIONS,
     Contention,
     linear_contention,
@@ -17,6 +16,7 @@ from rar_opt.timemodel import (
     robust_floor_inverse,
     unregister_contention,
 )
+from rar_opt.errors import InputError
 
 from .strategies import reference_phi, reference_rho_range, reference_spans, reference_tau, tiny_instances
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, InputError, Instance, simulate
+from rar_opt.cluster.topology import Topology
 from rar_opt.solvers import Status, solve
-from rar_opt.topology import Topology
 
 from .bruteforce import brute_force
 from .helpers import INSTANCES, instance_dict, policy_makespans, run

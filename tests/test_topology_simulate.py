@@ -82,7 +82,7 @@ def test_every_heuristic_is_feasible_and_simulated_on_a_topology(data: st.DataOb
 
 def test_the_trace_shows_the_rack_links_on_a_topology(tmp_path) -> None:
     from rar_opt.algorithms import run_policy
-    from rar_opt.library import instance_path
+    from rar_opt.instances.library import instance_path
 
     from .helpers import run
 

@@ -1,4 +1,4 @@
-"""Job traces as CSV (rar_opt.traces): the example trace, the mapping onto slots, bad rows."""
+"""Job traces as CSV (rar_opt.instances.traces): the example trace, the mapping onto slots, bad rows."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from rar_opt import InputError, Instance, check
 from rar_opt.algorithms import run_policy
 from rar_opt.errors import ParameterError
-from rar_opt.generate import philly_sizes
-from rar_opt.traces import UNITS, parse_span, read_trace, trace_instance
+from rar_opt.instances.generate import philly_sizes
+from rar_opt.instances.traces import UNITS, parse_span, read_trace, trace_instance
 
 from .helpers import INSTANCES
 

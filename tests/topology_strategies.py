@@ -18,7 +18,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, InputError, Instance, Job, Schedule
-from rar_opt.topology import Topology
+from rar_opt.cluster.topology import Topology
 
 from .strategies import (
     arbitrary_schedules,

@@ -48,7 +48,7 @@ SOLVE_OWN = [
     "## Pictures\n\nThe chart has one row per GPU, the job ids on the bars, a legend of names and "
     "the contention c_s per server below. A caption and a `.provenance.json` file record the versions.",
     "import tempfile\nfrom pathlib import Path\n\nfrom IPython.display import Image\n\n"
-    "from rar_opt.plot import plot_schedule\n\n"
+    "from rar_opt.plotting.schedule import plot_schedule\n\n"
     "out = Path(tempfile.mkdtemp())\n"
     'plot_schedule(inst, best.schedule, out / "optimum.png")\n'
     'Image(filename=str(out / "optimum.png"))',
@@ -60,7 +60,7 @@ STUDY = [
     "solves many generated instances exactly and puts every policy beside the optimum. Here: "
     "12 tiny instances in this process (a real study uses thousands and `--workers`).",
     "import tempfile\nfrom pathlib import Path\n\n"
-    "from rar_opt.executors import SerialExecutor\n"
+    "from rar_opt.studies.executors import SerialExecutor\n"
     "from rar_opt.studies.report import describe, report\n"
     "from rar_opt.studies.run import StudyConfig, run_study\n"
     "from rar_opt.studies.store import open_store\n"
@@ -94,12 +94,12 @@ STUDY = [
 VARIANTS = [
     "# Generate and compare formulation variants\n\n"
     "The exact models are data: `models/*.json` name a formulation and its options. "
-    "`rar_opt.variants.measure` builds one on an instance and reports its size, its LP and "
+    "`rar_opt.studies.variants.measure` builds one on an instance and reports its size, its LP and "
     "root bounds and what the solve proves; variants of the same objective must agree.",
     "from rar_opt import generate\n"
-    "from rar_opt.library import model_path\n"
-    "from rar_opt.models import ModelSpec\n"
-    "from rar_opt.variants import disagreements, measure\n\n"
+    "from rar_opt.instances.library import model_path\n"
+    "from rar_opt.formulations.specs import ModelSpec\n"
+    "from rar_opt.studies.variants import disagreements, measure\n\n"
     'inst = generate("tiny", seed=3, jobs=4, servers=2)\n'
     'print(inst.name, inst.num_jobs, "jobs on", inst.cluster.servers)\n'
     'specs = [ModelSpec.read(model_path(n)) for n in ("compact-makespan", "compact-plain", "gdp-bigm", "relax-lp")]\n'
@@ -121,7 +121,7 @@ VARIANTS = [
     'print(row.status, row.objective, "rows", row.rows)\n'
     'assert row.objective == exact["compact-makespan"]',
     "Exported as LP, the model keeps its variant in a header comment (`rar-opt export` does the same):",
-    "import tempfile\nfrom pathlib import Path\n\nfrom rar_opt.models import export_model\n\n"
+    "import tempfile\nfrom pathlib import Path\n\nfrom rar_opt.formulations.specs import export_model\n\n"
     'path = Path(tempfile.mkdtemp()) / "model.lp"\n'
     'size = export_model(plain, inst, path, "lp")\n'
     'print(size)\nprint("".join(path.read_text().splitlines(keepends=True)[:3]))',
@@ -133,7 +133,7 @@ PAPER = [
     "same sweep on smaller instances (32 jobs, two seeds) runs in seconds; `rar-opt experiment "
     "policies` runs the full one.",
     "import pandas as pd\n\n"
-    "from rar_opt.experiments import run_experiment, summarise\n\n"
+    "from rar_opt.studies.experiments import run_experiment, summarise\n\n"
     'rows = run_experiment("policies", seeds=[0, 1], jobs=32)\n'
     "pd.DataFrame(summarise(rows))",
     "Each run is a row (the same rows `rar_opt.studies.tables.load_results` reads from an `experiment -o FILE`):",
@@ -152,7 +152,7 @@ PAPER = [
     "On a tiny instance the exact models make the trade-off precise: the schedule of least "
     "makespan against the schedule of least total completion time.",
     "from rar_opt import Instance, check\n"
-    "from rar_opt.library import instance_path\n"
+    "from rar_opt.instances.library import instance_path\n"
     "from rar_opt.solvers import solve\n\n"
     'inst = Instance.read(instance_path("wait-beats-start-plus"))\n'
     "out = {}\n"

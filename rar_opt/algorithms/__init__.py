@@ -16,9 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
-from ..instance import Instance
-from .baselines import (
+from rar_opt.algorithms.baselines import (
     BaselineParams,
     BisectedParams,
     LsParams,
@@ -30,9 +28,9 @@ from .baselines import (
     oblivious_sjf_policy,
     random_policy,
 )
-from .classical import PLACEMENTS, ClassicalParams, laf_policy, lpt_policy
-from .engine import Progress, reporting
-from .online import (
+from rar_opt.algorithms.classical import PLACEMENTS, ClassicalParams, laf_policy, lpt_policy
+from rar_opt.algorithms.engine import Progress, reporting
+from rar_opt.algorithms.online import (
     OnlineParams,
     OnlineSjfBcoParams,
     online_consolidate,
@@ -42,10 +40,12 @@ from .online import (
     online_shortest_first,
     online_sjf_bco,
 )
-from .packing import PackParams, pack_policy
-from .result import PolicyResult
-from .search import SearchParams, improve_policy
-from .sjf_bco import SjfBcoParams, sjf_bco
+from rar_opt.algorithms.packing import PackParams, pack_policy
+from rar_opt.algorithms.result import PolicyResult
+from rar_opt.algorithms.search import SearchParams, improve_policy
+from rar_opt.algorithms.sjf_bco import SjfBcoParams, sjf_bco
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance
-from .engine import (
+from rar_opt.algorithms.engine import (
     ClusterState,
     GpuPicker,
     PlacementRule,
@@ -39,8 +38,9 @@ from .engine import (
     run_list,
     sjf_order,
 )
-from .estimators import ESTIMATORS, estimate
-from .result import PolicyResult, policy_result
+from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.algorithms.result import PolicyResult, policy_result
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
-from .baselines import BaselineParams, _unlimited, consolidate_rule
-from .engine import PlacementRule, first_fit_rule, least_loaded_rule
-from .estimators import estimate
-from .result import PolicyResult
+from rar_opt.algorithms.baselines import BaselineParams, _unlimited, consolidate_rule
+from rar_opt.algorithms.engine import PlacementRule, first_fit_rule, least_loaded_rule
+from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.result import PolicyResult
+from rar_opt.instance import Instance
 
 PLACEMENTS: dict[str, PlacementRule] = {
     "first-fit": first_fit_rule,

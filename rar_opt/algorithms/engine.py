@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
-from ..schedule import Schedule
-from ..simulate import Clock
-from ..timemodel import NEVER
-from .index import CountTree, MinTree, SortedKeys
+from rar_opt.algorithms.index import CountTree, MinTree, SortedKeys
+from rar_opt.cluster.timemodel import NEVER
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.simulate import Clock
 
 LOAD_TOL = 1e-9
 INF = float("inf")

@@ -3,7 +3,7 @@
 SJF-BCO charges a job's GPUs rho_hat_j / u before the job runs, so the estimate must be
 available before its placement and its contention are known (resolution 4 of
 docs/algorithms.md). Any true execution time of job j lies in [rho_min_j, rho_max_j]
-(:class:`rar_opt.timemodel.JobBounds`); an estimator picks rho_hat_j in that range, and
+(:class:`rar_opt.cluster.timemodel.JobBounds`); an estimator picks rho_hat_j in that range, and
 then l = min_j rho_hat_j / rho_max_j <= rho_hat / rho <= max_j rho_hat_j / rho_min_j = u
 hold for every schedule, which is what Theorem 5's bound n_g * varphi * u / l needs.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
+from rar_opt.instance import Instance
 
 Estimator = Callable[[Instance], np.ndarray]
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..processes import stop_requested
+from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
 

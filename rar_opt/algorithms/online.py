@@ -37,13 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
-from ..timemodel import NEVER
-from .baselines import consolidate_rule
-from .engine import _REPORT, ClusterState, PlacementRule, Trial, first_fit_rule, least_loaded_rule
-from .estimators import ESTIMATORS, estimate
-from .result import PolicyResult, policy_result
-from .sjf_bco import fa_ffp, lbsgf
+from rar_opt.algorithms.baselines import consolidate_rule
+from rar_opt.algorithms.engine import _REPORT, ClusterState, PlacementRule, Trial, first_fit_rule, least_loaded_rule
+from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.algorithms.result import PolicyResult, policy_result
+from rar_opt.algorithms.sjf_bco import fa_ffp, lbsgf
+from rar_opt.cluster.timemodel import NEVER
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)

@@ -62,17 +62,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..floors import modes
-from ..instance import Instance
-from ..processes import stop_requested
-from ..timemodel import NEVER, slots_needed
-from . import lanes
-from .baselines import BaselineParams
-from .engine import _REPORT, Trial
-from .estimators import estimate
-from .result import PolicyResult, searched_result
-from .search import MAX_SEED
+from rar_opt.algorithms import lanes
+from rar_opt.algorithms.baselines import BaselineParams
+from rar_opt.algorithms.engine import _REPORT, Trial
+from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.result import PolicyResult, searched_result
+from rar_opt.algorithms.search import MAX_SEED
+from rar_opt.cluster.timemodel import NEVER, slots_needed
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +155,7 @@ class _Jobs:
 
 
 def _jobs(instance: Instance) -> _Jobs:
-    m = modes(instance)
+    m = instance.modes
     hosts = m.capacity[None, :] >= m.gpus[:, None]
     tm = instance.time_model
     must = np.flatnonzero(~hosts.any(axis=1))

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .._version import __version__
-from ..check import CheckReport, check
-from ..instance import Instance
-from ..schedule import Schedule
-from .engine import Trial
-from .estimators import Estimate
+from rar_opt._version import __version__
+from rar_opt.algorithms.engine import Trial
+from rar_opt.algorithms.estimators import Estimate
+from rar_opt.check import CheckReport, check
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 
 @dataclass(frozen=True)

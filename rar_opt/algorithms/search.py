@@ -35,13 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
-from ..processes import stop_requested
-from .baselines import BaselineParams
-from .classical import ORDERS, PLACEMENTS
-from .engine import ClusterState, PlacementRule, Trial, run_list
-from .estimators import estimate
-from .result import PolicyResult, searched_result
+from rar_opt.algorithms.baselines import BaselineParams
+from rar_opt.algorithms.classical import ORDERS, PLACEMENTS
+from rar_opt.algorithms.engine import ClusterState, PlacementRule, Trial, run_list
+from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.result import PolicyResult, searched_result
+from rar_opt.instance import Instance
+from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
-from .engine import (
+from rar_opt.algorithms.engine import (
     ClusterState,
     Failed,
     PlacementRule,
@@ -38,8 +37,9 @@ from .engine import (
     run_list,
     sjf_order,
 )
-from .estimators import ESTIMATORS, estimate
-from .result import PolicyResult, policy_result
+from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.algorithms.result import PolicyResult, policy_result
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)

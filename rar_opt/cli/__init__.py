@@ -19,10 +19,10 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from ..errors import InputError, ParameterError
-from ..processes import graceful_stops, stop_requested
-from ..provenance import full_version
-from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
+from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.support.processes import graceful_stops, stop_requested
+from rar_opt.support.provenance import full_version
 
 COMMAND_MODULES = ("instances", "exact", "bounds", "sweeps", "study", "variants")
 """The modules of this package that register commands, in the order ``--help`` lists them."""
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _sigint_to_python() -> None:
     """Hand SIGINT back to Python's handler (KeyboardInterrupt) if the start-up's handler of
     ``rar_opt/__init__.py`` (one line, exit 130) is still in place."""
-    from .. import _interrupted_while_starting
+    from rar_opt import _interrupted_while_starting
 
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -7,44 +7,51 @@ import argparse
 import dataclasses
 import math
 
-from ..errors import InputError
-from ..instance import Instance
-from ..library import instance_path
-from ..provenance import provenance, versions
-from .output import EXIT_OK, emit_json, emit_table
+from rar_opt.bounds.registry import Bound, entries
+from rar_opt.cli.output import EXIT_OK, emit_json, emit_table
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.instances.library import instance_path
+from rar_opt.support.provenance import provenance, versions
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add ``bounds``."""
     p = sub.add_parser("bounds", parents=[common], help="every lower bound on the optimal makespan, with its seconds")
     p.add_argument("instance")
-    p.add_argument(
-        "--relaxation-time",
-        type=float,
-        default=10.0,
-        help="seconds of CP-SAT for the contention-free relaxation's bound (default 10; 0: leave it out)",
-    )
-    p.add_argument(
-        "--bins-time",
-        type=float,
-        default=10.0,
-        help="seconds of CP-SAT for the GPU-bins relaxation, asked upward from the best bound (default 10; 0: none)",
-    )
+    for bound in _flagged():
+        p.add_argument(
+            bound.flag,
+            type=float,
+            default=bound.default_seconds,
+            dest=_dest(bound),
+            help=f"seconds for {bound.name}: {bound.summary} (default {bound.default_seconds:g}; 0: leave it out)",
+        )
     p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations (default 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bounds)
 
 
+def _flagged() -> list[Bound]:
+    """The solver bounds that ``rar-opt bounds`` offers, each with its seconds flag."""
+    return [b for b in entries("makespan", families=("solver",)) if b.flag]
+
+
+def _dest(bound: Bound) -> str:
+    return bound.flag.removeprefix("--").replace("-", "_")
+
+
 def cmd_bounds(args: argparse.Namespace) -> int:
     """``rar-opt bounds``: each bound by name, the best of them, and what each took."""
-    from ..bounds import every_bound
+    from rar_opt.bounds import every_bound
 
-    seconds, bins = args.relaxation_time, args.bins_time
-    for value, flag in ((seconds, "--relaxation-time"), (bins, "--bins-time")):
+    limits = {b.name: getattr(args, _dest(b)) for b in _flagged()}
+    for bound in _flagged():
+        value = limits[bound.name]
         if not (math.isfinite(value) and value >= 0):
-            raise InputError(f"must be a finite number of seconds >= 0, got {value}", where=flag)
+            raise InputError(f"must be a finite number of seconds >= 0, got {value}", where=bound.flag)
     instance = Instance.read(instance_path(args.instance))
-    found = every_bound(instance, relaxation_time_limit=seconds or None, seed=args.seed, bins_time_limit=bins or None)
+    found = every_bound(instance, time_limits=limits, seed=args.seed)
     best = max((b for b in found if b.value is not None), key=lambda b: b.value)
     if args.json:
         emit_json(
@@ -53,8 +60,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
                 "bounds": [dataclasses.asdict(b) for b in found],
                 "best": best.value,
                 "best_by": best.name,
-                "relaxation_time": seconds,
-                "bins_time": bins,
+                **{_dest(b): limits[b.name] for b in _flagged()},
                 "seed": args.seed,
                 "versions": versions(),
                 "provenance": provenance(),

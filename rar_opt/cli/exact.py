@@ -9,20 +9,20 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..algorithms import POLICIES
-from ..errors import InputError
-from ..formulations import FORMULATIONS
-from ..formulations.base import RICH_OBJECTIVES
-from ..instance import Instance
-from ..library import instance_path, model_path
-from ..models import EXPORT_FORMATS
-from ..processes import seconds_since_start
-from ..provenance import provenance
-from ..solvers.budget import after_startup
-from ..solvers.cpsat import SEARCHES
-from ..solvers.decompose import PLANS
-from ..solvers.registry import BACKENDS
-from .output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
+from rar_opt.algorithms import POLICIES
+from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
+from rar_opt.errors import InputError
+from rar_opt.formulations import FORMULATIONS
+from rar_opt.formulations.base import RICH_OBJECTIVES
+from rar_opt.formulations.specs import EXPORT_FORMATS
+from rar_opt.instance import Instance
+from rar_opt.instances.library import instance_path, model_path
+from rar_opt.solvers.budget import after_startup
+from rar_opt.solvers.cpsat import SEARCHES
+from rar_opt.solvers.decompose import PLANS
+from rar_opt.solvers.registry import BACKENDS
+from rar_opt.support.processes import seconds_since_start
+from rar_opt.support.provenance import provenance
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -123,13 +123,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     """``rar-opt solve``: solve exactly with a formulation, its options and a backend."""
-    from ..solvers import Status, solve
+    from rar_opt.solvers import Status, solve
 
     instance = Instance.read(instance_path(args.instance))
     formulation = args.formulation or "auto"
     options: dict[str, Any] = {}
     if args.model:
-        from ..models import ModelSpec
+        from rar_opt.formulations.specs import ModelSpec
 
         spec = ModelSpec.read(model_path(args.model))
         if args.formulation and args.formulation != spec.formulation:
@@ -204,7 +204,7 @@ def _write_schedule(output: str | None, schedule: Any, why_not: str) -> None:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     """``rar-opt probe``: is there a schedule that ends by slot H?"""
-    from ..solvers.probe import probe
+    from rar_opt.solvers.probe import probe
 
     instance = Instance.read(instance_path(args.instance))
     # the limit is the wall clock of the whole command (a bad one is refused by probe)
@@ -254,7 +254,7 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``rar-opt export``: write a model spec's model as LP, MPS or NL."""
-    from ..models import ModelSpec, export_model
+    from rar_opt.formulations.specs import ModelSpec, export_model
 
     instance = Instance.read(instance_path(args.instance))
     spec = ModelSpec.read(model_path(args.model))
@@ -266,7 +266,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``rar-opt compare``: policies side by side against OPT or a lower bound."""
-    from ..compare import compare
+    from rar_opt.studies.compare import compare
 
     if args.policies and len(set(args.policies)) < len(args.policies):
         repeated = sorted({p for p in args.policies if args.policies.count(p) > 1})
@@ -295,20 +295,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
     )
     if result.bounds is not None:
-        b = result.bounds
-        relax = "not computed" if b["relaxation"] is None else b["relaxation"]
-        if b["relaxation"] is None and instance.time_model.links is not None:
-            relax = "not computed (it assumes the paper's star; this cluster has a topology)"
-        elif b["relaxation"] is None and not args.bound_time_limit:
-            relax = "not computed (--bound-time-limit 0)"
-        if b["relaxation_proven"] is False:
-            relax = f"{relax} (CP-SAT's bound on the relaxation, not its optimum)"
-        print(f"lower bounds: longest job {b['longest']}, work {b['work']}, contention-free relaxation {relax}")
-        from ..floors import BOUNDS as FLOORS
-
-        floors = [f"{k} {b[k]}" for k in FLOORS if b.get(k)]
-        if floors:
-            print("structural floors (docs/exactness.md): " + ", ".join(floors))
+        print(_bounds_line(result.bounds, instance))
     emit_table(
         [
             (
@@ -333,3 +320,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ("sjf-bco claim", "verdict", "margin", "detail"),
     )
     return EXIT_OK
+
+
+def _bounds_line(found: dict[str, Any], instance: Instance) -> str:
+    """The lower bounds of a comparison on one line, each registered bound by name."""
+    from rar_opt.bounds.registry import entries
+
+    parts = []
+    for bound in entries("makespan"):
+        value = found.get(bound.name)
+        if value is not None:
+            exact = found.get(f"{bound.name}_proven")
+            parts.append(
+                f"{bound.name} {value}" + (" (the solver's bound on it, not its optimum)" if exact is False else "")
+            )
+        elif bound.needs_solver and bound.flag:
+            why = "does not apply to this instance" if bound.applies and not bound.applies(instance) else "not computed"
+            parts.append(f"{bound.name} {why}")
+    return "lower bounds (docs/exactness.md): " + ", ".join(parts)

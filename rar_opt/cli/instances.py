@@ -7,17 +7,17 @@ import sys
 import time
 from typing import Any
 
-from ..algorithms import PLACEMENTS, POLICIES
-from ..algorithms.estimators import ESTIMATORS
-from ..calibration import PRESETS
-from ..check import check
-from ..errors import InputError
-from ..generate import GENERATORS, generate
-from ..instance import Instance
-from ..library import instance_path
-from ..schedule import Schedule
-from ..traces import parse_span, read_trace, trace_instance
-from .output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
+from rar_opt.algorithms import PLACEMENTS, POLICIES
+from rar_opt.algorithms.estimators import ESTIMATORS
+from rar_opt.check import check
+from rar_opt.cli.output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import GENERATORS, generate
+from rar_opt.instances.library import instance_path
+from rar_opt.instances.traces import parse_span, read_trace, trace_instance
+from rar_opt.schedule import Schedule
 
 MAX_SEED = 2**63 - 1
 """The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
@@ -187,7 +187,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_schedule(args: argparse.Namespace) -> int:
     """``rar-opt schedule``: run a policy and report its schedule."""
-    from ..algorithms import run_policy
+    from rar_opt.algorithms import run_policy
 
     # one range for every policy, seeded or not: a bad seed is refused even where it is unused
     if not 0 <= args.seed <= MAX_SEED:
@@ -233,7 +233,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     schedule = result.schedule
     wall = time.perf_counter() - began
     extra = {"policy": args.policy, "wall_s": round(wall, 4)}
-    from ..analysis import realized_shares
+    from rar_opt.shares import realized_shares
 
     judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
     shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
@@ -254,7 +254,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     try:
         import matplotlib  # noqa: F401
 
-        from ..plot import plot_schedule
+        from rar_opt.plotting.schedule import plot_schedule
     except ImportError:
         print("error: plotting needs matplotlib: pip install 'rar-opt[plot]'", file=sys.stderr)
         return EXIT_INTERNAL

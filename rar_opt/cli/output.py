@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import PolicyResult
-from ..check import CheckReport, check
-from ..errors import InputError
-from ..instance import Instance
-from ..schedule import Schedule
+from rar_opt.algorithms import PolicyResult
+from rar_opt.check import CheckReport, check
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -85,7 +85,7 @@ def emit_simulation(
     if run is not None and run.policy == "sjf-bco" and res.makespan is not None:
         from dataclasses import asdict
 
-        from ..bounds import check_sjf_bco_claims, lower_bounds
+        from rar_opt.bounds import check_sjf_bco_claims, lower_bounds
 
         checks = check_sjf_bco_claims(instance, res.makespan, run, lower_bound=lower_bounds(instance).best)
         out["claims"] = [asdict(c) for c in checks]
@@ -168,7 +168,7 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
 
     from tqdm import tqdm
 
-    from ..solvers.progress import observe  # here: importing the solvers costs a second at start-up
+    from rar_opt.solvers.progress import observe  # here: importing the solvers costs a second at start-up
 
     done = threading.Event()
     # the bar writes to its own copy of the terminal's descriptor: solver interfaces redirect
@@ -208,8 +208,8 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
 
 def check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done
-    (what ``-o`` does with each kind of path: :func:`rar_opt.jsonio.atomic_target`)."""
-    from ..jsonio import writable_problem
+    (what ``-o`` does with each kind of path: :func:`rar_opt.support.jsonio.atomic_target`)."""
+    from rar_opt.support.jsonio import writable_problem
 
     if not path.strip():
         raise InputError("is empty", where="--output")

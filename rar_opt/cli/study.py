@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..algorithms import POLICIES
-from ..calibration import PRESETS
-from ..errors import ParameterError
-from ..formulations import FORMULATIONS
-from ..solvers.decompose import PLANS
-from ..studies.tasks import ARRIVAL_FAMILIES, DEFAULT_LOAD, FAMILIES
-from .output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.algorithms import POLICIES
+from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.errors import ParameterError
+from rar_opt.formulations import FORMULATIONS
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.solvers.decompose import PLANS
+from rar_opt.studies.tasks import ARRIVAL_FAMILIES, DEFAULT_LOAD, FAMILIES
 
 
 def _executor_options(p: argparse.ArgumentParser) -> None:
@@ -106,16 +106,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def _resume_hint(store: str, count: int | None) -> Iterator[None]:
-    """A lost Dask scheduler (:class:`~rar_opt.executors.SchedulerLost`) told in one line,
+    """A lost Dask scheduler (:class:`~rar_opt.studies.executors.SchedulerLost`) told in one line,
     with what the store kept and how to go on: the same command resumes from its rows."""
-    from ..executors import SchedulerLost
+    from rar_opt.studies.executors import SchedulerLost
 
     try:
         yield
     except SchedulerLost as exc:
         kept = 0
         if Path(store).exists():
-            from ..studies.store import open_store
+            from rar_opt.studies.store import open_store
 
             with open_store(store) as opened:
                 kept = opened.count()
@@ -128,14 +128,14 @@ def _resume_hint(store: str, count: int | None) -> Iterator[None]:
 
 
 def _executor(args: argparse.Namespace) -> Any:
-    from ..executors import make_executor
+    from rar_opt.studies.executors import make_executor
 
     return make_executor(workers=args.workers, scheduler=args.scheduler)
 
 
 def _study_config(args: argparse.Namespace, policies: tuple[str, ...]) -> Any:
     """The study's configuration from the options ``study run`` and ``study worst`` share."""
-    from ..studies.run import StudyConfig
+    from rar_opt.studies.run import StudyConfig
 
     return StudyConfig(
         family=args.family,
@@ -152,10 +152,10 @@ def _study_config(args: argparse.Namespace, policies: tuple[str, ...]) -> Any:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``rar-opt study run``: compute what the store lacks, then print the report."""
-    from ..studies.run import run_study
+    from rar_opt.studies.run import run_study
 
     config = _study_config(args, tuple(args.policies or ()))
-    from ..studies.run import open_study
+    from rar_opt.studies.run import open_study
 
     if Path(args.store).exists():  # a foreign or mismatched store is refused before any cluster starts
         open_study(args.store, config).close()
@@ -182,9 +182,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_report(path: str, as_json: bool) -> int:
     import sys
 
-    from ..errors import InputError
-    from ..studies.report import describe, describe_lines, report, table
-    from ..studies.store import open_store
+    from rar_opt.errors import InputError
+    from rar_opt.studies.report import describe, describe_lines, report, table
+    from rar_opt.studies.store import open_store
 
     with open_store(path) as store:
         try:
@@ -245,10 +245,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.plots:
         import sys
 
-        from ..errors import InputError
-        from ..studies.plots import write_plots
-        from ..studies.report import describe
-        from ..studies.store import open_store
+        from rar_opt.errors import InputError
+        from rar_opt.studies.plots import write_plots
+        from rar_opt.studies.report import describe
+        from rar_opt.studies.store import open_store
 
         with open_store(args.store) as store:
             rows = list(store.rows())
@@ -266,10 +266,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``rar-opt study export``: instance files of the worst instances, and flat tables."""
-    from ..errors import InputError
-    from ..studies.export import export_worst
-    from ..studies.store import open_store
-    from ..studies.tables import load_results, require_parquet
+    from rar_opt.errors import InputError
+    from rar_opt.studies.export import export_worst
+    from rar_opt.studies.store import open_store
+    from rar_opt.studies.tables import load_results, require_parquet
 
     if args.worst is None and args.tables is None:
         raise InputError("give --worst K with -o DIR, or --tables DIR (or both)", where="study export")
@@ -291,10 +291,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_worst(args: argparse.Namespace) -> int:
     """``rar-opt study worst``: a worst-case search for one policy."""
-    from ..jsonio import dump_json
-    from ..studies.export import instance_file
-    from ..studies.run import discard_if_empty
-    from ..studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
+    from rar_opt.studies.export import instance_file
+    from rar_opt.studies.run import discard_if_empty
+    from rar_opt.studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
+    from rar_opt.support.jsonio import dump_json
 
     study = _study_config(args, (args.policy,))
     config = WorstConfig(study, args.strategy, args.batch, args.elite, args.initial, args.objective)

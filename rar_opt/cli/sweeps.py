@@ -6,10 +6,10 @@ import argparse
 import time
 from typing import Any
 
-from ..calibration import PRESETS
-from ..experiments import EXPERIMENTS
-from ..provenance import provenance, versions
-from .output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.studies.experiments import EXPERIMENTS
+from rar_opt.support.provenance import provenance, versions
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -38,8 +38,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """``rar-opt experiment``: one of the paper's sweeps."""
-    from ..experiments import count_runs, run_experiment, summarise
-    from ..jsonio import dump_json
+    from rar_opt.studies.experiments import count_runs, run_experiment, summarise
+    from rar_opt.support.jsonio import dump_json
 
     began = time.perf_counter()
     with progress(args, count_runs(args.name, args.seeds, args.jobs, len(args.preset)), "runs") as bar:

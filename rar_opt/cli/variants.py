@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..instance import Instance
-from ..library import MODEL_FOLDERS, instance_path, model_path, names
-from .output import EXIT_OK, emit_json, emit_table, fmt, progress
+from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, fmt, progress
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.instances.library import MODEL_FOLDERS, instance_path, model_path, names
 
 COLUMNS = (
     "instance",
@@ -48,7 +48,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _specs(folder: str | None) -> list[Any]:
     """The specs of ``folder`` (every *.json), or the bundled catalogue."""
-    from ..models import ModelSpec
+    from rar_opt.formulations.specs import ModelSpec
 
     if folder is None:
         return [ModelSpec.read(model_path(name)) for name in names(MODEL_FOLDERS)]
@@ -60,9 +60,9 @@ def _specs(folder: str | None) -> list[Any]:
 
 def cmd_variants(args: argparse.Namespace) -> int:
     """``rar-opt variants``: the variants table (flags exact variants that disagree)."""
-    from ..jsonio import dump_json
-    from ..solvers.backend import check_settings
-    from ..variants import disagreements, measure, summary
+    from rar_opt.solvers.backend import check_settings
+    from rar_opt.studies.variants import disagreements, measure, summary
+    from rar_opt.support.jsonio import dump_json
 
     check_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
     instances = [Instance.read(instance_path(name)) for name in args.instances]

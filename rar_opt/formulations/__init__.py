@@ -18,8 +18,8 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from . import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
-from .base import Formulation, ModelData, model_data
+from rar_opt.formulations import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
+from rar_opt.formulations.base import Formulation, ModelData, model_data
 
 FORMULATIONS: dict[str, Formulation] = {
     f.name: f
@@ -74,7 +74,7 @@ FORMULATIONS: dict[str, Formulation] = {
 
 def formulation(name: str) -> Formulation:
     """The registered formulation ``name``; an unknown name is an InputError listing the known."""
-    from ..errors import InputError
+    from rar_opt.errors import InputError
 
     if name not in FORMULATIONS:
         raise InputError(f"unknown formulation {name!r} (known: {', '.join(FORMULATIONS)})", where="formulation")

@@ -25,9 +25,9 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from ..errors import InputError
-from ..instance import Instance
-from ..schedule import Schedule
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 OBJECTIVES = ("makespan", "total", "flow")
 """Objectives every formulation with an objective option offers: max_j C_j, sum_j C_j, or

@@ -29,10 +29,18 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..instance import Instance
-from . import symmetry
-from .base import OBJECTIVES, ModelData, check_choice, check_count, check_flag, require_star, resolve_horizon
-from .cpsat import CpsatModel, execution_times, read_schedule, set_objective
+from rar_opt.formulations import symmetry
+from rar_opt.formulations.base import (
+    OBJECTIVES,
+    ModelData,
+    check_choice,
+    check_count,
+    check_flag,
+    require_star,
+    resolve_horizon,
+)
+from rar_opt.formulations.cpsat import CpsatModel, execution_times, read_schedule, set_objective
+from rar_opt.instance import Instance
 
 __all__ = ["Options", "build", "execution_times", "read_schedule"]
 

@@ -77,11 +77,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ..errors import InputError
-from ..instance import Instance
-from ..schedule import Schedule
-from . import symmetry
-from .base import (
+from rar_opt.errors import InputError
+from rar_opt.formulations import symmetry
+from rar_opt.formulations.base import (
     RELAXATIONS,
     RICH_OBJECTIVES,
     ModelData,
@@ -91,9 +89,11 @@ from .base import (
     resolve_horizon,
     weight_coefficients,
 )
-from .data import CompactData
-from .levels import LEVEL_ROWS, LevelRows
-from .links import link_rows
+from rar_opt.formulations.data import CompactData
+from rar_opt.formulations.levels import LEVEL_ROWS, LevelRows
+from rar_opt.formulations.links import link_rows
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 STARTED = ("sum", "cumulative")
 LINEARIZATIONS = tuple(LEVEL_ROWS)
@@ -131,12 +131,12 @@ class Options:
 
 def build(instance: Instance, options: Options | None = None) -> pyo.ConcreteModel:
     """The compact MILP of ``instance`` (see the module docstring); a relaxation is refused:
-    solving it gives a bound, not a schedule (:mod:`rar_opt.variants` solves it as one)."""
+    solving it gives a bound, not a schedule (:mod:`rar_opt.studies.variants` solves it as one)."""
     options = options or Options()
     if options.relaxation != "none":
         raise InputError(
             f"= {options.relaxation!r}: a relaxation gives a bound, never a schedule, and solve reports "
-            "schedules; use `rar-opt variants` (or rar_opt.variants.measure) for its bound",
+            "schedules; use `rar-opt variants` (or rar_opt.studies.variants.measure) for its bound",
             where="options.relaxation",
         )
     return assemble(instance, options)

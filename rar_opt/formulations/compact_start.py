@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 
-from ..instance import Instance
-from ..schedule import Schedule
-from .base import model_data
-from .compact import CompactData, same_job
-from .links import set_link_start
-from .values import slot_values
+from rar_opt.formulations.base import model_data
+from rar_opt.formulations.compact import CompactData, same_job
+from rar_opt.formulations.links import set_link_start
+from rar_opt.formulations.values import slot_values
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 
 def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> None:

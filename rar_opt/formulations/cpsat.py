@@ -34,12 +34,9 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ..errors import InputError
-from ..instance import Instance
-from ..schedule import Schedule
-from ..simulate import simulate
-from . import symmetry
-from .base import (
+from rar_opt.errors import InputError
+from rar_opt.formulations import symmetry
+from rar_opt.formulations.base import (
     OBJECTIVES,
     ModelData,
     check_choice,
@@ -49,7 +46,10 @@ from .base import (
     require_star,
     resolve_horizon,
 )
-from .data import CompactData
+from rar_opt.formulations.data import CompactData
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.simulate import simulate
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..instance import Instance
+from rar_opt.errors import InputError
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,20 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ..check import check
-from ..errors import InputError
-from ..gpus import assign_gpu_ids
-from ..instance import Instance
-from ..schedule import Schedule
-from .base import OBJECTIVES, ModelData, check_choice, check_count, model_data, require_star, resolve_horizon
+from rar_opt.check import check
+from rar_opt.errors import InputError
+from rar_opt.formulations.base import (
+    OBJECTIVES,
+    ModelData,
+    check_choice,
+    check_count,
+    model_data,
+    require_star,
+    resolve_horizon,
+)
+from rar_opt.gpu_ids import assign_gpu_ids
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 DEFAULT_LIMIT = 100_000
 

@@ -30,10 +30,10 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.gdp import Disjunct, Disjunction
 
-from ..instance import Instance
-from . import compact
-from .base import RICH_OBJECTIVES, ModelData, check_choice, check_count, check_flag
-from .levels import SplitRate
+from rar_opt.formulations import compact
+from rar_opt.formulations.base import RICH_OBJECTIVES, ModelData, check_choice, check_count, check_flag
+from rar_opt.formulations.levels import SplitRate
+from rar_opt.instance import Instance
 
 TRANSFORMATIONS = ("bigm", "hull", "mbigm")
 

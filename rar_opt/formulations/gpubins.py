@@ -7,12 +7,12 @@ Drop time from a schedule that ends by slot C and keep only who ran on which GPU
   set of jobs one after another, and their durations add up to at most C;
 * a job of G_j GPUs holds G_j distinct GPUs at once: G_j different bins;
 * unsplit, its GPUs are all on one server with O_s >= G_j, and it runs at least
-  ``single_j`` slots (:func:`rar_opt.floors.modes`); split, they are on two servers or
+  ``single_j`` slots (:attr:`Instance.modes <rar_opt.instance.Instance.modes>`); split, they are on two servers or
   more, and it runs at least ``split_j`` slots (no contention, the fewest servers).
 
 So if no such assignment of jobs to GPUs exists, no schedule ends by slot C: OPT >= C + 1.
 This is bin packing with one bin of size C per GPU (the ``gpu_bins`` floors of
-:mod:`rar_opt.floors`) plus what those floors cannot see: which bins belong to which
+:mod:`rar_opt.bounds.structural`) plus what those floors cannot see: which bins belong to which
 server, that a job's parts need distinct bins, and what splitting costs. No contention,
 no releases and no order in time, so it is a relaxation only, never a schedule. It is
 valid on every network: ``modes`` never overstates a job's time.
@@ -38,11 +38,10 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..errors import InputError
-from ..floors import modes
-from ..instance import Instance
-from ..timemodel import NEVER
-from .base import ModelData, check_count, check_flag
+from rar_opt.cluster.timemodel import NEVER
+from rar_opt.errors import InputError
+from rar_opt.formulations.base import ModelData, check_count, check_flag
+from rar_opt.instance import Instance
 
 PARAMS: tuple[tuple[str, Any], ...] = (("linearization_level", 2),)
 """CP-SAT settings for this model: it is a bin packing, where the linear relaxation is what
@@ -102,7 +101,7 @@ def build(instance: Instance, options: Options) -> GpuBinsModel:
     if why is not None:
         raise InputError(f"the GPU-bins model would have {why}")
     c = options.makespan
-    mo = modes(instance)
+    mo = instance.modes
     cap = [int(o) for o in mo.capacity]
     servers = tuple(s for s, o in enumerate(cap) for _ in range(o))
     on = {s: [b for b, t in enumerate(servers) if t == s] for s in range(len(cap))}

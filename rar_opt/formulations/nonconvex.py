@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ..instance import Instance
-from ..schedule import Schedule
-from ..timemodel import FLOOR_RTOL, Contention
-from .base import ModelData, check_count, model_data, require_star, resolve_horizon
-from .values import slot_values
+from rar_opt.cluster.timemodel import FLOOR_RTOL, Contention
+from rar_opt.formulations.base import ModelData, check_count, model_data, require_star, resolve_horizon
+from rar_opt.formulations.values import slot_values
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from ..instance import Instance
-from . import cfree, compact
+from rar_opt.formulations import cfree, compact
+from rar_opt.instance import Instance
 
 __all__ = ["build", "lp_relaxation", "relax_integers"]
 

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance
-from ..schedule import Schedule
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
 
 
 def job_key(job: Any) -> tuple[Any, ...]:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ..instance import Instance
-from ..schedule import Schedule
-from ..simulate import simulate
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.simulate import simulate
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@
 * :mod:`.appsi_highs`, :mod:`.scip`, :mod:`.cpsat`: the backends; :mod:`.registry`: :data:`BACKENDS`.
 """
 
-from .backend import Backend, Capabilities, RawOutcome, SolveOptions
-from .budget import Budget
-from .decompose import BinsBound, RelaxationBound, gpu_bins_bound, relaxation_bound
-from .record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
-from .registry import BACKENDS
-from .result import SolveResult, gap
-from .solve import solve, solve_model
-from .status import STATUS_TABLES, Status, map_status
+from rar_opt.solvers.backend import Backend, Capabilities, RawOutcome, SolveOptions
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.decompose import BinsBound, RelaxationBound, gpu_bins_bound, relaxation_bound
+from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
+from rar_opt.solvers.registry import BACKENDS
+from rar_opt.solvers.result import SolveResult, gap
+from rar_opt.solvers.solve import solve, solve_model
+from rar_opt.solvers.status import STATUS_TABLES, Status, map_status
 
 __all__ = [
     "BACKENDS",

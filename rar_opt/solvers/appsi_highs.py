@@ -32,9 +32,9 @@ from pyomo.common.timing import HierarchicalTimer
 from pyomo.contrib.appsi.solvers import Highs
 from pyomo.version import version as PYOMO_VERSION
 
-from ..processes import TimeUp, alarm_at, on_stop, stop_requested
-from .backend import MIN_SOLVER_SECONDS, Capabilities, RawOutcome, SolveOptions
-from .status import HIGHS_TABLE, Status, map_status
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, Capabilities, RawOutcome, SolveOptions
+from rar_opt.solvers.status import HIGHS_TABLE, Status, map_status
+from rar_opt.support.processes import TimeUp, alarm_at, on_stop, stop_requested
 
 log = logging.getLogger(__name__)
 

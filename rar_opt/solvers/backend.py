@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 import pyomo.environ as pyo
 
-from ..errors import ParameterError
-from .status import Status
+from rar_opt.errors import ParameterError
+from rar_opt.solvers.status import Status
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..processes import stop_requested
-from .backend import FINISH_RESERVE, MIN_SOLVER_SECONDS, SolveOptions, check_settings
+from rar_opt.solvers.backend import FINISH_RESERVE, MIN_SOLVER_SECONDS, SolveOptions, check_settings
+from rar_opt.support.processes import stop_requested
 
 
 @dataclass(frozen=True)

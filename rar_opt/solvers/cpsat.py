@@ -13,9 +13,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..processes import native_sigint, on_stop, stop_requested
-from .backend import Capabilities, RawOutcome, SolveOptions
-from .status import CPSAT_TABLE, Status, map_status
+from rar_opt.solvers.backend import Capabilities, RawOutcome, SolveOptions
+from rar_opt.solvers.status import CPSAT_TABLE, Status, map_status
+from rar_opt.support.processes import native_sigint, on_stop, stop_requested
 
 SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
     "default": (),

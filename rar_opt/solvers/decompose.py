@@ -4,7 +4,7 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
 
 0. (``auto`` only) Heuristics: the best schedule of a few list-scheduling policies that ends
    within the horizon is the first incumbent; its makespan caps every later horizon.
-0'. (``auto`` only) Floor: the structural lower bounds of :mod:`rar_opt.floors` (no solver,
+0'. (``auto`` only) Floor: the structural lower bounds of :mod:`rar_opt.bounds.structural` (no solver,
    milliseconds). A heuristic's schedule that meets them is optimal, proven before any model.
 1. Relaxation (:mod:`rar_opt.formulations.cfree`, ``restrict=False``): every job at its
    uncontended rate. Its bound is a lower bound on OPT; if it is infeasible, so is the
@@ -42,20 +42,20 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..check import check
-from ..errors import InputError
-from ..formulations import cfree, cpsat, gpubins
-from ..formulations import formulation as get_formulation
-from ..instance import Instance
-from ..integral import ceil_bound_or_none
-from ..processes import stop_requested
-from ..schedule import Schedule
-from .backend import RawOutcome, SolveOptions
-from .budget import Budget
-from .cpsat import Cpsat
-from .phases import PHASES, Context, Found, Incumbent, bins_answers
-from .plan import AUTO, DECOMPOSE, PLANS, Plan
-from .progress import report
+from rar_opt.bounds.rounding import ceil_bound_or_none
+from rar_opt.check import check
+from rar_opt.errors import InputError
+from rar_opt.formulations import cfree, cpsat, gpubins
+from rar_opt.formulations import formulation as get_formulation
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import RawOutcome, SolveOptions
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, bins_answers
+from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
+from rar_opt.solvers.progress import report
+from rar_opt.support.processes import stop_requested
 
 __all__ = [
     "AUTO",
@@ -69,9 +69,9 @@ __all__ = [
     "relaxation_bound",
     "run_plan",
 ]
-from .record import PhaseKind, SolveRecord
-from .result import SolveResult, finish
-from .status import Status
+from rar_opt.solvers.record import PhaseKind, SolveRecord
+from rar_opt.solvers.result import SolveResult, finish
+from rar_opt.solvers.status import Status
 
 log = logging.getLogger(__name__)
 

@@ -22,21 +22,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._version import __version__
-from ..check import check
-from ..floors import structural_bounds
-from ..formulations import cfree, cpsat, gpubins
-from ..instance import Instance
-from ..integral import ceil_bound_or_none
-from ..processes import stop_requested
-from ..schedule import Schedule
-from .backend import MIN_SOLVER_SECONDS, RawOutcome
-from .budget import Budget
-from .cpsat import SEARCHES, Cpsat
-from .plan import Plan
-from .probe import probe
-from .record import PhaseKind, PhaseRecord
-from .status import Status
+from rar_opt._version import __version__
+from rar_opt.bounds import registry
+from rar_opt.bounds.rounding import ceil_bound_or_none
+from rar_opt.check import check
+from rar_opt.formulations import cfree, cpsat, gpubins
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+from rar_opt.solvers.plan import Plan
+from rar_opt.solvers.probe import probe
+from rar_opt.solvers.record import PhaseKind, PhaseRecord
+from rar_opt.solvers.status import Status
+from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def _read(ctx: Context, model: Any, raw: RawOutcome) -> tuple[Schedule | None, i
 
 def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The best schedule of the plan's policies that ends within the horizon: the first incumbent."""
-    from ..algorithms import run_policy
+    from rar_opt.algorithms import run_policy
 
     if not ctx.policies:
         return
@@ -187,17 +187,20 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 
 def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """The structural lower bounds of :mod:`rar_opt.floors` (no model, milliseconds to a few
+    """The cheap lower bounds of :mod:`rar_opt.bounds.registry` (no model, milliseconds to a few
     seconds): each bound by name, and the best of them as this phase's bound on OPT. A best
     bound past the horizon proves that no schedule fits (the run ends ``infeasible``)."""
     if not ctx.plan.structural:
         return
     began = time.perf_counter()
-    bounds = structural_bounds(ctx.instance)
-    values = {name: value for name, (value, _) in bounds.items()}
+    values = {b.name: b.value for b in registry.cheap(ctx.instance) if b.value is not None}
     best_floor = float(max(values.values()))
     seconds = time.perf_counter() - began
-    solver = {"name": "rar-opt", "interface": "rar_opt.floors", "version": __version__}  # no solver: arithmetic
+    solver = {
+        "name": "rar-opt",
+        "interface": "rar_opt.bounds.registry",
+        "version": __version__,
+    }  # no solver: arithmetic
     record = PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=best_floor, seconds=seconds, floors=values)
     if best_floor > ctx.horizon:  # no schedule ends within the horizon: proven, no model needed
         why = f"the structural floor {best_floor:g} is past the horizon of {ctx.horizon} slots: nothing fits"
@@ -224,7 +227,7 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """Where the full model cannot be built (paper scale): the plan's improvement searches
     (``Plan.improvers``, seeded with the budget's seed) in turn, for the plan's share of
     the time left; each schedule is checked by the simulator before it is offered."""
-    from ..algorithms import run_policy
+    from rar_opt.algorithms import run_policy
 
     share, left = ctx.plan.improve_share, ctx.budget.left()
     if share is None or left is None or ctx.fits(best.within(ctx.horizon)) or stop_requested() is not None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
-from .cpsat import SEARCHES
+from rar_opt.errors import InputError
+from rar_opt.solvers.cpsat import SEARCHES
 
 REVERSALS = ("all", "first", "none")
 """The choices of :attr:`Plan.probe_reversal`."""
@@ -43,7 +43,7 @@ class Plan:
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
     # "all", "first" (the first probe of the stage, at the structural floor) or "none"
     probe_reversal: str = "first"
-    # after the heuristics: the structural lower bounds of rar_opt.floors (cheap, no solver);
+    # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
     # where the full model cannot be built (paper scale): this share of the time left for the
@@ -82,7 +82,7 @@ class Plan:
         for search, _ in self.full_searches:
             if search not in SEARCHES:
                 raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
-        from ..algorithms import POLICIES  # a lower layer; imported here only to check the names
+        from rar_opt.algorithms import POLICIES  # a lower layer; imported here only to check the names
 
         for k, (policy, _) in enumerate(self.improvers):
             if policy not in POLICIES:

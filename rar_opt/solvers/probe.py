@@ -27,17 +27,17 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..check import check
-from ..errors import ParameterError
-from ..formulations import cpsat
-from ..formulations import symmetry as symmetry_rows
-from ..formulations.base import require_star
-from ..instance import Instance
-from ..provenance import versions
-from ..schedule import Schedule
-from .budget import Budget
-from .cpsat import SEARCHES, Cpsat
-from .status import Status
+from rar_opt.check import check
+from rar_opt.errors import ParameterError
+from rar_opt.formulations import cpsat
+from rar_opt.formulations import symmetry as symmetry_rows
+from rar_opt.formulations.base import require_star
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+from rar_opt.solvers.status import Status
+from rar_opt.support.provenance import versions
 
 
 @dataclass(frozen=True)

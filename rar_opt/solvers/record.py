@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .status import Status
+from rar_opt.solvers.status import Status
 
 
 class PhaseKind(StrEnum):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
-from .appsi_highs import AppsiHighs
-from .backend import Backend
-from .cpsat import Cpsat
-from .scip import Scip
+from rar_opt.errors import InputError
+from rar_opt.solvers.appsi_highs import AppsiHighs
+from rar_opt.solvers.backend import Backend
+from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.scip import Scip
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in (AppsiHighs(), Scip(), Cpsat())}
 

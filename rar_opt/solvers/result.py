@@ -17,14 +17,14 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from ..check import check
-from ..instance import Instance
-from ..processes import stop_requested
-from ..provenance import versions
-from ..schedule import Schedule
-from .backend import RawOutcome
-from .record import SolveRecord
-from .status import Status
+from rar_opt.check import check
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import RawOutcome
+from rar_opt.solvers.record import SolveRecord
+from rar_opt.solvers.status import Status
+from rar_opt.support.processes import stop_requested
+from rar_opt.support.provenance import versions
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.version import version as PYOMO_VERSION
 
-from ..processes import worker_pool
-from .backend import Capabilities, RawOutcome, SolveOptions
-from .status import SCIP_TABLE, Status, map_status
+from rar_opt.solvers.backend import Capabilities, RawOutcome, SolveOptions
+from rar_opt.solvers.status import SCIP_TABLE, Status, map_status
+from rar_opt.support.processes import worker_pool
 
 SCIP_PARAMS: dict[str, Any] = {"presolving/maxrounds": 0}
 """Parameters set on every SCIP solve (recorded in results)."""

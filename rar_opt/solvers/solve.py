@@ -18,23 +18,23 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from ..check import check
-from ..errors import InputError, ParameterError
-from ..formulations import formulation as get_formulation
-from ..formulations import model_data
-from ..formulations.base import require_star, resolve_horizon
-from ..instance import Instance
-from ..integral import ceil_bound
-from ..processes import TimeUp, alarm_at, stop_requested
-from ..schedule import Schedule
-from .backend import RawOutcome, SolveOptions
-from .budget import Budget
-from .decompose import PLANS, run_plan
-from .record import SolveRecord
-from .registry import DEFAULT_BACKEND
-from .registry import backend as get_backend
-from .result import SolveResult, finish, restamp
-from .status import Status
+from rar_opt.bounds.rounding import ceil_bound
+from rar_opt.check import check
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.formulations import formulation as get_formulation
+from rar_opt.formulations import model_data
+from rar_opt.formulations.base import require_star, resolve_horizon
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import RawOutcome, SolveOptions
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.decompose import PLANS, run_plan
+from rar_opt.solvers.record import SolveRecord
+from rar_opt.solvers.registry import DEFAULT_BACKEND
+from rar_opt.solvers.registry import backend as get_backend
+from rar_opt.solvers.result import SolveResult, finish, restamp
+from rar_opt.solvers.status import Status
+from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ def _warm_start(instance: Instance, policy: str | None) -> Schedule | None:
     """The schedule of ``policy`` as a start, unless it ends after the horizon (then none)."""
     if not policy:
         return None
-    from ..algorithms import run_policy
+    from rar_opt.algorithms import run_policy
 
     run = run_policy(instance, policy)
     if run.exceeds_horizon:  # its schedule ends after T: no start, no horizon from it
@@ -311,7 +311,7 @@ def _solve_relaxation(instance: Instance, name: str, opts: Any, budget: Budget) 
     ``bound`` with its optimum as the bound when it is solved, ``no_solution`` with the
     solver's bound on it when a limit stops it, ``infeasible`` when even it has no point
     (then neither has the instance within the horizon). Never a schedule."""
-    from ..formulations import relax
+    from rar_opt.formulations import relax
 
     build0 = time.perf_counter()
     model = relax.build(instance, opts)

@@ -13,11 +13,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ..algorithms import run_policy
-from ..errors import InputError, ParameterError
-from ..jsonio import dump_json
-from .store import TaskRow
-from .tasks import instance_of
+from rar_opt.algorithms import run_policy
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.studies.store import TaskRow
+from rar_opt.studies.tasks import instance_of
+from rar_opt.support.jsonio import dump_json
 
 INSTANCE_COLUMNS = (
     "key",

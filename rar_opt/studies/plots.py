@@ -2,10 +2,10 @@
 
 * ``ecdf.png``: the empirical CDF of ALG/OPT per policy over the proven instances;
 * ``ratio-vs-parameters.png``: ALG/OPT against the number of jobs and against the share of
-  extra time contention causes in the policy's own schedule (:mod:`rar_opt.analysis`);
+  extra time contention causes in the policy's own schedule (:mod:`rar_opt.shares`);
 * ``worst-POLICY.png``: the worst instance of each policy that is ever suboptimal, as a
   Gantt chart under the policy (left) and under the optimum (right), drawn by
-  :func:`rar_opt.plot.plot_schedule`;
+  :func:`rar_opt.plotting.schedule.plot_schedule`;
 * ``provenance.json``: what the pictures were drawn from (the study's family, seeds,
   method, time limit and versions: :func:`rar_opt.studies.report.describe`) and the
   versions that drew them. Every picture carries a one-line caption with the same.
@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import POLICIES, run_policy
-from ..check import check
-from ..errors import ParameterError
-from ..jsonio import atomic_target
-from ..plot import add_caption, draw_schedule
-from ..provenance import provenance
-from ..schedule import Schedule
-from .store import TaskRow
-from .tasks import instance_of
+from rar_opt.algorithms import POLICIES, run_policy
+from rar_opt.check import check
+from rar_opt.errors import ParameterError
+from rar_opt.plotting.schedule import add_caption, draw_schedule
+from rar_opt.schedule import Schedule
+from rar_opt.studies.store import TaskRow
+from rar_opt.studies.tasks import instance_of
+from rar_opt.support.jsonio import atomic_target
+from rar_opt.support.provenance import provenance
 
 
 def _pyplot() -> Any:
@@ -156,7 +156,7 @@ def write_plots(rows: list[TaskRow], directory: str | Path, about: dict[str, Any
     ``provenance.json`` beside them; the paths written. ``about`` describes the study
     (:func:`rar_opt.studies.report.describe`); it goes into the provenance file, and its
     family, seeds and method into every caption."""
-    from ..jsonio import dump_json
+    from rar_opt.support.jsonio import dump_json
 
     out = Path(directory)
     if out.exists() and not out.is_dir():

@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import POLICIES
-from ..generate import GENERATOR_RANGES
-from ..provenance import provenance
-from .store import TaskRow
-from .tasks import ARRIVAL_FAMILIES
+from rar_opt.algorithms import POLICIES
+from rar_opt.instances.generate import GENERATOR_RANGES
+from rar_opt.studies.store import TaskRow
+from rar_opt.studies.tasks import ARRIVAL_FAMILIES
+from rar_opt.support.provenance import provenance
 
 WORST_CASE_WARNING = (
     "this store holds a worst-case search: its instances were chosen to make the policy look bad, "
@@ -143,7 +143,7 @@ def describe(kind: str, config: dict[str, Any], rows: list[TaskRow], created_wit
 
 
 def version_text(record: dict[str, Any]) -> str:
-    """A versions record (:func:`rar_opt.provenance.versions_and_revision`) in a few words."""
+    """A versions record (:func:`rar_opt.support.provenance.versions_and_revision`) in a few words."""
     text = str(record.get("rar-opt", "?"))
     if record.get("revision"):
         text += f"+g{str(record['revision'])[:7]}" + (".dirty" if record.get("dirty") else "")

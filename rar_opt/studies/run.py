@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..calibration import PRESETS
-from ..errors import ParameterError
-from ..executors import Executor
-from ..processes import check_stop
-from .store import Store, open_store
-from .tasks import (
+from rar_opt.errors import ParameterError
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.studies.executors import Executor
+from rar_opt.studies.store import Store, open_store
+from rar_opt.studies.tasks import (
     ARRIVAL_FAMILIES,
     DEFAULT_LOAD,
     TaskResult,
@@ -34,6 +33,7 @@ from .tasks import (
     run_task,
     task_key,
 )
+from rar_opt.support.processes import check_stop
 
 STUDY_KIND = "study"
 

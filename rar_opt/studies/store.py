@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..provenance import versions_and_revision as versions
+from rar_opt.errors import InputError
+from rar_opt.support.provenance import versions_and_revision as versions
 
 STORE_FORMAT = "rar-opt/study-store"
 STORE_VERSION = 1

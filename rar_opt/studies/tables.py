@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, ParameterError
-from ..jsonio import atomic_target
-from ..results import flatten
-from .export import INSTANCE_COLUMNS, POLICY_COLUMNS, tables
-from .store import open_store
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.results import flatten
+from rar_opt.studies.export import INSTANCE_COLUMNS, POLICY_COLUMNS, tables
+from rar_opt.studies.store import open_store
+from rar_opt.support.jsonio import atomic_target
 
 FORMATS = ("csv", "parquet")
 

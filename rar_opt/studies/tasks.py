@@ -14,7 +14,7 @@ ALG / best makespan and ALG / lower bound, and the row says ``proven: false``.
 
 Families (:data:`FAMILIES`): the generators' own, and arrival families
 (:data:`ARRIVAL_FAMILIES`: ``tiny-arrivals``, ``paper-arrivals``), whose instances are the
-generator's with Poisson arrivals at the study's ``load`` (:func:`rar_opt.generate.with_arrivals`,
+generator's with Poisson arrivals at the study's ``load`` (:func:`rar_opt.instances.generate.with_arrivals`,
 seeded by the instance seed). On an arrival family a task also solves the total flow time
 sum_j (C_j - r_j) exactly and records, per policy, its flow and ALG/OPT for flow
 (``flow_ratio``; when the flow optimum is not proven, ``flow_ratio_low`` and
@@ -30,19 +30,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..algorithms import POLICIES
-from ..analysis import realized_shares
-from ..bounds import completion_bounds
-from ..errors import ParameterError
-from ..evaluation import Evaluation
-from ..evaluation import evaluate as shared_evaluate
-from ..generate import GENERATORS, generate
-from ..instance import Instance
-from ..integral import ceil_bound_or_none
-from ..provenance import versions_and_revision as versions
-from ..schedule import Schedule
-from ..simulate import simulate
-from .store import canonical
+from rar_opt.algorithms import POLICIES
+from rar_opt.bounds import completion_bounds
+from rar_opt.bounds.rounding import ceil_bound_or_none
+from rar_opt.errors import ParameterError
+from rar_opt.instance import Instance
+from rar_opt.instances.generate import GENERATORS, generate
+from rar_opt.schedule import Schedule
+from rar_opt.shares import realized_shares
+from rar_opt.simulate import simulate
+from rar_opt.studies.evaluation import Evaluation
+from rar_opt.studies.evaluation import evaluate as shared_evaluate
+from rar_opt.studies.store import canonical
+from rar_opt.support.provenance import versions_and_revision as versions
 
 EXACT_METHOD = "auto"
 """The exact method of the studies: the solver layer's default (docs/exactness.md)."""
@@ -164,7 +164,7 @@ def evaluate(
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Every policy on ``instance`` against its exact optimum (or the best bound and best
     schedule when the optimum is not proven): the outputs row and the timing. The
-    evaluation itself is :func:`rar_opt.evaluation.evaluate`, shared with ``compare``.
+    evaluation itself is :func:`rar_opt.studies.evaluation.evaluate`, shared with ``compare``.
     With ``flow``, also against the optimal total flow time (:func:`flow_outputs`)."""
     ev = shared_evaluate(instance, policies, method=method, time_limit=time_limit, seed=seed)
     timing = {f"{name}_s": run.wall_s for name, run in ev.runs.items()}
@@ -214,7 +214,7 @@ def evaluate(
 def flow_method(method: str) -> str:
     """The method that solves a study's flow objective: ``method`` itself when it is a
     formulation with an objective option, else ``auto`` (which hands flow to CP-SAT)."""
-    from ..formulations import FORMULATIONS
+    from rar_opt.formulations import FORMULATIONS
 
     form = FORMULATIONS.get(method)
     return method if form is not None and "objective" in form.option_names() else "auto"
@@ -226,7 +226,7 @@ def flow_outputs(
     """The total flow time of every policy of ``ev`` against the exact flow optimum, within
     ``time_limit``: adds ``flow`` and its ratios to each policy's row of ``rows`` and
     returns the instance's flow record (status, proven, optimum, bound, best, method)."""
-    from ..solvers import Status, solve
+    from rar_opt.solvers import Status, solve
 
     released = int(instance.releases.sum())
     flows = {

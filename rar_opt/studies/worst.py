@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, ParameterError
-from ..executors import Executor
-from ..instance import Instance, Job
-from ..processes import check_stop
-from .run import StudyConfig
-from .store import Store, TaskRow, open_store
-from .tasks import TaskResult, generated_inputs, instance_inputs, instance_of, run_task, task_key
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.instance import Instance, Job
+from rar_opt.studies.executors import Executor
+from rar_opt.studies.run import StudyConfig
+from rar_opt.studies.store import Store, TaskRow, open_store
+from rar_opt.studies.tasks import TaskResult, generated_inputs, instance_inputs, instance_of, run_task, task_key
+from rar_opt.support.processes import check_stop
 
 WORST_KIND = "worst"
 STRATEGIES = ("evolve", "random")

@@ -17,7 +17,7 @@ from typing import Any
 
 from rar_opt import Instance
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import generate, paper
+from rar_opt.instances.generate import generate, paper
 
 from ..helpers import COUNTEREXAMPLES, INSTANCES
 

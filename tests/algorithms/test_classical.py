@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rar_opt import Instance, check
 from rar_opt.algorithms import PLACEMENTS, run_policy
 from rar_opt.errors import InputError
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from ..helpers import BEYOND_HORIZON
 from ..strategies import reference_simulate, reference_violations, tiny_instances

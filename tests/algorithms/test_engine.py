@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.algorithms.engine import Trial, bisect_theta
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from ..helpers import PAPER_FILE, run
 

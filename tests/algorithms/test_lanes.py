@@ -12,14 +12,13 @@ from hypothesis import strategies as st
 
 from rar_opt import Instance, Schedule, check
 from rar_opt.algorithms import PackParams, lanes, run_policy
-from rar_opt.floors import modes
-from rar_opt.generate import generate
+from rar_opt.instances.generate import generate
 
 from ..strategies import tiny_instances, with_releases
 
 
 def _search(inst: Instance, seed: int = 0, patience: int = 50, time_limit: float = 60.0) -> lanes.Lanes | None:
-    m = modes(inst)
+    m = inst.modes
     return lanes.search(
         m.capacity,
         m.gpus,
@@ -59,7 +58,7 @@ def test_the_forest_cuts_each_server_into_blocks_of_its_bits() -> None:
 @given(inst=tiny_instances(max_jobs=8), seed=st.integers(0, 3))
 def test_a_lanes_schedule_passes_the_checker_and_ends_when_the_search_says(inst: Instance, seed: int) -> None:
     found = _search(inst, seed)
-    m = modes(inst)
+    m = inst.modes
     if found is None:  # outside the class: a release, or a job wider than every block
         widest = 1 << (int(m.capacity.max()).bit_length() - 1)
         assert inst.has_releases or (lanes.widths(m.gpus) > widest).any()
@@ -77,7 +76,7 @@ def test_a_lanes_schedule_passes_the_checker_and_ends_when_the_search_says(inst:
 
 def test_the_tree_sums_bound_the_makespan_on_a_paper_instance() -> None:
     inst = generate("paper", 6, jobs=160, servers=20, preset="paper-literal")
-    m = modes(inst)
+    m = inst.modes
     forest = lanes.Forest.of(m.capacity)
     tries = lanes._Tries(forest, m.gpus, m.single)
     node, _ = tries.fits(400, np.random.default_rng(0), 50)
@@ -148,6 +147,6 @@ def test_the_neighbourhoods_run_however_large_the_patience() -> None:
     inst = generate("paper", 3, jobs=60, servers=8, preset="paper-literal")
     found = _search(inst, patience=10**9, time_limit=3.0)
     assert found is not None
-    m = modes(inst)
+    m = inst.modes
     floor = max(int(m.single.max()), -(-int((m.gpus * m.single).sum()) // int(m.capacity.sum())))
     assert found.neighbourhoods > 0 or found.makespan <= floor

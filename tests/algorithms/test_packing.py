@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from rar_opt import Instance
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from ..bruteforce import brute_force
 from ..helpers import read_instance
@@ -69,7 +69,7 @@ def test_both_split_rules_give_the_better_of_the_two(inst: Instance) -> None:
 def test_splitting_by_choice_beats_keeping_every_job_whole_on_a_frontier_instance() -> None:
     # 20 jobs on 8 servers of 1-4 GPUs (the frontier's tiny family, seed 0): whole jobs
     # queue for the few large servers; split over idle small ones they end far earlier
-    from rar_opt.generate import generate
+    from rar_opt.instances.generate import generate
 
     inst = generate("tiny", 0, jobs=20, servers=8)
     spans = {

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rar_opt import Cluster, Instance, Job, check
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.errors import InputError
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from ..helpers import BEYOND_HORIZON
 from ..strategies import reference_simulate, reference_violations, tiny_instances

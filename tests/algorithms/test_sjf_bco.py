@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rar_opt import Instance, check
 from rar_opt.algorithms import SjfBcoParams, sjf_bco
 from rar_opt.algorithms.estimators import ESTIMATORS
-from rar_opt.generate import paper
+from rar_opt.instances.generate import paper
 
 from ..helpers import BEYOND_HORIZON
 from ..strategies import reference_rho_range, reference_violations, tiny_instances

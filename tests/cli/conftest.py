@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rar_opt import run_policy
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 
 from ..helpers import instance_dict
 

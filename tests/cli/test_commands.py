@@ -9,8 +9,8 @@ import pytest
 
 from rar_opt import Instance, Schedule
 from rar_opt.algorithms import POLICIES
-from rar_opt.generate import tiny
-from rar_opt.gpus import assign_gpu_ids
+from rar_opt.gpu_ids import assign_gpu_ids
+from rar_opt.instances.generate import tiny
 
 from ..helpers import INSTANCES, run
 from ..strategies import reference_simulate

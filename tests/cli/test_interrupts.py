@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rar_opt import Instance, Schedule, check
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 
 from ..helpers import INSTANCES
 

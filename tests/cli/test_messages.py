@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rar_opt import Instance, run_policy
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 
 from ..helpers import INSTANCES, run
 

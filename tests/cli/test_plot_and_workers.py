@@ -103,9 +103,9 @@ def test_a_figure_has_a_caption_and_a_provenance_file(tmp_path) -> None:
     import matplotlib
 
     from rar_opt import Instance, run_policy
-    from rar_opt.library import instance_path
-    from rar_opt.plot import plot_schedule
-    from rar_opt.provenance import caption, provenance
+    from rar_opt.instances.library import instance_path
+    from rar_opt.plotting.schedule import plot_schedule
+    from rar_opt.support.provenance import caption, provenance
 
     inst = Instance.read(instance_path("tiny-6x3-s16"))
     schedule = run_policy(inst, "sjf-bco").schedule
@@ -127,8 +127,8 @@ def test_the_chart_labels_every_gpu_row_names_jobs_and_counts_whole_slots() -> N
     import numpy as np
 
     from rar_opt import Instance, check, run_policy
-    from rar_opt.library import instance_path
-    from rar_opt.plot import draw_schedule, legend_of_jobs
+    from rar_opt.instances.library import instance_path
+    from rar_opt.plotting.schedule import draw_schedule, legend_of_jobs
 
     inst = Instance.read(instance_path("tiny-6x3-s16"))
     schedule = run_policy(inst, "sjf-bco").schedule

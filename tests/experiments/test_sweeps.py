@@ -1,4 +1,4 @@
-"""The paper's sweeps (rar_opt.experiments): the runs each experiment consists of, rows judged
+"""The paper's sweeps (rar_opt.studies.experiments): the runs each experiment consists of, rows judged
 by the reference simulator, determinism with and without worker processes, summaries."""
 
 from __future__ import annotations
@@ -9,8 +9,17 @@ from rar_opt import InputError
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import completion_bounds, lower_bounds
 from rar_opt.check import check
-from rar_opt.experiments import EXPERIMENTS, KAPPAS, LAMBDAS, LOADS, SERVERS, load_horizon, run_experiment, summarise
-from rar_opt.generate import nested_cluster, paper, with_arrivals
+from rar_opt.instances.generate import nested_cluster, paper, with_arrivals
+from rar_opt.studies.experiments import (
+    EXPERIMENTS,
+    KAPPAS,
+    LAMBDAS,
+    LOADS,
+    SERVERS,
+    load_horizon,
+    run_experiment,
+    summarise,
+)
 
 from ..strategies import reference_simulate
 

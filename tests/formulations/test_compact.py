@@ -16,7 +16,7 @@ from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import lower_bounds
 from rar_opt.formulations import compact, compact_start
 from rar_opt.formulations.values import violated
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 from rar_opt.solvers import SolveResult, Status, solve
 
 from ..bruteforce import brute_force

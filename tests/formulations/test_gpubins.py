@@ -8,11 +8,10 @@ import pytest
 from hypothesis import given, settings
 
 from rar_opt import Cluster, Instance, Job
-from rar_opt.bounds import every_bound
+from rar_opt.bounds import every_bound, registry
 from rar_opt.errors import InputError
-from rar_opt.floors import modes, structural_floor
 from rar_opt.formulations import gpubins
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Status, gpu_bins_bound
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
@@ -20,6 +19,15 @@ from rar_opt.solvers.cpsat import Cpsat
 from ..bruteforce import brute_force
 from ..helpers import COUNTEREXAMPLE_NAMES, load_counterexample, policy_makespans
 from ..strategies import communication_heavy_instances, micro_instances
+
+
+def structural_bounds(inst):  # {name: (value, seconds)} of the structural family
+    names = {b.name for b in registry.entries("makespan", families=("structural",))}
+    return {b.name: (b.value, b.seconds) for b in registry.cheap(inst) if b.name in names}
+
+
+BOUNDS = [b.name for b in registry.entries("makespan", families=("structural",))]
+structural_floor = registry.floor
 
 
 def _ask(inst: Instance, makespan: int, time_limit: float = 20.0, symmetry: bool = True):
@@ -31,7 +39,7 @@ def _ask(inst: Instance, makespan: int, time_limit: float = 20.0, symmetry: bool
 def _holds(inst: Instance, model, makespan: int) -> None:
     """A relaxed solution: every job in G_j distinct bins, one server unless it may split,
     and every bin's items within the makespan."""
-    m = modes(inst)
+    m = inst.modes
     assert model.bins is not None
     for j in range(inst.num_jobs):
         where = [b for b, jobs in enumerate(model.bins) if j in jobs]

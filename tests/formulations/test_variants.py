@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from rar_opt import InputError, Instance, Schedule, check
 from rar_opt.formulations import compact
 from rar_opt.formulations.base import weight_coefficients
-from rar_opt.models import ModelSpec
+from rar_opt.formulations.specs import ModelSpec
 from rar_opt.solvers import Status, solve
-from rar_opt.variants import BOUND, EXACT, RELAXATION, VariantRow, disagreements, measure
+from rar_opt.studies.variants import BOUND, EXACT, RELAXATION, VariantRow, disagreements, measure
 
 from ..bruteforce import brute_force, placements_of
 from ..helpers import policy_makespans

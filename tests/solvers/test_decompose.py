@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 
 from rar_opt import Instance
+from rar_opt.bounds.rounding import ceil_bound
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree
 from rar_opt.formulations.cpsat import read_schedule
-from rar_opt.integral import ceil_bound
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
@@ -276,7 +276,7 @@ def test_auto_phases_bound_below_and_above(inst: Instance) -> None:
 
 
 def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
-    from rar_opt.generate import tiny
+    from rar_opt.instances.generate import tiny
 
     inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server; a horizon for the longest only
     short = dataclasses.replace(inst, horizon=int(inst.bounds.rho_min.max()))

@@ -17,7 +17,7 @@ import pytest
 
 from rar_opt import Instance, Schedule, check
 from rar_opt.algorithms import run_policy
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
 from rar_opt.solvers import Status, appsi_highs, solve
 
 from ..helpers import makespan

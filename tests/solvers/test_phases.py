@@ -15,7 +15,7 @@ import pytest
 from rar_opt import Instance
 from rar_opt.check import check
 from rar_opt.errors import ParameterError
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent
@@ -169,7 +169,7 @@ def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     # paper 160 x 10, seed 6, over 330 slots: 264,000 cells, under the size guard, but its
     # build (plain Python, no time limit reaches it) took 125 s on our machine
     from rar_opt.formulations import cpsat
-    from rar_opt.generate import paper
+    from rar_opt.instances.generate import paper
     from rar_opt.solvers.phases import build_seconds
 
     inst = paper(6, jobs=160, servers=10)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from rar_opt import Instance, Schedule
 from rar_opt.errors import InputError
 from rar_opt.formulations import symmetry
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Status
 from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.solvers.probe import probe

@@ -12,7 +12,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from rar_opt import InputError, Instance, Schedule, simulate
 from rar_opt.algorithms import run_policy
 from rar_opt.formulations import compact_start
-from rar_opt.generate import generate, tiny
+from rar_opt.instances.generate import generate, tiny
 from rar_opt.solvers import BACKENDS, STATUS_TABLES, Capabilities, RawOutcome, SolveOptions, Status, solve
 from rar_opt.solvers.record import PhaseKind, ProvedBy
 from rar_opt.solvers.status import map_status

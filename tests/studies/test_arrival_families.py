@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from rar_opt import InputError, check
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.bounds import completion_bounds
-from rar_opt.executors import SerialExecutor
-from rar_opt.generate import generate
+from rar_opt.instances.generate import generate
 from rar_opt.simulate import simulate
 from rar_opt.solvers import Status, solve
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.report import report
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import open_store

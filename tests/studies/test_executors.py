@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rar_opt.executors import IN_FLIGHT_PER_WORKER, Batcher, DaskExecutor, run_batch
+from rar_opt.studies.executors import IN_FLIGHT_PER_WORKER, Batcher, DaskExecutor, run_batch
 
 
 def _hand_out(batcher: Batcher, workers: int, durations: list[float]) -> tuple[list[list[int]], list[int]]:

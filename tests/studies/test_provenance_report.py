@@ -9,8 +9,8 @@ import json
 import pytest
 
 from rar_opt._version import __version__
-from rar_opt.executors import SerialExecutor
-from rar_opt.generate import GENERATOR_RANGES
+from rar_opt.instances.generate import GENERATOR_RANGES
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.report import WORST_CASE_WARNING, describe
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import TaskRow

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rar_opt import Instance, Schedule, check
-from rar_opt.executors import SerialExecutor
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.export import worst_rows
 from rar_opt.studies.report import report
 from rar_opt.studies.run import run_study

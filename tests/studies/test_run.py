@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from rar_opt.algorithms import POLICIES, run_policy
 from rar_opt.check import check
-from rar_opt.executors import DaskExecutor, SerialExecutor, make_executor
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
+from rar_opt.studies.executors import DaskExecutor, SerialExecutor, make_executor
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.tasks import exact_method, generated_inputs, run_task
 

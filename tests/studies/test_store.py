@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from rar_opt import InputError
-from rar_opt.executors import SerialExecutor
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import open_store
 

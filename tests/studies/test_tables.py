@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rar_opt.errors import InputError, ParameterError
-from rar_opt.executors import SerialExecutor
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import open_store
 from rar_opt.studies.tables import load_results

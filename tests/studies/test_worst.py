@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import Instance, Schedule, check
-from rar_opt.executors import SerialExecutor
-from rar_opt.generate import tiny
+from rar_opt.instances.generate import tiny
+from rar_opt.studies.executors import SerialExecutor
 from rar_opt.studies.run import StudyConfig
 from rar_opt.studies.worst import RANGES, WorstConfig, mutate, open_search, search
 
@@ -101,7 +101,7 @@ def test_the_theorem5_objective_divides_by_the_bound_and_is_for_sjf_bco_only() -
 
 @pytest.mark.slow  # starts a local Dask cluster
 def test_the_search_does_not_depend_on_the_executor(tmp_path) -> None:
-    from rar_opt.executors import DaskExecutor
+    from rar_opt.studies.executors import DaskExecutor
 
     config = _config()
     with open_search(tmp_path / "serial.db", config) as store:

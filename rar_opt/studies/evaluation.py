@@ -2,8 +2,8 @@
 reference they are measured against (the optimum when proven, else the best lower bound
 and the best schedule known), their ratios, and SJF-BCO's claims.
 
-:func:`compare <rar_opt.compare.compare>`, the studies' tasks
-(:mod:`rar_opt.studies.tasks`) and the experiments (:mod:`rar_opt.experiments`) all go
+:func:`compare <rar_opt.studies.compare.compare>`, the studies' tasks
+(:mod:`rar_opt.studies.tasks`) and the experiments (:mod:`rar_opt.studies.experiments`) all go
 through here, so a ratio means the same thing wherever it is printed:
 
 * ``ratio`` = ALG / OPT, when the exact method proved OPT (None otherwise);
@@ -17,18 +17,17 @@ own relaxation phase when that ran one) and the exact method's proven bound, rou
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from .algorithms import run_policy
-from .algorithms.result import PolicyResult
-from .analysis import TimeShares, realized_shares
-from .bounds import ClaimCheck, LowerBounds, check_sjf_bco_claims, lower_bounds, theorem5_bound
-from .check import check
-from .instance import Instance
-from .integral import ceil_bound, ceil_bound_or_none
+from rar_opt.algorithms import run_policy
+from rar_opt.algorithms.result import PolicyResult
+from rar_opt.bounds import ClaimCheck, LowerBounds, NamedBound, check_sjf_bco_claims, lower_bounds, theorem5_bound
+from rar_opt.bounds.rounding import ceil_bound, ceil_bound_or_none
+from rar_opt.check import check
+from rar_opt.instance import Instance
+from rar_opt.shares import TimeShares, realized_shares
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class PolicyRun:
     makespan: int
     avg_jct: float
     min_jct: int | None
-    shares: TimeShares  # realized extra time (rar_opt.analysis)
+    shares: TimeShares  # realized extra time (rar_opt.shares)
     wall_s: float
 
 
@@ -116,7 +115,7 @@ def evaluate(
     runs = {name: judge(instance, name, seed=seed) for name in policies}
     res = solve_s = None
     if method is not None:
-        from .solvers import solve
+        from rar_opt.solvers import solve
 
         began = time.perf_counter()
         res = solve(instance, method, time_limit=time_limit, threads=1, seed=seed, warm_start=warm_start)
@@ -124,11 +123,12 @@ def evaluate(
     relaxed = None if res is None or not bound_time_limit else res.record.relaxation_bound()
     bounds = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
     if relaxed is not None:
-        bounds = dataclasses.replace(bounds, relaxation=ceil_bound(relaxed[0]), relaxation_proven=relaxed[1])
+        note = "the relaxation phase of the solve" + ("" if relaxed[1] else " (the solver's bound on it)")
+        bounds = bounds.replaced(NamedBound("relaxation", ceil_bound(relaxed[0]), 0.0, note, relaxed[1]))
     lower, optimum = bounds.best, None
     spans = [r.makespan for r in runs.values()]
     if res is not None:
-        from .solvers import Status
+        from rar_opt.solvers import Status
 
         proven = ceil_bound_or_none(res.bound)  # a proven bound on an integral makespan
         if proven is not None:

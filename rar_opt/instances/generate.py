@@ -42,11 +42,11 @@ from typing import Any
 
 import numpy as np
 
-from .calibration import PRESET_SUFFIX, PRESETS, Calibration
-from .calibration import preset as preset_calibration
-from .errors import InputError, ParameterError
-from .instance import Cluster, Instance, Job
-from .timemodel import LINEAR, linear_contention
+from rar_opt.cluster.timemodel import LINEAR, linear_contention
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.instance import Cluster, Instance, Job
+from rar_opt.instances.calibration import PRESET_SUFFIX, PRESETS, Calibration
+from rar_opt.instances.calibration import preset as preset_calibration
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -152,7 +152,7 @@ def paper(
 ) -> Instance:
     """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers.
 
-    ``preset`` names a reading of the paper's "within 15%" (:mod:`rar_opt.calibration`;
+    ``preset`` names a reading of the paper's "within 15%" (:mod:`rar_opt.instances.calibration`;
     every preset uses the same draws for a seed); ``calibration`` gives one directly.
     ``budget`` is the knob of the default reading: the share contention and overhead may
     add at worst (the paper: 15%), split evenly between the two. The contention part is

@@ -14,9 +14,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from .errors import InputError
+from rar_opt.errors import InputError
 
-_REPO = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parents[2]
 
 INSTANCE_FOLDERS = ("instances", "instances/counterexamples", "instances/frontier")
 MODEL_FOLDERS = ("models",)

@@ -28,11 +28,11 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from . import jsonio as jio
-from .errors import InputError
-from .formulations import formulation
-from .instance import Instance
-from .provenance import versions
+from rar_opt.errors import InputError
+from rar_opt.formulations import formulation
+from rar_opt.instance import Instance
+from rar_opt.support import jsonio as jio
+from rar_opt.support.provenance import versions
 
 MODEL_FORMAT = "rar-opt/model"
 MODEL_VERSION = 1

@@ -1,9 +1,11 @@
-"""Lower bounds on the optimal makespan that look at the cluster's structure ("floors").
+"""The cheap lower bounds on the optimal makespan: the basic pair and the structural floors.
 
-Cheap (numpy, no solver), so an exact method can call :func:`structural_floor` at the
-start of every solve and use it as a floor (a row ``makespan >= floor``). Each bound is
-argued in docs/exactness.md ("Structural floors"), and checked against every known
-optimum and against brute force in ``tests/test_floors.py``.
+Each function takes an instance and returns a makespan C such that no feasible schedule
+ends before C. They need no solver (numpy, milliseconds to a few seconds at paper scale),
+so ``auto`` computes them all before any model (its floor phase). Their names, one-line
+summaries and docs sections are in :mod:`rar_opt.bounds.registry`; each argument is in
+docs/exactness.md ("Structural floors"), and each is checked against every known optimum
+and brute force in ``tests/bounds/``.
 
 Facts every bound rests on (docs/model.md sections 2-3): job j holds its placement's
 G_j GPUs in every slot from its start a_j to its completion slot e_j, and in each of those
@@ -11,103 +13,38 @@ d_j = e_j - a_j + 1 slots it does at most phi_max_j iterations, so d_j >= rho_mi
 More precisely, on one server it does at most phi_j(0, 1) iterations per slot
 (:attr:`Modes.single`), and split over n >= 2 servers at most phi_j(1, max(2, n_min_j))
 (:attr:`Modes.split`): the per-iteration time grows with the span and the contention.
-
-The bounds (each returns a makespan C such that no schedule ends before C):
-
-* ``energetic``: energetic reasoning on the cluster's N GPUs as one cumulative resource
-  (Baptiste, Le Pape and Nuijten 1999; Lahrichi 1982 for the "mandatory part" idea);
-* ``disjunctive``: jobs that cannot run at the same time anywhere (G_i + G_j > N);
-* ``classes``: energy of the jobs that fit, unsplit, only on the larger servers, against
-  those servers' GPUs, with the choice to split priced in GPU-slots;
-* ``halves``: jobs that need more than half of every server that can host them run one
-  at a time on each host (a parallel-machine bound, with the same split pricing);
-* ``split_pairs``: two jobs that must split and cannot run side by side on disjoint
-  servers either run one after the other or contend (star network only);
-* ``release``: max_j (r_j + rho_min_j), no job completes before its release plus its
-  fastest execution time (docs/arrivals.md);
-* ``gpu_bins``: every GPU runs its jobs one after another, so the jobs' GPU-lengths (G_j
-  copies of rho_min_j) must fit N bins of size C: bin packing's L2 bound (Martello and
-  Toth 1990);
-* ``gpu_bins_lp``: the same bin packing by its Gilmore-Gomory LP, solved by column
-  generation and certified by Farley's bound (:mod:`rar_opt.binpacking`);
-* ``release_energy``: energy over release windows: the jobs released at r or later do all
-  their work in [r, C), so C >= r + ceil(sum_{r_j >= r} G_j rho_min_j / N) for every r.
-
-Without releases the last two are the longest-job and work bounds (never above the rest).
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from . import binpacking
-from .instance import Instance
-from .timemodel import NEVER
-
-log = logging.getLogger(__name__)
+from rar_opt.bounds import binpacking
+from rar_opt.bounds.rounding import ceil_bound
+from rar_opt.cluster.modes import Modes
+from rar_opt.cluster.timemodel import NEVER
+from rar_opt.instance import Instance
 
 _EPS = 1e-9
 
 
-@dataclass(frozen=True)
-class Modes:
-    """Per job: GPUs, best time unsplit (``single``), best time split (``split``), rho_min.
-
-    ``single`` is NEVER when the job fits on no server; ``split`` is NEVER when it cannot
-    span two servers (one GPU, or a one-server cluster). ``rho`` = min(single, split) =
-    ``instance.bounds.rho_min``.
-    """
-
-    gpus: np.ndarray
-    single: np.ndarray
-    split: np.ndarray
-    rho: np.ndarray
-    n_min: np.ndarray
-    capacity: np.ndarray
-
-    @property
-    def num_gpus(self) -> int:
-        """N, the cluster's GPUs."""
-        return int(self.capacity.sum())
+def longest_bound(instance: Instance) -> int:
+    """max_j rho_min_j: no schedule ends before its longest job at its fastest."""
+    return int(instance.modes.rho.max())
 
 
-def modes(instance: Instance) -> Modes:
-    """The execution-time lower bounds of each job by mode (unsplit / split)."""
-    tm = instance.time_model
-    n_jobs = instance.num_jobs
-    n_min, n_max = tm.span_range()
-    ones = np.ones(n_jobs, dtype=np.int64)
-    # one server: no contention, span 1 (the same on every server that fits the job)
-    single = np.where(n_min == 1, tm.execution_slots(tm.phi(np.zeros(n_jobs), ones)), NEVER)
-    # split: level 1 is the fastest share (uncontended on the star), at the fewest servers
-    can_split = n_max >= 2
-    split_phi = tm.phi(ones, np.maximum(n_min, 2))
-    split = np.where(can_split, tm.execution_slots(np.maximum(split_phi, 1)), NEVER)
-    rho = instance.bounds.rho_min.astype(np.int64)
-    # never below rho_min (they agree on the star; on a topology level 1 may be optimistic)
-    single = np.where(single < NEVER, np.maximum(single, rho), NEVER)
-    split = np.where(split < NEVER, np.maximum(split, rho), NEVER)
-    return Modes(
-        instance.arrays.gpus.astype(np.int64),
-        single,
-        split,
-        rho,
-        n_min.astype(np.int64),
-        instance.cluster.capacity.astype(np.int64),
-    )
+def work_bound(instance: Instance) -> int:
+    """ceil(sum_j G_j rho_min_j / N): the best-case GPU-slots over the cluster's N GPUs."""
+    m = instance.modes
+    return ceil_bound(float(np.sum(m.gpus * m.rho)) / m.num_gpus)
 
 
 def trivial_floor(instance: Instance) -> int:
-    """max(longest job's rho_min, ceil(sum_j G_j rho_min_j / N)): today's ``LowerBounds`` pair."""
-    m = modes(instance)
-    work = float(np.sum(m.gpus * m.rho)) / m.num_gpus
-    return max(int(m.rho.max()), math.ceil(work - _EPS))
+    """The larger of :func:`longest_bound` and :func:`work_bound`, where the scans start."""
+    return max(longest_bound(instance), work_bound(instance))
 
 
 # -- (a) energetic reasoning on the cluster --------------------------------------------------
@@ -123,7 +60,7 @@ def energetic_bound(instance: Instance) -> int:
     test is: for every m, D(u) <= D(m) for all u in [max(m + 1, C - m), C], with
     D(x) = S(x) - N x: one suffix maximum per C.
     """
-    m = modes(instance)
+    m = instance.modes
     n_gpus = m.num_gpus
     start = trivial_floor(instance)
     top = int(m.rho.max())
@@ -145,7 +82,7 @@ def energetic_bound(instance: Instance) -> int:
 def disjunctive_bound(instance: Instance) -> int:
     """Jobs that can never overlap: the sum of rho_min over jobs with G_j > N / 2 (they
     exclude each other pairwise), and the best pair with G_i + G_j > N."""
-    m = modes(instance)
+    m = instance.modes
     n_gpus = m.num_gpus
     big = 2 * m.gpus > n_gpus
     best = int(m.rho[big].sum()) if big.any() else 0
@@ -216,7 +153,7 @@ def classes_bound(instance: Instance) -> int:
     put all their GPU-slots on A unless they split, which costs G_j (split - single) more
     GPU-slots on the cluster. C is refuted when no fractional choice of splits fits both
     A's N_A C and the cluster's N C."""
-    m = modes(instance)
+    m = instance.modes
     cap, n_gpus = m.capacity, m.num_gpus
     base = float(np.sum(m.gpus * m.rho))
     start, top = trivial_floor(instance), _serial(m)
@@ -250,7 +187,7 @@ def halves_bound(instance: Instance) -> int:
     <= m_g C, and at most m_g of them can be longer than C / 2. Splitting a job lifts it
     out at an extra G_j (split - single) GPU-slots; C is refuted when the cheapest way to
     meet either condition does not fit the cluster's N C."""
-    m = modes(instance)
+    m = instance.modes
     cap, n_gpus = m.capacity, m.num_gpus
     o_max = int(cap.max())
     base = float(np.sum(m.gpus * m.rho))
@@ -295,7 +232,7 @@ def split_pairs_bound(instance: Instance) -> int:
     tm = instance.time_model
     if tm.links is not None:
         return 0
-    m = modes(instance)
+    m = instance.modes
     forced = np.flatnonzero(m.n_min >= 2)
     if len(forced) < 2:
         return 0
@@ -332,7 +269,7 @@ def release_bound(instance: Instance) -> int:
 def release_energy_bound(instance: Instance) -> int:
     """max over release slots r of r + ceil(W(r) / N), W(r) = sum of G_j rho_min_j over the
     jobs with r_j >= r: they hold their GPUs only inside [r, C), which has N (C - r) GPU-slots."""
-    m = modes(instance)
+    m = instance.modes
     releases = instance.releases
     energy = m.gpus * m.rho
     best = 0
@@ -359,7 +296,7 @@ def gpu_bins_bound(instance: Instance) -> int:
     L(k) = |J1| + |J2| + max(0, ceil((sum J3 - (|J2| C - sum J2)) / C)), and L2 = max_k L(k).
     It sees what the work bound cannot: long jobs whose lengths do not add up to C leave
     their GPUs' rest idle."""
-    m = modes(instance)
+    m = instance.modes
     n_gpus = m.num_gpus
     items = np.repeat(m.rho, m.gpus)
     top = int(items.max(initial=0))
@@ -393,42 +330,12 @@ def gpu_bins_bound(instance: Instance) -> int:
 def gpu_bins_lp_bound(instance: Instance) -> int:
     """The smallest C >= ``gpu_bins`` at which the Gilmore-Gomory LP of the same bin packing
     (the jobs' GPU-lengths into N bins of size C) does not prove that more than N bins are
-    needed (:mod:`rar_opt.binpacking`). The LP is at least L2 and usually within one bin of
+    needed (:mod:`rar_opt.bounds.binpacking`). The LP is at least L2 and usually within one bin of
     the integer optimum; its refusals are certified by weak duality (Farley's bound)."""
-    m = modes(instance)
+    m = instance.modes
     lengths, which = np.unique(m.rho, return_inverse=True)
     copies = np.bincount(which, weights=m.gpus).astype(np.int64)  # GPUs of the jobs of each length
     c, cap = gpu_bins_bound(instance), _serial(m)
     while c < cap and binpacking.fits(lengths, copies, c, m.num_gpus).fits is False:
         c += 1
     return c
-
-
-BOUNDS: dict[str, Callable[[Instance], int]] = {
-    "energetic": energetic_bound,
-    "disjunctive": disjunctive_bound,
-    "classes": classes_bound,
-    "halves": halves_bound,
-    "split_pairs": split_pairs_bound,
-    "release": release_bound,
-    "release_energy": release_energy_bound,
-    "gpu_bins": gpu_bins_bound,
-    "gpu_bins_lp": gpu_bins_lp_bound,
-}
-"""The structural bounds by name, each a function instance -> makespan floor."""
-
-
-def structural_bounds(instance: Instance) -> dict[str, tuple[int, float]]:
-    """Every bound of :data:`BOUNDS` with the seconds it took: {name: (value, seconds)}."""
-    out: dict[str, tuple[int, float]] = {}
-    for name, fn in BOUNDS.items():
-        t0 = time.perf_counter()
-        value = int(fn(instance))
-        out[name] = (value, time.perf_counter() - t0)
-    log.debug("structural bounds of %s: %s", instance.name, out)
-    return out
-
-
-def structural_floor(instance: Instance) -> int:
-    """The largest of the structural bounds and the trivial ones (longest job, work)."""
-    return max(trivial_floor(instance), *(v for v, _ in structural_bounds(instance).values()))

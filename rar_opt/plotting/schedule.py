@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from .check import check
-from .errors import InputError
-from .gpus import assign_gpu_ids
-from .instance import Instance
-from .jsonio import atomic_target, dump_json
-from .provenance import caption as caption_text
-from .provenance import provenance
-from .schedule import Schedule
+from rar_opt.check import check
+from rar_opt.errors import InputError
+from rar_opt.gpu_ids import assign_gpu_ids
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.support.jsonio import atomic_target, dump_json
+from rar_opt.support.provenance import caption as caption_text
+from rar_opt.support.provenance import provenance
 
 FORMATS = ("png", "pdf", "svg")
 GOLDEN = 0.618033988749895  # spreads job colours so that neighbours differ
@@ -93,7 +93,7 @@ def provenance_path(figure: str | Path) -> Path:
 
 def add_caption(fig: Any, what: str) -> None:
     """A one-line caption at the foot of ``fig``: what it shows, rar-opt's version and
-    revision, Python's and the key packages' (:func:`rar_opt.provenance.caption`)."""
+    revision, Python's and the key packages' (:func:`rar_opt.support.provenance.caption`)."""
     fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.0) + 0.35 / fig.get_size_inches()[1])
     fig.text(0.005, 0.005, caption_text(what), fontsize=6, ha="left", va="bottom", color="dimgrey")
 

@@ -17,7 +17,7 @@ For an active job j in slot t, with n_j servers spanned (split_j = n_j >= 2):
 A job started at a_j completes in the first slot e_j at which its iterations reach F_j;
 its completion time is C_j = e_j + 1.
 
-With a network topology (:mod:`rar_opt.topology`, docs/model.md section 3.8) the servers
+With a network topology (:mod:`rar_opt.cluster.topology`, docs/model.md section 3.8) the servers
 of (6) generalise to links: c_l counts the active split jobs whose ring uses link l, a
 link of bandwidth b_l gives each of them the share b_l / f(max(1, xi1 c_l)), and a split
 job's bandwidth is its tightest share, B_j = min over its links. On the star with every
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .topology import LinkLayout, Topology
+from rar_opt.cluster.topology import LinkLayout, Topology
 
 ContentionFunction = Callable[[Any, float], Any]
 """f(k, alpha) for k >= 1 (array); must satisfy f(1) = 1 and be increasing in k."""

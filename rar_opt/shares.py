@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .instance import Instance
-from .schedule import Schedule
-from .simulate import SimResult, simulate
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.simulate import SimResult, simulate
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ the executor or on the number of workers (docs/studies.md).
 * :class:`DaskExecutor` with ``workers=N``: a Dask ``LocalCluster`` of N single-threaded
   worker processes started by this process. The workers die with it, however it ends
   (SIGINT, SIGTERM, SIGKILL): each asks the kernel for SIGKILL when its parent dies
-  (:func:`rar_opt.processes.die_with_parent`, set by a worker plugin).
+  (:func:`rar_opt.support.processes.die_with_parent`, set by a worker plugin).
 * :class:`DaskExecutor` with ``address="tcp://HOST:PORT"``: an existing scheduler whose
   workers were started with ``dask worker`` (on this machine or others). Those workers
   belong to whoever started them and outlive the sweep.
@@ -30,8 +30,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .errors import ParameterError
-from .processes import die_with_parent
+from rar_opt.errors import ParameterError
+from rar_opt.support.processes import die_with_parent
 
 log = logging.getLogger(__name__)
 

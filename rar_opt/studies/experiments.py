@@ -1,7 +1,7 @@
 """The paper's experiments (section 6), as sweeps over seeded instances.
 
 Each experiment is a list of runs (instance generator arguments, policy, options); runs
-are independent tasks for an executor (:mod:`rar_opt.executors`: serial, a local Dask
+are independent tasks for an executor (:mod:`rar_opt.studies.executors`: serial, a local Dask
 cluster of single-threaded worker processes, or an existing Dask scheduler). Every row
 records the seed, the instance and what the policy chose, so a result file says exactly
 how it was made.
@@ -14,7 +14,7 @@ how it was made.
 * ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
 * ``load`` (not the paper's; docs/arrivals.md): every policy, offline and online, on the
   paper's jobs arriving as a Poisson stream at each offered load of :data:`LOADS`
-  (:func:`rar_opt.generate.with_arrivals`, seeded by the instance seed), T = max(1200,
+  (:func:`rar_opt.instances.generate.with_arrivals`, seeded by the instance seed), T = max(1200,
   7.5 x jobs) before the arrivals. Its rows add the average flow time and, beside each
   metric, a proven lower bound: the makespan's best bound (:func:`rar_opt.bounds.lower_bounds`,
   the release floors included) and the completion and flow bounds of
@@ -24,7 +24,7 @@ An experiment runs under one preset or several (``preset`` a name or a sequence 
 names): the run list once per preset, in the order given.
 
 ``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``preset``
-is the generator's reading of the paper's "within 15%" (:mod:`rar_opt.calibration`) and
+is the generator's reading of the paper's "within 15%" (:mod:`rar_opt.instances.calibration`) and
 ``budget`` the total share of the literal reading. kappa = 8 and kappa = 10 split the
 Philly sizes (1, 2, 4, 8, 16, 32) into the same two groups, so they give identical runs.
 """
@@ -39,8 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
-from .executors import make_executor
+from rar_opt.errors import InputError
+from rar_opt.studies.executors import make_executor
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class Run:
 
 
 def _policies(jobs: int, seeds: list[int]) -> list[Run]:
-    from .algorithms import POLICIES
+    from rar_opt.algorithms import POLICIES
 
     return [Run(name, s, jobs, 20, 1200, name) for s in seeds for name in POLICIES]
 
@@ -79,7 +79,7 @@ def _kappa(jobs: int, seeds: list[int]) -> list[Run]:
 
 
 def _servers(jobs: int, seeds: list[int]) -> list[Run]:
-    from .algorithms import POLICIES
+    from rar_opt.algorithms import POLICIES
 
     top = max(SERVERS)
     return [
@@ -100,7 +100,7 @@ def load_horizon(jobs: int) -> int:
 
 
 def _load(jobs: int, seeds: list[int]) -> list[Run]:
-    from .algorithms import POLICIES
+    from rar_opt.algorithms import POLICIES
 
     horizon = load_horizon(jobs)
     return [Run(f"load={x:g} {p}", s, jobs, 20, horizon, p, load=x) for s in seeds for x in LOADS for p in POLICIES]
@@ -117,9 +117,9 @@ EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
 
 def execute(run: Run) -> dict[str, Any]:
     """Run one configuration; a schedule that ends after T is a row too (marked). The
-    policy is judged as everywhere else (:func:`rar_opt.evaluation.judge`)."""
-    from .evaluation import judge
-    from .generate import nested_cluster, paper, with_arrivals
+    policy is judged as everywhere else (:func:`rar_opt.studies.evaluation.judge`)."""
+    from rar_opt.instances.generate import nested_cluster, paper, with_arrivals
+    from rar_opt.studies.evaluation import judge
 
     if run.nested_from is None:
         inst = paper(
@@ -160,7 +160,7 @@ def execute(run: Run) -> dict[str, Any]:
 def _arrival_fields(inst: Any, load: float, avg_jct: float) -> dict[str, Any]:
     """A ``load`` row's own fields: the load, the average flow time (the simulator's average
     JCT counts from slot 0; flow counts from each job's release) and the lower bounds."""
-    from .bounds import completion_bounds, lower_bounds
+    from rar_opt.bounds import completion_bounds, lower_bounds
 
     mean_release = float(inst.releases.mean())
     completion = completion_bounds(inst)
@@ -181,7 +181,7 @@ def count_runs(name: str, seeds: list[int], jobs: int = 160, presets: int = 1) -
 
 def preset_names(preset: str | Sequence[str]) -> list[str]:
     """One preset name or several, as a list (validated; a name given twice is refused)."""
-    from .calibration import preset as check_preset
+    from rar_opt.instances.calibration import preset as check_preset
 
     names = [preset] if isinstance(preset, str) else list(preset)
     if not names or len(set(names)) != len(names):

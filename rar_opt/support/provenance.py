@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
+from rar_opt._version import __version__
 
 KEY_PACKAGES = ("pyomo", "highspy", "ortools", "numpy")
 """The libraries a result depends on, recorded by name in :func:`provenance`."""
@@ -56,7 +56,7 @@ def source_revision() -> dict[str, Any] | None:
     taken for a checkout of rar-opt. ``dirty`` counts changes to tracked files only."""
     here = Path(__file__).resolve().parent
     top = _git(here, "rev-parse", "--show-toplevel")
-    if not top or (Path(top) / "rar_opt" / "provenance.py").resolve() != Path(__file__).resolve():
+    if not top or (Path(top) / "rar_opt" / "support" / "provenance.py").resolve() != Path(__file__).resolve():
         return None
     commit = _git(here, "rev-parse", "HEAD")
     if not commit:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InputError
+from rar_opt.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ import heapq
 
 import numpy as np
 
-from .instance import Instance
-from .schedule import Schedule
-from .simulate import simulate
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.simulate import simulate
 
 
 def assign_gpu_ids(instance: Instance, schedule: Schedule) -> Schedule:

@@ -7,7 +7,7 @@ short: one job per row; ``submit[UNIT]`` (required), ``gpus``, ``duration[UNIT]`
 line and the column of the first problem; :func:`trace_instance` maps the rows onto
 slots: releases from the submit times (relative to the first, rounded down to a slot),
 a job's duration becomes its fastest execution time (rounded up to whole slots), and the
-physical parameters come from the ``paper`` generator's calibration (:mod:`rar_opt.generate`).
+physical parameters come from the ``paper`` generator's calibration (:mod:`rar_opt.instances.generate`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from .calibration import PRESETS
-from .calibration import preset as preset_calibration
-from .errors import InputError, ParameterError
-from .generate import PAPER_SERVER_SIZES, _calibrate, _Physics, philly_sizes
-from .instance import Instance
-from .jsonio import INT_LIMIT
+from rar_opt.errors import InputError, ParameterError
+from rar_opt.instance import Instance
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.calibration import preset as preset_calibration
+from rar_opt.instances.generate import PAPER_SERVER_SIZES, _calibrate, _Physics, philly_sizes
+from rar_opt.support.jsonio import INT_LIMIT
 
 UNITS: dict[str, float] = {"s": 1.0, "min": 60.0, "h": 3600.0}
 """Time units a header may name, in seconds."""
@@ -247,7 +247,7 @@ def trace_instance(
     ``server_gpus``: GPUs per server (default: drawn from the paper's {4, 8, 16, 32});
     ``slot``: seconds per slot; ``horizon``: T (default: the last release plus every job's
     worst time, so running the jobs one after the other after the last arrival fits);
-    ``preset``: the calibration (:data:`rar_opt.calibration.PRESETS`). Seeded by ``seed``:
+    ``preset``: the calibration (:data:`rar_opt.instances.calibration.PRESETS`). Seeded by ``seed``:
     the server sizes, the per-iteration times of jobs without iterations, the size mix of
     a trace without ``gpus``, and the calibration's own draws."""
     _check_parameters(servers, server_gpus, seed, slot, horizon, preset)

@@ -1,6 +1,6 @@
 """Does a multiset of items fit into ``bins`` bins of one capacity? The Gilmore-Gomory test.
 
-Used by the floor ``gpu_bins_lp`` (:mod:`rar_opt.floors`, docs/exactness.md section (d)):
+Used by the floor ``gpu_bins_lp`` (:mod:`rar_opt.bounds.structural`, docs/exactness.md section (d)):
 the items are the jobs' GPU-lengths, the bins the cluster's GPUs, the capacity a candidate
 makespan. This module knows nothing of jobs; it answers for plain arrays.
 

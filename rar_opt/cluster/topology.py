@@ -15,7 +15,7 @@ a server index, a string a switch name), or the two-level shorthand
 per rack, a spine above them; with one rack there is no spine and it is the star).
 
 This module only describes the network and which links a ring uses; the time model
-(:mod:`rar_opt.timemodel`) turns link counts into bandwidths.
+(:mod:`rar_opt.cluster.timemodel`) turns link counts into bandwidths.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import jsonio as jio
-from .errors import InputError
+from rar_opt.errors import InputError
+from rar_opt.support import jsonio as jio
 
 if TYPE_CHECKING:
     import networkx as nx

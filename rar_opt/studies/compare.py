@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .algorithms import POLICIES
-from .bounds import ClaimCheck
-from .evaluation import evaluate
-from .instance import Instance
-from .provenance import provenance
+from rar_opt.algorithms import POLICIES
+from rar_opt.bounds import ClaimCheck
+from rar_opt.instance import Instance
+from rar_opt.studies.evaluation import evaluate
+from rar_opt.support.provenance import provenance
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class PolicyRow:
     ratio: float
     wall_s: float
     within_horizon: bool = True  # False: no trial fitted in T; the schedule ends after it
-    contention_share: float = 0.0  # realized extra time (rar_opt.analysis)
+    contention_share: float = 0.0  # realized extra time (rar_opt.shares)
     overhead_share: float = 0.0
     theta_binding: bool = False
 
@@ -75,7 +75,7 @@ def compare(
 ) -> Comparison:
     """Run ``policies`` (SJF-BCO always) on ``instance``; compare with OPT (``exact``) or the
     best lower bound (with ``bound_time_limit`` seconds for the contention-free relaxation).
-    The evaluation is :func:`rar_opt.evaluation.evaluate`, shared with the studies."""
+    The evaluation is :func:`rar_opt.studies.evaluation.evaluate`, shared with the studies."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")
@@ -115,5 +115,5 @@ def compare(
         theorem5,
         claims,
         solve_summary,
-        asdict(ev.bounds),
+        ev.bounds.to_dict(),
     )

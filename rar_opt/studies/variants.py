@@ -29,13 +29,13 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
-from .errors import InputError
-from .formulations import formulation
-from .formulations.relax import lp_relaxation
-from .instance import Instance
-from .models import ModelSpec, build_model
-from .provenance import versions
-from .solvers import Status, solve, solve_model
+from rar_opt.errors import InputError
+from rar_opt.formulations import formulation
+from rar_opt.formulations.relax import lp_relaxation
+from rar_opt.formulations.specs import ModelSpec, build_model
+from rar_opt.instance import Instance
+from rar_opt.solvers import Status, solve, solve_model
+from rar_opt.support.provenance import versions
 
 log = logging.getLogger(__name__)
 

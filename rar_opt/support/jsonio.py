@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .errors import InputError
+from rar_opt.errors import InputError
 
 T = TypeVar("T")
 

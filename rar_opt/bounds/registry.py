@@ -1,0 +1,294 @@
+"""The one registry of lower bounds: every bound rar-opt can prove, by name.
+
+Each entry (:class:`Bound`) says what it bounds (the makespan, or the total completion
+time sum_j C_j), how expensive it is (``basic`` and ``structural`` bounds are arithmetic;
+``solver`` bounds solve a relaxation within a time limit), the docs section that argues it,
+and the function that computes it. Everything that reports bounds reads this table:
+:class:`~rar_opt.bounds.summary.LowerBounds`, :func:`~rar_opt.bounds.summary.every_bound`,
+the floor phase of ``auto`` (its cheap makespan entries), ``rar-opt bounds`` (one
+``--NAME-time`` flag per solver entry) and the bounds table. A new bound is one entry here
+and one function where its argument lives.
+
+Solver bounds name their function as ``"module:function"`` and are loaded on first use:
+this module sits below the solver layer (the floor phase imports it), and the functions
+that solve sit above it (:mod:`rar_opt.bounds.solved`). A solver bound is only computed
+when the caller gives it a time limit, so the cheap path never loads a solver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rar_opt.instance import Instance
+
+Objective = Literal["makespan", "total"]
+"""What a bound bounds: the makespan max_j C_j, or the total completion time sum_j C_j."""
+
+Family = Literal["basic", "structural", "solver"]
+"""``basic``: the longest-job and work bounds; ``structural``: the cheap floors that see the
+servers (:mod:`rar_opt.bounds.structural`); ``solver``: a relaxation solved within a time limit."""
+
+
+@dataclass(frozen=True)
+class NamedBound:
+    """One bound computed on one instance: its value (None: it proved nothing), seconds and note."""
+
+    name: str
+    value: int | None
+    seconds: float
+    note: str = ""
+    exact: bool | None = None  # solver bounds: True when the relaxation was solved to optimality
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a solver bound is given: its time limit, a seed, and the best cheap bound so far
+    (a bound that searches upward, as the GPU bins do, starts there)."""
+
+    time_limit: float
+    seed: int = 0
+    floor: int = 0
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a solver bound returns: the value it proved (None: nothing), whether it is the
+    relaxation's optimum, and a note on how it ended."""
+
+    value: int | None
+    exact: bool | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A registered lower bound: name, objective, family, one-line summary, the docs section
+    with its argument, and its function (``instance -> int`` for cheap bounds;
+    ``"module:function"`` taking ``(instance, Ask) -> Answer`` for solver bounds)."""
+
+    name: str
+    objective: Objective
+    family: Family
+    summary: str
+    section: str
+    function: Callable[[Instance], int] | str
+    applies: Callable[[Instance], bool] | None = None  # None: on every instance
+    flag: str = ""  # solver bounds offered by ``rar-opt bounds``: the flag of their seconds
+    default_seconds: float = 0.0  # solver bounds: the command line's default time limit
+
+    def __post_init__(self) -> None:
+        solver = self.family == "solver"
+        if solver != isinstance(self.function, str):
+            raise ValueError(
+                f"bound {self.name!r}: solver bounds name their function as 'module:function', others pass it"
+            )
+        if self.flag and not (solver and self.flag.startswith("--")):
+            raise ValueError(f"bound {self.name!r}: only a solver bound has a flag, and it starts with '--'")
+
+    @property
+    def needs_solver(self) -> bool:
+        """Whether computing it solves a model (it then needs a time limit)."""
+        return self.family == "solver"
+
+    def compute(self, instance: Instance, ask: Ask | None = None) -> NamedBound:
+        """This bound on ``instance``, timed (solver bounds need ``ask``)."""
+        began = time.perf_counter()
+        if isinstance(self.function, str):
+            if ask is None:
+                raise ValueError(f"bound {self.name!r} solves a model: give it a time limit")
+            module, _, attr = self.function.partition(":")
+            answer: Answer = getattr(importlib.import_module(module), attr)(instance, ask)
+            return NamedBound(
+                self.name, answer.value, time.perf_counter() - began, answer.note or self.summary, answer.exact
+            )
+        value = int(self.function(instance))
+        return NamedBound(self.name, value, time.perf_counter() - began, self.summary)
+
+
+BOUNDS: dict[str, Bound] = {}
+"""Every registered bound by name, in the order they are reported (filled below)."""
+
+
+def register(bound: Bound) -> Bound:
+    """Add ``bound`` to :data:`BOUNDS` (its name must be new)."""
+    if bound.name in BOUNDS:
+        raise ValueError(f"a bound named {bound.name!r} is already registered")
+    BOUNDS[bound.name] = bound
+    return bound
+
+
+@contextlib.contextmanager
+def registered(bound: Bound) -> Iterator[Bound]:
+    """``bound`` registered for the duration of a ``with`` block (tests, experiments)."""
+    register(bound)
+    try:
+        yield bound
+    finally:
+        BOUNDS.pop(bound.name, None)
+
+
+def entries(objective: Objective = "makespan", *, families: tuple[Family, ...] | None = None) -> list[Bound]:
+    """The registered bounds on ``objective`` (of ``families``, default all), in order."""
+    return [b for b in BOUNDS.values() if b.objective == objective and (families is None or b.family in families)]
+
+
+def compute(
+    instance: Instance,
+    objective: Objective = "makespan",
+    *,
+    structural: bool = True,
+    time_limits: Mapping[str, float | None] | None = None,
+    seed: int = 0,
+    options: Mapping[str, Mapping[str, object]] | None = None,
+) -> list[NamedBound]:
+    """Every bound on ``objective`` that applies to ``instance``: the basic ones, the
+    structural ones (unless ``structural=False``), and each solver bound given a positive
+    finite time limit in ``time_limits`` (by name), in registry order; solver bounds run
+    after the cheap ones and are told the best of what came before (:attr:`Ask.floor`)."""
+    limits = dict(time_limits or {})
+    unknown = sorted(set(limits) - {b.name for b in entries(objective, families=("solver",))})
+    if unknown:
+        raise ValueError(f"no solver bound on the {objective} named {', '.join(unknown)}")
+    out: list[NamedBound] = []
+    for family in ("basic", "structural", "solver"):
+        if family == "structural" and not structural:
+            continue
+        for bound in entries(objective, families=(family,)):
+            if bound.applies is not None and not bound.applies(instance):
+                continue
+            if family != "solver":
+                out.append(bound.compute(instance))
+                continue
+            seconds = limits.get(bound.name)
+            if seconds is None or not (math.isfinite(seconds) and seconds > 0):
+                continue
+            floor = max((b.value for b in out if b.value is not None), default=0)
+            ask = Ask(float(seconds), seed, floor, dict((options or {}).get(bound.name, {})))
+            out.append(bound.compute(instance, ask))
+    return out
+
+
+def cheap(instance: Instance, objective: Objective = "makespan") -> list[NamedBound]:
+    """The bounds on ``objective`` that need no solver (the floor phase of ``auto``)."""
+    return compute(instance, objective)
+
+
+def floor(instance: Instance) -> int:
+    """The best of the cheap makespan bounds: the floor ``auto`` starts from."""
+    return max(b.value for b in cheap(instance) if b.value is not None)
+
+
+def _star(instance: Instance) -> bool:
+    return instance.time_model.links is None
+
+
+def _builtin() -> None:
+    from rar_opt.bounds import completion, structural
+
+    s = structural
+    makespan: list[tuple[str, Family, Callable[[Instance], int] | str, str, str]] = [
+        ("longest", "basic", s.longest_bound, "the longest job's fastest execution time", "Lower bounds"),
+        ("work", "basic", s.work_bound, "best-case GPU-slots over the cluster's GPUs", "Lower bounds"),
+        ("energetic", "structural", s.energetic_bound, "energetic reasoning on the cluster's GPUs as one pool", "(a)"),
+        (
+            "disjunctive",
+            "structural",
+            s.disjunctive_bound,
+            "jobs too large to overlap anywhere run one after another",
+            "(a)",
+        ),
+        (
+            "classes",
+            "structural",
+            s.classes_bound,
+            "jobs that fit unsplit only on the larger servers, splits priced",
+            "(b)",
+        ),
+        ("halves", "structural", s.halves_bound, "jobs over half of every host run one at a time per host", "(b)"),
+        (
+            "split_pairs",
+            "structural",
+            s.split_pairs_bound,
+            "two jobs that must split and share a server contend",
+            "(c)",
+        ),
+        ("release", "structural", s.release_bound, "the latest release plus fastest execution time", "(f)"),
+        (
+            "release_energy",
+            "structural",
+            s.release_energy_bound,
+            "GPU-slots of the jobs released from r on, after r",
+            "(f)",
+        ),
+        (
+            "gpu_bins",
+            "structural",
+            s.gpu_bins_bound,
+            "each GPU's jobs in a row: the GPU-lengths as bin packing (Martello-Toth L2)",
+            "(d)",
+        ),
+        (
+            "gpu_bins_lp",
+            "structural",
+            s.gpu_bins_lp_bound,
+            "the same bin packing by its Gilmore-Gomory LP (Farley's bound certifies)",
+            "(d)",
+        ),
+    ]
+    for name, family, fn, summary, section in makespan:
+        register(Bound(name, "makespan", family, summary, f"docs/exactness.md, Structural floors {section}", fn))
+    register(
+        Bound(
+            "relaxation",
+            "makespan",
+            "solver",
+            "the contention-free relaxation (CP-SAT)",
+            "docs/exactness.md, The contention-free relaxation",
+            "rar_opt.bounds.solved:relaxation",
+            applies=_star,
+            flag="--relaxation-time",
+            default_seconds=10.0,
+        )
+    )
+    register(
+        Bound(
+            "server_bins",
+            "makespan",
+            "solver",
+            "GPU bins that know their servers, splits priced (CP-SAT)",
+            "docs/exactness.md, GPU bins with servers",
+            "rar_opt.bounds.solved:server_bins",
+            flag="--bins-time",
+            default_seconds=10.0,
+        )
+    )
+    register(
+        Bound(
+            "load",
+            "makespan",
+            "solver",
+            "the tightest theta of the load ILP (14)-(16), by bisection (tiny instances)",
+            "docs/exactness.md, Lower bounds",
+            "rar_opt.bounds.solved:load",
+        )
+    )
+    register(
+        Bound(
+            "completion_rank",
+            "total",
+            "basic",
+            "k-th completion >= the k-th smallest r_j + rho_min_j and the k-th squashed completion",
+            "docs/exactness.md, Bounds on the total completion time",
+            completion.rank_bound,
+        )
+    )
+
+
+_builtin()
