@@ -82,7 +82,6 @@ def every_bound(
     instance: Instance,
     *,
     relaxation_time_limit: float | None = None,
-    bins_time_limit: float | None = None,
     time_limits: Mapping[str, float | None] | None = None,
     seed: int = 0,
     structural: bool = True,
@@ -91,13 +90,11 @@ def every_bound(
 ) -> list[NamedBound]:
     """Every bound on ``objective`` that rar-opt can prove on ``instance``, each timed: the
     basic and (with ``structural``) the structural ones, and each solver bound given seconds
-    in ``time_limits`` by name (``relaxation_time_limit`` and ``bins_time_limit`` are the
-    contention-free relaxation's and the GPU bins' seconds, kept for the common case)."""
+    in ``time_limits`` by name (``relaxation_time_limit``: the contention-free relaxation's
+    seconds, the common case)."""
     limits = dict(time_limits or {})
     if relaxation_time_limit:
         limits.setdefault("relaxation", relaxation_time_limit)
-    if bins_time_limit:
-        limits.setdefault("server_bins", bins_time_limit)
     return compute(instance, objective, structural=structural, time_limits=limits, seed=seed, options=options)
 
 
@@ -106,7 +103,7 @@ def lower_bounds(
     load: int | None = None,
     *,
     relaxation_time_limit: float | None = None,
-    bins_time_limit: float | None = None,
+    time_limits: Mapping[str, float | None] | None = None,
     seed: int = 0,
     structural: bool = True,
     objective: Objective = "makespan",
@@ -116,7 +113,7 @@ def lower_bounds(
     found = every_bound(
         instance,
         relaxation_time_limit=relaxation_time_limit,
-        bins_time_limit=bins_time_limit,
+        time_limits=time_limits,
         seed=seed,
         structural=structural,
         objective=objective,

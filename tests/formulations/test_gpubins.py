@@ -92,7 +92,7 @@ def test_the_bins_refute_what_the_floors_cannot() -> None:
     inst = Instance.read(instance_path("heavy-20x8x120-s0"))
     assert structural_floor(inst) == 57
     # through the bound-only API (`rar-opt bounds`): asked upward from the best floor
-    found = {b.name: b for b in every_bound(inst, bins_time_limit=120.0)}
+    found = {b.name: b for b in every_bound(inst, time_limits={"server_bins": 120.0})}
     assert found["server_bins"].value == 58 and "57: infeasible" in found["server_bins"].note
     assert max(b.value for b in found.values() if b.value is not None) == 58
 
