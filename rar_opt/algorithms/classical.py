@@ -70,7 +70,33 @@ ORDERS: dict[str, Callable[[Instance, str], np.ndarray]] = {
     "longest-first": longest_first,
     "largest-area-first": largest_area_first,
 }
-"""The classical list orders by name (the improvement search starts from each)."""
+"""The classical list orders for the makespan by name (``improve`` starts from each)."""
+
+
+def shortest_first(instance: Instance, estimator: str = "best") -> np.ndarray:
+    """Jobs by rho_hat_j, non-decreasing; ties keep the input order (SPT: Smith's rule
+    with unit weights, the classical order for the sum of completion times)."""
+    return np.argsort(estimate(instance, estimator).rho_hat, kind="stable")
+
+
+def smallest_area_first(instance: Instance, estimator: str = "best") -> np.ndarray:
+    """Jobs by G_j rho_hat_j, non-decreasing; ties keep the input order."""
+    area = instance.arrays.gpus * estimate(instance, estimator).rho_hat
+    return np.argsort(area, kind="stable")
+
+
+def fewest_gpus_first(instance: Instance, estimator: str = "best") -> np.ndarray:
+    """Jobs by G_j, non-decreasing; ties keep the input order (SJF-BCO's Alg. 1 order)."""
+    return np.argsort(instance.arrays.gpus, kind="stable")
+
+
+SUM_ORDERS: dict[str, Callable[[Instance, str], np.ndarray]] = {
+    "shortest-first": shortest_first,
+    "smallest-area-first": smallest_area_first,
+    "fewest-gpus-first": fewest_gpus_first,
+}
+"""The classical list orders for the sum of completion times (``improve`` with
+``objective="total"`` starts from each)."""
 
 
 def lpt_policy(instance: Instance, params: ClassicalParams | None = None) -> PolicyResult:

@@ -34,6 +34,7 @@ from rar_opt.solvers.registry import DEFAULT_BACKEND
 from rar_opt.solvers.registry import backend as get_backend
 from rar_opt.solvers.result import SolveResult, finish, restamp
 from rar_opt.solvers.status import Status
+from rar_opt.solvers.sums import SUM_OBJECTIVES, solve_sum
 from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,9 @@ def solve(
     """
     budget = Budget.start(time_limit, threads, seed)
     request = Request(backend, warm_start, mip_start, heuristic_horizon, start, lower_bound, options)
+    if formulation == "auto" and _sum_method(instance, request):
+        start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
+        return solve_sum(instance, request.options["objective"], budget, start, _full_sum_model)
     if formulation == "auto":
         why = compact_only(instance, request)
         if why is not None:
@@ -121,6 +125,24 @@ def solve(
     if formulation in PLANS:  # a method over several models, not one formulation
         return _solve_plan(instance, formulation, request, budget)
     return solve_formulation(instance, formulation, request, budget)
+
+
+def _sum_method(instance: Instance, request: Request) -> bool:
+    """Whether ``auto`` answers with the method for sums (:mod:`.sums`): the total
+    completion or flow time on a star network, with no option but the objective, no other
+    backend and no makespan bound asked for."""
+    return (
+        request.options.get("objective") in SUM_OBJECTIVES
+        and set(request.options) == {"objective"}
+        and request.backend in (None, "cpsat")
+        and request.lower_bound is None
+        and instance.time_model.links is None
+    )
+
+
+def _full_sum_model(instance: Instance, objective: str, start: Schedule | None, budget: Budget) -> SolveResult:
+    """The CP-SAT model for a sum objective from ``start``, for :func:`.sums.solve_sum`."""
+    return solve_formulation(instance, "cpsat", Request(start=start, options={"objective": objective}), budget)
 
 
 def compact_only(instance: Instance, request: Request) -> str | None:

@@ -1,0 +1,277 @@
+"""``auto`` for the total completion time and the flow time, at every size.
+
+The objectives are sum_j C_j (``total``) and sum_j (C_j - r_j) (``flow``; the two differ by
+the constant sum_j r_j, so one bound serves both). The method runs in phases, each
+recorded as for the makespan (:class:`~rar_opt.solvers.record.PhaseRecord`, with the sum
+in place of the makespan):
+
+1. **Heuristics.** Every policy of :data:`SUM_POLICIES` (list schedules built for short
+   completion times: shortest first and its relatives), each judged by the simulator.
+2. **Improve.** ``improve`` aimed at the sum (its ``objective="total"``): an iterated-greedy
+   search over job orders from shortest-first starts, judged by the simulator, on a share
+   of the time.
+3. **Floor.** The cheap bounds on the total completion time of the bounds registry.
+4. **Relaxation.** Each solver bound on the total completion time of the registry (the
+   time-indexed LP on the GPU pool when registered), on a share of the time.
+5. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
+   with the best schedule as its start; its bound joins the others.
+
+The best schedule is re-simulated; the result's objective is its sum, its bound the best
+of the proven bounds, and it is ``optimal`` when the two meet (sums are integers).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from rar_opt._version import __version__
+from rar_opt.bounds import registry
+from rar_opt.bounds.rounding import ceil_bound_or_none
+from rar_opt.check import check
+from rar_opt.errors import InputError
+from rar_opt.formulations import cpsat
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import RawOutcome
+from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
+from rar_opt.solvers.result import SolveResult, finish
+from rar_opt.solvers.status import Status
+from rar_opt.support.processes import stop_requested
+
+log = logging.getLogger(__name__)
+
+SUM_OBJECTIVES = ("total", "flow")
+"""The objectives this method answers."""
+
+SUM_POLICIES = ("sjf-bco", "ff", "ls", "consolidate", "online-sf", "online-ff")
+"""The list-scheduling policies tried first (the cheap ones built for completion times)."""
+
+IMPROVE_SHARE = 0.4
+"""The share of the time limit the improvement search gets (after the heuristics)."""
+
+ALONE_SHARE = 0.9
+"""Its share when no solver bound is registered and the full model does not fit."""
+
+BOUND_SHARE = 0.5
+"""The share of what is left that the solver bounds get, before the full model."""
+
+IMPROVE_ITERATIONS_PER_JOB = 50
+"""The improvement search's iterations per job (it stops earlier on its time share)."""
+
+DEFAULT_SECONDS = 30.0
+"""The improvement and bound phases' time when the caller gives no limit."""
+
+
+@dataclass
+class _Best:
+    schedule: Schedule | None = None
+    value: int | None = None
+    source: str = ""
+
+    def offer(self, schedule: Schedule, value: int, source: str) -> bool:
+        if self.value is None or value < self.value:
+            self.schedule, self.value, self.source = schedule, value, source
+            return True
+        return False
+
+
+def sum_of(instance: Instance, schedule: Schedule, objective: str) -> int | None:
+    """The schedule's total completion time (or flow time), from the simulator; None when
+    the checker rejects it."""
+    report = check(instance, schedule)
+    if not report.feasible:
+        return None
+    total = int(np.sum(report.result.completion))
+    return total - int(instance.releases.sum()) if objective == "flow" else total
+
+
+FullModel = Callable[[Instance, str, Schedule | None, Budget], SolveResult]
+"""Solves the full model for ``objective`` from a start schedule within a budget (the
+dispatcher passes the CP-SAT model's solve: this module sits below it)."""
+
+
+def solve_sum(
+    instance: Instance,
+    objective: str,
+    budget: Budget,
+    start: Schedule | None = None,
+    full_model: FullModel | None = None,
+) -> SolveResult:
+    """The best schedule and the best proven bound on ``objective`` within ``budget``."""
+    if objective not in SUM_OBJECTIVES:
+        raise InputError(f"must be one of {', '.join(SUM_OBJECTIVES)}, got {objective!r}", where="objective")
+    began = time.perf_counter()
+    shift = int(instance.releases.sum()) if objective == "flow" else 0
+    best, phases = _Best(), []
+    if start is not None:
+        value = sum_of(instance, start, objective)
+        if value is not None:
+            best.offer(start, value, "start")
+    phases.append(_heuristics(instance, objective, best))
+    bound = _floor(instance, phases) - shift
+    if best.value != bound and not budget.expired():
+        phases.append(_improve(instance, objective, best, budget))
+    if best.value != bound and not budget.expired() and stop_requested() is None:
+        bound = max(bound, _relaxations(instance, phases, budget, BOUND_SHARE) - shift)
+    solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
+    full = None
+    if best.value != bound and not budget.expired() and stop_requested() is None:
+        full = None if full_model is None else _full_model(instance, objective, best, budget, full_model)
+        if full is not None:
+            phases.append(full[0])
+            if full[1] is not None:
+                bound = max(bound, full[1])
+            solver = full[2] or solver
+    proof: PhaseRecord | None = None
+    if best.value is not None and best.value <= bound:
+        status = Status.OPTIMAL
+        proof = max((p for p in phases if p.bound is not None and p.bound >= best.value), key=_rank, default=None)
+    else:
+        status = Status.FEASIBLE if best.value is not None else Status.NO_SOLUTION
+    record = SolveRecord(
+        "auto",
+        "cpsat" if full is not None else "rar-opt",
+        {"objective": objective, "time_limit": budget.limit, "seed": budget.seed, "threads": budget.threads},
+        tuple(phases),
+        stopped=None if status == Status.OPTIMAL or not budget.expired() else "time limit",
+        full_model=None if full is not None else _why_no_model(instance),
+    )
+    if proof is not None:
+        record = replace(record, proved_by=_proof(proof), proof_phase=proof.name)
+    raw = RawOutcome(
+        status,
+        has_solution=best.schedule is not None,
+        objective=None if best.value is None else float(best.value),
+        bound=float(bound),
+        termination=f"the best schedule ({best.source}) against the best bound",
+        solver=solver,
+    )
+    schedule = None if best.schedule is None else best.schedule.with_meta({**best.schedule.meta, "method": best.source})
+    return finish(
+        instance,
+        _Method,
+        None,
+        raw,
+        record=record,
+        build_s=0.0,
+        wall_s=time.perf_counter() - began,
+        incumbent=schedule,
+    )
+
+
+class _Method:
+    """Stands for the formulation in :func:`finish` (no model is read back)."""
+
+    name = "auto"
+    problem = "sum"
+
+
+def _rank(phase: PhaseRecord) -> int:
+    order = (PhaseKind.FLOOR, PhaseKind.RELAXATION, PhaseKind.FULL)
+    return -order.index(phase.kind) if phase.kind in order else -len(order)
+
+
+def _proof(phase: PhaseRecord) -> ProvedBy:
+    return ProvedBy.FLOOR if phase.kind in (PhaseKind.HEURISTICS, PhaseKind.IMPROVE) else phase.proves
+
+
+def _heuristics(instance: Instance, objective: str, best: _Best) -> PhaseRecord:
+    from rar_opt.algorithms import run_policy
+
+    began, tried = time.perf_counter(), {}
+    for name in SUM_POLICIES:
+        if best.value is not None and stop_requested() is not None:
+            break
+        run = run_policy(instance, name)
+        value = sum_of(instance, run.schedule, objective)
+        tried[name] = value
+        if value is not None:
+            best.offer(run.schedule, value, name)
+    status = Status.FEASIBLE if best.value is not None else Status.NO_SOLUTION
+    return PhaseRecord(PhaseKind.HEURISTICS, status, best.value, None, time.perf_counter() - began, tried=tried)
+
+
+def _improve(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord:
+    from rar_opt.algorithms import run_policy
+
+    began = time.perf_counter()
+    left = budget.left()
+    # the whole time when no bound or model would use the rest
+    others = registry.entries("total", families=("solver",)) or _why_no_model(instance) is None
+    share = IMPROVE_SHARE if others else ALONE_SHARE
+    seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
+    iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
+    run = run_policy(
+        instance, "improve", objective="total", iterations=iterations, time_limit=seconds, seed=budget.seed
+    )
+    value = sum_of(instance, run.schedule, objective)
+    if value is not None:
+        best.offer(run.schedule, value, "improve")
+    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
+    return PhaseRecord(PhaseKind.IMPROVE, status, value, None, time.perf_counter() - began, search="improve")
+
+
+def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
+    began = time.perf_counter()
+    values = {b.name: b.value for b in registry.cheap(instance, "total") if b.value is not None}
+    floor = max(values.values(), default=0)
+    phases.append(
+        PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(floor), time.perf_counter() - began, floors=values)
+    )
+    return floor
+
+
+def _relaxations(instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float) -> int:
+    solvers = registry.entries("total", families=("solver",))
+    if not solvers:
+        return 0
+    left = budget.left()
+    each = (DEFAULT_SECONDS if left is None else share * left) / len(solvers)
+    best = 0
+    for bound in solvers:
+        if bound.applies is not None and not bound.applies(instance):
+            continue
+        floor = max((int(p.bound) for p in phases if p.bound is not None), default=0)
+        found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor))
+        status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
+        value = None if found.value is None else float(found.value)
+        phases.append(PhaseRecord(PhaseKind.RELAXATION, status, value, value, found.seconds, search=bound.name))
+        best = max(best, found.value or 0)
+    return best
+
+
+def _why_no_model(instance: Instance) -> str | None:
+    if instance.time_model.links is not None:
+        return "skipped: the CP-SAT model counts contention per server (the cluster has a topology)"
+    cells = cpsat.count_cells(instance, instance.horizon)
+    limit = cpsat.Options().max_cells
+    if cells > limit:
+        return f"skipped: the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {limit:,})"
+    return None
+
+
+def _full_model(
+    instance: Instance, objective: str, best: _Best, budget: Budget, solve: FullModel
+) -> tuple[PhaseRecord, int | None, dict[str, Any] | None] | None:
+    """The CP-SAT model with the best schedule as its start, when it fits."""
+    if _why_no_model(instance) is not None:
+        return None
+    began = time.perf_counter()
+    res = solve(instance, objective, best.schedule, budget)
+    bound = ceil_bound_or_none(res.bound) if res.status != Status.ERROR else None
+    if res.schedule is not None:
+        value = sum_of(instance, res.schedule, objective)
+        if value is not None:
+            best.offer(res.schedule, value, "cpsat")
+    status = res.status if res.status in (Status.OPTIMAL, Status.FEASIBLE) else Status.NO_SOLUTION
+    record = PhaseRecord(
+        PhaseKind.FULL, status, res.objective, None if bound is None else float(bound), time.perf_counter() - began
+    )
+    return record, bound, res.solver
