@@ -34,6 +34,8 @@ class PolicyRow:
     contention_share: float = 0.0  # realized extra time (rar_opt.shares)
     overhead_share: float = 0.0
     theta_binding: bool = False
+    jct_ratio: float | None = None  # average JCT over the best lower bound on it (>= ALG / OPT)
+    jct_ratio_best: float | None = None  # average JCT over the best one known (<= ALG / OPT)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Comparison:
     claims: tuple[ClaimCheck, ...]
     solve: dict[str, Any] | None
     bounds: dict[str, Any] | None = None  # every lower bound computed, by name
+    jct_reference: float | None = None  # the best lower bound on the average JCT
+    jct_best: float | None = None  # the best average JCT known (a policy's)
+    jct_bounds: dict[str, Any] | None = None  # every lower bound on the total completion time, by name
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready values."""
@@ -60,6 +65,9 @@ class Comparison:
             "sjf_bco_claims": [asdict(c) for c in self.claims],
             "solve": self.solve,
             "bounds": self.bounds,
+            "jct_reference": self.jct_reference,
+            "jct_best": self.jct_best,
+            "jct_bounds": self.jct_bounds,
             "provenance": provenance(),
         }
 
@@ -100,6 +108,8 @@ def compare(
             run.shares.contention,
             run.shares.overhead,
             run.result.theta_binding,
+            ev.jct_ratios(name)["jct_ratio_high"],
+            ev.jct_ratios(name)["jct_ratio_low"],
         )
         for name, run in ev.runs.items()
     )
@@ -116,4 +126,7 @@ def compare(
         claims,
         solve_summary,
         ev.bounds.to_dict(),
+        ev.jct_lower,
+        ev.jct_best,
+        None if ev.jct_bounds is None else ev.jct_bounds.to_dict(),
     )

@@ -10,7 +10,10 @@ through here, so a ratio means the same thing wherever it is printed:
 * ``ratio_low`` = ALG / best makespan known (a policy's or the solver's): at most ALG / OPT;
 * ``ratio_high`` = ALG / best lower bound: at least ALG / OPT.
 
-With OPT proven the three agree. The lower bound is the best of :mod:`rar_opt.bounds`
+With OPT proven the three agree. The average JCT is measured the same way, against the
+best average JCT known and the best lower bound on the total completion time over J
+(``jct_ratio_low``, ``jct_ratio_high``); the bounds registry's solver bounds on the total
+get ``bound_time_limit`` seconds each. The lower bound is the best of :mod:`rar_opt.bounds`
 (with the contention-free relaxation's when it is given time, taken from the exact solve's
 own relaxation phase when that ran one) and the exact method's proven bound, rounded up.
 """
@@ -24,6 +27,7 @@ from typing import Any
 from rar_opt.algorithms import run_policy
 from rar_opt.algorithms.result import PolicyResult
 from rar_opt.bounds import ClaimCheck, LowerBounds, NamedBound, check_sjf_bco_claims, lower_bounds, theorem5_bound
+from rar_opt.bounds.registry import entries
 from rar_opt.bounds.rounding import ceil_bound, ceil_bound_or_none
 from rar_opt.check import check
 from rar_opt.instance import Instance
@@ -67,6 +71,23 @@ class Evaluation:
     optimum: int | None  # OPT, when the exact method proved it
     solve: Any = None  # the exact method's SolveResult, when one ran
     solve_s: float | None = None
+    jct_bounds: LowerBounds | None = None  # the lower bounds on the total completion time
+
+    @property
+    def jct_lower(self) -> float | None:
+        """The best proven lower bound on the average JCT (the total's bound over J)."""
+        return None if self.jct_bounds is None else self.jct_bounds.best / self.instance.num_jobs
+
+    @property
+    def jct_best(self) -> float:
+        """The best average JCT known (a policy's)."""
+        return min(r.avg_jct for r in self.runs.values())
+
+    def jct_ratios(self, policy: str) -> dict[str, float | None]:
+        """The policy's average JCT over the best known (at most ALG / OPT) and over the best
+        lower bound (at least ALG / OPT); the optimal average JCT is not proven here."""
+        avg, lower = self.runs[policy].avg_jct, self.jct_lower
+        return {"jct_ratio_low": avg / self.jct_best, "jct_ratio_high": None if not lower else avg / lower}
 
     @property
     def reference(self) -> int:
@@ -125,6 +146,10 @@ def evaluate(
     if relaxed is not None:
         note = "the relaxation phase of the solve" + ("" if relaxed[1] else " (the solver's bound on it)")
         bounds = bounds.replaced(NamedBound("relaxation", ceil_bound(relaxed[0]), 0.0, note, relaxed[1]))
+    solver_total = {b.name: bound_time_limit for b in entries("total", families=("solver",))}
+    jct_bounds = lower_bounds(
+        instance, objective="total", time_limits=solver_total if bound_time_limit else None, seed=seed
+    )
     lower, optimum = bounds.best, None
     spans = [r.makespan for r in runs.values()]
     if res is not None:
@@ -142,4 +167,4 @@ def evaluate(
     best = min(spans)
     if optimum is not None:
         lower = best = optimum
-    return Evaluation(instance, runs, bounds, int(lower), int(best), optimum, res, solve_s)
+    return Evaluation(instance, runs, bounds, int(lower), int(best), optimum, res, solve_s, jct_bounds)
