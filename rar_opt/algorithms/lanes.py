@@ -117,7 +117,10 @@ class Forest:
         def add(w: int, up: int, s: int) -> None:
             nonlocal leaf
             v = len(width)
-            width.append(w), parent.append(up), server.append(s), first.append(leaf)
+            width.append(w)
+            parent.append(up)
+            server.append(s)
+            first.append(leaf)
             if w == 1:
                 leaf += 1
                 return
@@ -128,8 +131,8 @@ class Forest:
             for bit in reversed(range(int(cap).bit_length())):
                 if cap >> bit & 1:
                     add(1 << bit, -1, s)
-        arr = [np.array(x, dtype=np.int64) for x in (width, parent, server, first)]
-        return cls(*arr, leaf)
+        w_, p_, s_, f_ = (np.array(x, dtype=np.int64) for x in (width, parent, server, first))
+        return cls(w_, p_, s_, f_, leaf)
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _caused_by_ctrl_c(exc):  # e.g. an extension module's import cut short: "initialization failed"
             print(f"interrupted (SIGINT): {type(exc).__name__}; {KEPT}", file=sys.stderr)
             return 128 + signal.SIGINT
-        if graceful and stop_requested() is not None:  # a worker or solver stopped by the same signal
-            signum = stop_requested()
+        signum = stop_requested()
+        if graceful and signum is not None:  # a worker or solver stopped by the same signal
             print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {KEPT}", file=sys.stderr)
             return 128 + signum
         if os.environ.get("RAR_OPT_DEBUG"):

@@ -88,7 +88,9 @@ def cmd_bounds(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    rows = [(b.name, "-" if b.value is None else b.value, f"{b.seconds:.3f}", b.note) for b in makespan]
+    rows: list[tuple[object, ...]] = [
+        (b.name, "-" if b.value is None else b.value, f"{b.seconds:.3f}", b.note) for b in makespan
+    ]
     emit_table(rows, header=("bound", "value", "seconds", "note"))
     print(f"best lower bound: {best.value} ({best.name})")
     print()

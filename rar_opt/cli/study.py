@@ -208,8 +208,8 @@ def _print_report(path: str, as_json: bool) -> int:
     if "warning" in about:
         print(f"WARNING: {about['warning']}")
     print(f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones")
-    rows, header = table(rep)
-    emit_table(rows, header)
+    text_rows, header = table(rep)
+    emit_table(text_rows, header)
     if rep.theorem5_min is not None:
         print(f"Theorem 5's bound n_g varphi u / l (SJF-BCO): smallest over the instances {rep.theorem5_min:.4g}")
     for claim, tally in rep.claims.items():

@@ -233,7 +233,7 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
             model = form.build(instance, opts)
             if request.lower_bound is not None:
                 _add_floor(model, request.lower_bound)
-            if use_start:
+            if use_start and start is not None:
                 use_start = _set_start(form, model, instance, start, warm_start)
     except TimeUp:
         return _stopped_in_build(instance, form, engine.name, opts, start, budget, time.perf_counter() - build0)
