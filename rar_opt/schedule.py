@@ -274,10 +274,11 @@ class Schedule:
                     item, required=("job", "start", "on" if sparse else "placement"), optional=("gpu_ids",)
                 )
                 j = jio.check_int(e["job"], "job", lo=0, hi=len(items) - 1)
-            except InputError:
+            except InputError as exc:
+                error = exc
                 if not sparse and isinstance(item, Mapping) and "on" in item:
-                    exc = InputError("has 'on' (the sparse form) but the schedule gives no 'servers'", where="on")
-                raise exc.within(f"jobs[{i}]") from None
+                    error = InputError("has 'on' (the sparse form) but the schedule gives no 'servers'", where="on")
+                raise error.within(f"jobs[{i}]") from None
             if j in by_job:
                 raise InputError(f"job {j} appears twice", where=f"jobs[{i}].job")
             by_job[j] = e

@@ -22,16 +22,20 @@ the executor.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
+import queue
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from rar_opt.errors import ParameterError
-from rar_opt.support.processes import die_with_parent
+from rar_opt.support.processes import check_stop, die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +101,10 @@ class SerialExecutor:
 
 
 def die_with_client_plugin(parent: int) -> Any:
-    """A Dask worker plugin: the worker process dies when the process ``parent`` dies.
+    """A Dask worker plugin: the worker process dies when the process ``parent`` dies, and
+    at once and quietly on Ctrl-C (SIGINT's default action: a terminal's Ctrl-C reaches the
+    whole process group, workers included; the client decides what the command does, and
+    the tasks they ran are lost either way).
 
     Only for the workers of a local cluster, whose parent is this process; a worker whose
     parent is another process (a ``dask worker`` started by hand) is left alone. The class
@@ -110,8 +117,31 @@ def die_with_client_plugin(parent: int) -> Any:
         def setup(self, worker: Any) -> None:
             if os.getppid() == parent:
                 die_with_parent(parent)
+                if threading.current_thread() is threading.main_thread():
+                    # not a KeyboardInterrupt traceback per worker; a Ctrl-C while the worker
+                    # started (blocked: :func:`_sigint_blocked`) is delivered now
+                    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     return DieWithClient()
+
+
+WAIT_STEP_S = 0.1
+"""How often the wait for a batch looks up from it: a stop request (Ctrl-C, SIGTERM) ends
+the wait within this time, and a local cluster without workers is noticed."""
+
+WORKERLESS_S = 10.0
+"""How long a local cluster may have no worker (a worker being restarted by its nanny takes
+a second or two) before its workers count as gone: :class:`WorkersLost`."""
+
+
+CLOSE_INTERRUPTED_S = 1.0
+"""How long closing the client and the local cluster may take each after Ctrl-C."""
+
+
+class WorkersLost(RuntimeError):
+    """Every worker of the local cluster died and none came back (killed from outside); the
+    tasks still out would wait for ever. Every result that came back before is the caller's."""
 
 
 IN_FLIGHT_PER_WORKER = 2
@@ -235,7 +265,7 @@ class DaskExecutor:
             "distributed.admin.tick.interval": "1s",
             "distributed.admin.system-monitor.interval": "5s",
         }
-        with dask.config.set(quieter):
+        with dask.config.set(quieter), _sigint_blocked():
             self._cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
@@ -261,13 +291,17 @@ class DaskExecutor:
         yield each batch's results as it comes back. A worker that dies mid-batch has its batch
         run again elsewhere (Dask's own retry; a task that kills its worker three times ends
         the run with Dask's ``KilledWorker``, and its batch-mates with it). A task that raises
-        re-raises here, after the results of its batch that finished before it."""
-        from distributed import as_completed
+        re-raises here, after the results of its batch that finished before it.
 
+        The wait for a batch never blocks for long (:data:`WAIT_STEP_S`): a stop request
+        (:func:`rar_opt.processes.check_stop`; Ctrl-C in a terminal also kills the local
+        workers, which share its process group) raises :class:`~rar_opt.processes.Interrupted`
+        at once, and a local cluster left without workers raises :class:`WorkersLost`; the
+        batches still out are cancelled."""
         if not items:
             return
         batcher = Batcher(len(items), self.batch_seconds)
-        pending = as_completed(loop=self._client.loop)
+        pending: dict[str, Any] = {}  # the futures of the batches out, by key
         batches: dict[str, list[int]] = {}
         try:
             yield from self._batches(fn, items, batcher, pending, batches)
@@ -276,27 +310,35 @@ class DaskExecutor:
                 raise SchedulerLost(self.address, _reason(exc)) from None
             raise
         finally:
-            unfinished = list(pending.futures)
+            unfinished = list(pending.values())
             if unfinished and self._client is not None and self._connected():
                 self._client.cancel(unfinished)
 
     def _batches(
-        self, fn: Callable[[T], R], items: Sequence[T], batcher: Batcher, pending: Any, batches: dict[str, list[int]]
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        batcher: Batcher,
+        pending: dict[str, Any],
+        batches: dict[str, list[int]],
     ) -> Iterator[tuple[int, R]]:
         """:meth:`run`'s loop: keep batches in flight, yield results as batches come back."""
+        arrived: queue.SimpleQueue[Any] = queue.SimpleQueue()  # futures as they finish (Dask's callback thread)
         while True:
             workers = self._live_workers()
-            while pending.count() < IN_FLIGHT_PER_WORKER * workers:
+            while len(pending) < IN_FLIGHT_PER_WORKER * workers:
                 batch = batcher.next_batch(workers)
                 if batch is None:
                     break
                 chunk = [items[i] for i in batch]
                 future = self._client.submit(run_batch, fn, chunk, 2 * self.batch_seconds, pure=False)
                 batches[future.key] = batch
-                pending.add(future)
-            if pending.is_empty():
+                pending[future.key] = future
+                future.add_done_callback(arrived.put)
+            if not pending:
                 return
-            future = next(pending)
+            future = self._next_finished(arrived)
+            del pending[future.key]
             results, seconds, error = future.result()
             batch = batches.pop(future.key)
             ran = len(results) + (error is not None)
@@ -307,6 +349,26 @@ class DaskExecutor:
                 raise error
             if ran < len(batch):
                 batcher.give_back(batch[ran:])
+
+    def _next_finished(self, arrived: queue.SimpleQueue[Any]) -> Any:
+        """The next future to finish, waiting in steps of :data:`WAIT_STEP_S`; between steps, a
+        stop request raises :class:`~rar_opt.processes.Interrupted` and a local cluster without
+        a worker for :data:`WORKERLESS_S` raises :class:`WorkersLost`."""
+        workerless_since: float | None = None
+        while True:
+            try:
+                return arrived.get(timeout=WAIT_STEP_S)
+            except queue.Empty:
+                pass
+            check_stop()
+            if self._cluster is None:  # a scheduler's workers come and go as their owners decide
+                continue
+            if self._cluster.scheduler_info.get("workers"):
+                workerless_since = None
+            elif workerless_since is None:
+                workerless_since = time.monotonic()
+            elif time.monotonic() - workerless_since > WORKERLESS_S:
+                raise WorkersLost(f"the {self.workers} local Dask worker(s) died and none came back")
 
     def _connected(self) -> bool:
         """Whether the client still talks to its scheduler (Dask says ``running``)."""
@@ -323,20 +385,47 @@ class DaskExecutor:
         use); the results by worker address."""
         return dict(self._client.run(fn))
 
-    def close(self) -> None:
-        """Close the client, and the local cluster if this executor started it."""
+    def close(self, timeout: float | None = None) -> None:
+        """Close the client, and the local cluster if this executor started it; with
+        ``timeout``, give up on each after that many seconds (its workers still die with
+        this process)."""
         client, self._client = getattr(self, "_client", None), None
         if client is not None:
-            client.close()
+            with contextlib.suppress(TimeoutError) if timeout is not None else contextlib.nullcontext():
+                client.close(timeout=timeout)
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
-            cluster.close()
+            with contextlib.suppress(TimeoutError) if timeout is not None else contextlib.nullcontext():
+                cluster.close(timeout=timeout)
 
     def __enter__(self) -> DaskExecutor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        # after Ctrl-C the command ends within seconds: a local cluster whose workers the
+        # signal killed (they share the terminal's process group) is not waited for
+        interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
+        self.close(timeout=CLOSE_INTERRUPTED_S if interrupted else None)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while the block runs: the threads it starts (Dask's event
+    loop and the threads that spawn worker processes, now and on a restart) inherit the
+    block, and so do the worker processes, which a Ctrl-C in a terminal reaches too (their
+    process group is the terminal's). A worker then never stops with a KeyboardInterrupt
+    traceback halfway through its imports; once set up it dies at a Ctrl-C, quietly
+    (:func:`die_with_client_plugin`). This process still hears the signal: the kernel hands
+    it to a thread that does not block it (:func:`rar_opt.processes.graceful_stops`'
+    watcher), or to this thread when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,0 +1,102 @@
+"""Ctrl-C as a terminal sends it: SIGINT to the command's whole process group (its worker
+processes too), not only to the main process. Each command ends with 130 within
+:data:`GROUP_EXIT_S` of the signal, without a traceback; a study keeps its finished rows and a
+second run on the same store completes (issue 32: a study with Dask workers waited for ever)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .test_interrupts import HARD, _stored_statuses
+
+GROUP_EXIT_S = 5.0
+"""From the signal to the main process's exit."""
+
+
+def _group_signalled(
+    args: list[str], after: float, cwd: Path, ready: Callable[[], bool] = lambda: True
+) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``rar-opt ARGS`` in a session of its own, send SIGINT to its process group once
+    ``after`` seconds have passed and ``ready()`` holds; the finished process and the seconds
+    from the signal to the main process's exit (its stderr may stay open a little longer, held
+    by a helper process such as multiprocessing's resource tracker)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rar_opt", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    began = time.perf_counter()
+    try:
+        while time.perf_counter() - began < after or not ready():
+            if proc.poll() is not None:
+                pytest.fail(f"the command ended before the signal: {proc.communicate()[1]}")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.perf_counter()
+        try:
+            proc.wait(timeout=4 * GROUP_EXIT_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the command still ran {4 * GROUP_EXIT_S:.0f} s after Ctrl-C to its process group")
+        took = time.perf_counter() - sent
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+
+
+def _ended_by_ctrl_c(out: subprocess.CompletedProcess, took: float) -> None:
+    assert out.returncode == 130, out.stderr
+    assert took < GROUP_EXIT_S, (took, out.stderr)
+    assert "Traceback" not in out.stderr and "interrupted (SIGINT)" in out.stderr, out.stderr
+
+
+def test_solve(tmp_path: Path) -> None:
+    out, took = _group_signalled(["solve", str(HARD), "--time-limit", "300", "--quiet"], 5.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="open (found with this test): bounds' relaxations run on for a minute after Ctrl-C"
+)
+def test_bounds(tmp_path: Path) -> None:
+    args = ["bounds", str(HARD), "--relaxation-time", "120", "--bins-time", "120", "--quiet"]
+    out, took = _group_signalled(args, 5.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="open (found with this test): a serial experiment runs every run before it stops"
+)
+def test_experiment(tmp_path: Path) -> None:
+    args = ["experiment", "policies", "--seeds", *map(str, range(20)), "--jobs", "160", "--quiet"]
+    out, took = _group_signalled(args, 5.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_study_keeps_its_rows_and_resumes(tmp_path: Path, workers: int) -> None:
+    args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "12"]
+    args += ["--quiet", "--workers", str(workers)]
+    store = tmp_path / "s.db"
+    out, took = _group_signalled(args, 0.0, tmp_path, lambda: store.exists() and len(_stored_statuses(store)) >= 1)
+    _ended_by_ctrl_c(out, took)
+    kept = _stored_statuses(store)
+    assert 1 <= len(kept) < 12 and all(s == "optimal" for s in kept), kept
+    again = subprocess.run(
+        [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
+    assert again.returncode == 0, again.stderr
+    assert len(_stored_statuses(store)) == 12
