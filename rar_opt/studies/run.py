@@ -21,6 +21,7 @@ from typing import Any
 from ..calibration import PRESETS
 from ..errors import ParameterError
 from ..executors import Executor
+from ..generate import takes_paper_knobs
 from ..processes import check_stop
 from .store import Store, open_store
 from .tasks import (
@@ -55,7 +56,7 @@ class StudyConfig:
     def __post_init__(self) -> None:
         generator = generator_of(self.family)
         if self.preset is not None:
-            if generator != "paper":
+            if not takes_paper_knobs(generator):
                 raise ParameterError(f"only the paper families take a preset, not {self.family}", where="preset")
             if self.preset not in PRESETS:
                 raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
