@@ -33,11 +33,11 @@ from common import RESULTS, save, versions
 
 from rar_opt.algorithms import POLICIES
 from rar_opt.bounds import every_bound
-from rar_opt.instances.calibration import PRESETS
-from rar_opt.studies.evaluation import judge
-from rar_opt.instances.generate import generate
 from rar_opt.bounds.rounding import ceil_bound
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import generate
 from rar_opt.solvers import solve
+from rar_opt.studies.evaluation import judge
 
 NAME = "bounds-table"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "bounds-table.md"

@@ -33,10 +33,10 @@ from common import save, table
 
 from rar_opt.algorithms import run_policy
 from rar_opt.bounds import lower_bounds
-from rar_opt.instances.calibration import PRESETS
 from rar_opt.check import check
-from rar_opt.instances.generate import generate
 from rar_opt.instance import Instance
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import generate
 
 SIZES = ((160, 20), (160, 10), (320, 20))
 SEEDS = range(5)

@@ -14,8 +14,8 @@ from common import save, table
 
 from rar_opt.algorithms import run_policy
 from rar_opt.bounds import lower_bounds
-from rar_opt.instances.calibration import PRESETS
 from rar_opt.check import check
+from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.generate import nested_cluster, paper
 
 POLICIES = ("sjf-bco", "ff", "consolidate", "lpt")

@@ -16,9 +16,9 @@ import time
 
 from common import save
 
+from rar_opt.bounds.rounding import ceil_bound
 from rar_opt.bounds.structural import structural_floor
 from rar_opt.instances.generate import generate
-from rar_opt.bounds.rounding import ceil_bound
 from rar_opt.solvers import solve
 
 OPEN = (2, 3, 6, 8)

@@ -16,8 +16,8 @@ import sys
 from common import save, table
 
 from rar_opt.algorithms import run_policy
-from rar_opt.instances.calibration import PRESETS
 from rar_opt.check import check
+from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.generate import generate
 from rar_opt.solvers import PhaseKind, solve
 

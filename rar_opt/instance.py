@@ -216,7 +216,10 @@ class Instance:
         n_gpus = self.cluster.num_gpus
         for j, job in enumerate(self.jobs):
             if job.gpus > n_gpus:
-                raise InputError(f"= {job.gpus} exceeds the cluster's {n_gpus} GPUs in total", where=f"jobs[{j}].gpus")
+                raise InputError(
+                    f"= {job.gpus} exceeds the cluster's {n_gpus} GPUs in total (job {job.name!r})",
+                    where=f"jobs[{j}].gpus",
+                )
         b = self.bounds
         for j in range(self.num_jobs):
             if b.phi_min[j] < 1:

@@ -31,6 +31,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--jobs", type=int)
     p.add_argument("--servers", type=int)
+    p.add_argument(
+        "--server-gpus", type=int, help="paper: every server with this many GPUs (default: drawn from 4, 8, 16, 32)"
+    )
     p.add_argument("--preset", choices=list(PRESETS), help="paper: a reading of the 15%% (default paper-literal)")
     p.add_argument("--reference", help="paper knob: 'worst' or N,P (a split over N servers with P contenders)")
     p.add_argument("--contention-share", type=float, help="paper knob: contention's share at the reference, (0, 1]")
@@ -124,6 +127,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         size_link=args.size_link,
         load=args.load,
         burst=args.burst,
+        server_gpus=args.server_gpus,
     )
     if args.output is None:
         emit_json(inst.to_dict())

@@ -8,6 +8,7 @@ from typing import Any
 
 from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, progress
 from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import GENERATORS, takes_paper_knobs
 from rar_opt.studies.experiments import EXPERIMENTS
 from rar_opt.support.provenance import provenance, versions
 
@@ -29,6 +30,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         default=["paper-literal"],
         help="the generator's reading of 15%% (several: the runs under each, in turn)",
+    )
+    p.add_argument(
+        "--family",
+        choices=[k for k in GENERATORS if takes_paper_knobs(k)],
+        default="paper",
+        help="the paper generator, or its jobs on homogeneous 8- or 4-GPU servers (default paper)",
     )
     p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
@@ -52,6 +59,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             preset=args.preset,
             on_row=lambda _: bar.update(),
             scheduler=args.scheduler,
+            family=args.family,
         )
     summary = summarise(rows)
     record = {
@@ -61,6 +69,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "budget": args.budget,
         **({"preset": args.preset[0]} if len(args.preset) == 1 else {}),
         "presets": args.preset,
+        **({"family": args.family} if args.family != "paper" else {}),
         "workers": args.workers,
         "scheduler": args.scheduler,
         "wall_s": round(time.perf_counter() - began, 3),

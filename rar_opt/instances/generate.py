@@ -36,6 +36,7 @@ worst execution times, so running the jobs one after another always fits.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -149,8 +150,16 @@ def paper(
     budget: float | None = None,
     preset: str = "paper-literal",
     calibration: Calibration | None = None,
+    server_gpus: int | None = None,
 ) -> Instance:
     """The paper's setting (section 6) with ``jobs`` jobs on ``servers`` servers.
+
+    ``server_gpus`` (G): a homogeneous cluster, every server with G GPUs, in place of the
+    paper's drawn sizes. The draws are the same as without it (the server sizes are still
+    drawn, then replaced), so a seed gives the same jobs (sizes, iterations, best
+    per-iteration times) on either cluster; only the calibration, which depends on the
+    cluster, differs. The job sizes are not cut to the cluster: a job larger than all its
+    GPUs is an error naming the job (the paper's 16- and 32-GPU jobs must then span servers).
 
     ``preset`` names a reading of the paper's "within 15%" (:mod:`rar_opt.instances.calibration`;
     every preset uses the same draws for a seed); ``calibration`` gives one directly.
@@ -160,6 +169,10 @@ def paper(
     """
     if jobs < 1 or servers < 1:
         raise InputError("needs at least one job and one server", where="generator")
+    if server_gpus is not None and (
+        isinstance(server_gpus, bool) or not isinstance(server_gpus, int) or server_gpus < 1
+    ):
+        raise ParameterError(f"must be a positive integer (GPUs per server), got {server_gpus!r}", where="server_gpus")
     cal = calibration if calibration is not None else preset_calibration(preset)
     if budget is not None:  # the knob of the literal reading: halves of a total share
         if not 0.0 < budget <= 2.0:
@@ -169,9 +182,18 @@ def paper(
         cal = Calibration(cal.reference, budget / 2.0, budget / 2.0)
     rng = np.random.default_rng(seed)
     capacity = [int(o) for o in rng.choice(PAPER_SERVER_SIZES, size=servers)]
+    if server_gpus is not None:  # drawn above all the same: the draws that follow stay the seed's
+        capacity = [server_gpus] * servers
     n_gpus = sum(capacity)
-    sizes = [min(g, n_gpus) for g in philly_sizes(jobs)]
+    sizes = [g if server_gpus is not None else min(g, n_gpus) for g in philly_sizes(jobs)]
     rng.shuffle(sizes)
+    if server_gpus is not None and max(sizes) > n_gpus:
+        j = int(np.argmax(sizes))
+        raise ParameterError(
+            f"= {servers} servers of {server_gpus} GPUs ({n_gpus} GPUs) cannot hold job j{j} of {sizes[j]} GPUs; "
+            "give more servers or more GPUs per server",
+            where="servers",
+        )
     iterations = rng.integers(1000, 6000, size=jobs, endpoint=True)
     lo = np.maximum(0.01, 50.0 / iterations)
     hi = np.minimum(0.05, 300.0 / iterations)
@@ -203,6 +225,8 @@ def paper(
     }
     if named is not None and named != "paper-literal":
         meta["preset"] = named
+    if server_gpus is not None:  # recorded only when given: the paper's output stays as it was
+        params["server_gpus"] = server_gpus
     # the name carries every parameter that differs from the paper's setting
     horizon = 1200 if horizon is None else horizon
     if named is not None:
@@ -211,7 +235,8 @@ def paper(
         variant = f"-b{cal.contention + cal.overhead:g}"
     else:
         variant = "-custom"
-    suffix = variant + ("" if horizon == 1200 else f"-T{horizon}")
+    suffix = variant + ("" if server_gpus is None else f"-g{server_gpus}")
+    suffix += "" if horizon == 1200 else f"-T{horizon}"
     return Instance(
         name=f"paper-{jobs}x{servers}-s{seed}{suffix}",
         horizon=horizon,
@@ -326,7 +351,23 @@ def batch_sizes(rng: np.random.Generator, n: int, mean: float) -> np.ndarray:
     return sizes
 
 
-GENERATORS: dict[str, Callable[..., Instance]] = {"paper": paper, "tiny": tiny}
+GENERATORS: dict[str, Callable[..., Instance]] = {
+    "paper": paper,
+    "paper-8gpu": functools.partial(paper, server_gpus=8),
+    "paper-4gpu": functools.partial(paper, server_gpus=4),
+    "tiny": tiny,
+}
+"""The generators by name. ``paper-8gpu`` and ``paper-4gpu``: the paper's jobs (the same
+draws as ``paper`` for a seed) on homogeneous servers of 8 or 4 GPUs (``paper`` with
+``server_gpus``), where the 16- and 32-GPU jobs must span servers and contend."""
+
+
+def takes_paper_knobs(kind: str) -> bool:
+    """Whether generator ``kind`` is the paper generator (plain or with a fixed
+    ``server_gpus``), and so takes its presets and calibration knobs."""
+    made = GENERATORS.get(kind)
+    return made is paper or (isinstance(made, functools.partial) and made.func is paper)
+
 
 GENERATOR_RANGES: dict[str, dict[str, Any]] = {
     "tiny": {
@@ -354,6 +395,8 @@ GENERATOR_RANGES: dict[str, dict[str, Any]] = {
 }
 """What each generator draws, and from which ranges (defaults where a size is given):
 recorded beside a study's results (``study report``) so that a reader can tell the family."""
+GENERATOR_RANGES["paper-8gpu"] = {**GENERATOR_RANGES["paper"], "gpus_per_server": [8]}
+GENERATOR_RANGES["paper-4gpu"] = {**GENERATOR_RANGES["paper"], "gpus_per_server": [4]}
 
 
 def generate(
@@ -370,8 +413,9 @@ def generate(
     size_link: str | None = None,
     load: float | None = None,
     burst: float | None = None,
+    server_gpus: int | None = None,
 ) -> Instance:
-    """Generate an instance of ``kind`` ("paper" or "tiny") from ``seed``.
+    """Generate an instance of ``kind`` (a name of :data:`GENERATORS`) from ``seed``.
 
     With ``load``, the jobs arrive over time: Poisson arrivals at that offered load
     (:func:`with_arrivals`, seeded by ``seed``), in batches of mean size ``burst`` when
@@ -379,7 +423,9 @@ def generate(
 
     The paper generator's calibration: a ``preset`` (default ``paper-literal``), or its
     knobs (``reference``, ``contention_share``, ``overhead_share``) changed from it, or the
-    ``budget`` of the literal reading. The tiny generator takes none of them."""
+    ``budget`` of the literal reading; ``server_gpus``: every server with that many GPUs
+    (``paper`` only: ``paper-8gpu`` and ``paper-4gpu`` fix it). The tiny generator takes
+    none of them."""
     if burst is not None and load is None:
         raise ParameterError("needs a load: bursts are a way of arriving over time", where="burst")
     if kind not in GENERATORS:
@@ -388,13 +434,19 @@ def generate(
         raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
     knobs = {"budget": budget, "preset": preset, "reference": reference}
     knobs |= {"contention_share": contention_share, "overhead_share": overhead_share, "size_link": size_link}
+    if server_gpus is not None and kind != "paper":
+        raise ParameterError(
+            f"only the paper generator takes it, not {kind} (paper-8gpu and paper-4gpu fix it)", where="server_gpus"
+        )
     given = [k for k, v in knobs.items() if v is not None]
-    if kind != "paper" and given:
+    if not takes_paper_knobs(kind) and given:
         raise InputError(f"only the paper generator takes {given[0]}", where=given[0])
     kwargs: dict[str, Any] = {
-        k: v for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget)) if v is not None
+        k: v
+        for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget), ("server_gpus", server_gpus))
+        if v is not None
     }
-    if kind == "paper":
+    if takes_paper_knobs(kind):
         base = preset_calibration(preset or "paper-literal")
         if any(v is not None for v in (reference, contention_share, overhead_share, size_link)):
             kwargs["calibration"] = Calibration(

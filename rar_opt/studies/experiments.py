@@ -21,7 +21,10 @@ how it was made.
   :func:`rar_opt.bounds.completion_bounds`.
 
 An experiment runs under one preset or several (``preset`` a name or a sequence of
-names): the run list once per preset, in the order given.
+names): the run list once per preset, in the order given. ``family`` names the paper
+generator it draws from (a paper-based name of :data:`rar_opt.instances.generate.GENERATORS`):
+``paper`` (the default), or ``paper-8gpu`` / ``paper-4gpu``, the same jobs on homogeneous
+servers of 8 or 4 GPUs.
 
 ``jobs`` scales the number of jobs (the Philly mix is scaled proportionally); ``preset``
 is the generator's reading of the paper's "within 15%" (:mod:`rar_opt.instances.calibration`) and
@@ -66,6 +69,7 @@ class Run:
     preset: str = "paper-literal"
     nested_from: int | None = None  # draw on this many servers, keep the first ``servers``
     load: float | None = None  # Poisson arrivals at this offered load (None: every job at slot 0)
+    family: str = "paper"  # the paper-based generator that draws the instance
 
 
 def _policies(jobs: int, seeds: list[int]) -> list[Run]:
@@ -118,9 +122,10 @@ EXPERIMENTS: dict[str, Callable[[int, list[int]], list[Run]]] = {
 def execute(run: Run) -> dict[str, Any]:
     """Run one configuration; a schedule that ends after T is a row too (marked). The
     policy is judged as everywhere else (:func:`rar_opt.studies.evaluation.judge`)."""
-    from rar_opt.instances.generate import nested_cluster, paper, with_arrivals
+    from rar_opt.instances.generate import GENERATORS, nested_cluster, with_arrivals
     from rar_opt.studies.evaluation import judge
 
+    paper = GENERATORS[run.family]
     if run.nested_from is None:
         inst = paper(
             run.seed, jobs=run.jobs, servers=run.servers, horizon=run.horizon, budget=run.budget, preset=run.preset
@@ -139,6 +144,7 @@ def execute(run: Run) -> dict[str, Any]:
         "policy": run.policy,
         "preset": run.preset,
         "options": run.options,
+        **({"family": run.family} if run.family != "paper" else {}),  # the paper's rows as before
     }
     judged = judge(inst, run.policy, seed=run.seed, **run.options)
     result = judged.result
@@ -200,11 +206,18 @@ def run_experiment(
     preset: str | Sequence[str] = "paper-literal",
     on_row: Callable[[dict[str, Any]], None] | None = None,
     scheduler: str | None = None,
+    family: str = "paper",
 ) -> list[dict[str, Any]]:
     """Every run of experiment ``name`` under ``preset`` (one name or several: the run list
     once per preset), in a fixed order whatever the executor (``workers`` local Dask
     workers when more than 1, or the Dask scheduler at ``scheduler``); ``on_row`` is
-    called with each row as it arrives (progress)."""
+    called with each row as it arrives (progress). ``family``: the paper-based generator
+    that draws every instance (``paper``, ``paper-8gpu``, ``paper-4gpu``)."""
+    from rar_opt.instances.generate import GENERATORS, takes_paper_knobs
+
+    if not takes_paper_knobs(family):
+        known = ", ".join(k for k in GENERATORS if takes_paper_knobs(k))
+        raise InputError(f"unknown paper family {family!r} (known: {known})", where="family")
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
@@ -212,7 +225,7 @@ def run_experiment(
     if workers < 1 or jobs < 1:
         raise InputError("workers and jobs must be at least 1", where="experiment")
     runs = [
-        dataclasses.replace(r, budget=budget, preset=p)
+        dataclasses.replace(r, budget=budget, preset=p, family=family)
         for p in preset_names(preset)
         for r in EXPERIMENTS[name](jobs, seeds)
     ]

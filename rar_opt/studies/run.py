@@ -20,6 +20,7 @@ from typing import Any
 
 from rar_opt.errors import ParameterError
 from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import takes_paper_knobs
 from rar_opt.studies.executors import Executor
 from rar_opt.studies.store import Store, open_store
 from rar_opt.studies.tasks import (
@@ -55,7 +56,7 @@ class StudyConfig:
     def __post_init__(self) -> None:
         generator = generator_of(self.family)
         if self.preset is not None:
-            if generator != "paper":
+            if not takes_paper_knobs(generator):
                 raise ParameterError(f"only the paper families take a preset, not {self.family}", where="preset")
             if self.preset not in PRESETS:
                 raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
