@@ -54,6 +54,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--objective", choices=list(RICH_OBJECTIVES), help="shortcut for --option objective=...")
     p.add_argument(
+        "--makespan-within",
+        type=float,
+        metavar="F",
+        help="with --objective total or flow: the best sum among schedules whose makespan is at most "
+        "F (>= 1) times the shortest the heuristics find (the trade-off; docs/exactness.md)",
+    )
+    p.add_argument(
         "--symmetry",
         action=argparse.BooleanOptionalAction,
         help="symmetry-breaking rows (compact, gdp, cpsat, auto, decompose; default on)",
@@ -154,6 +161,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 warm_start=args.warm_start,
                 threads=args.threads,
                 seed=args.seed,
+                makespan_within=args.makespan_within,
                 **options,
             )
     except InputError as exc:

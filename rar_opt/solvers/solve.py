@@ -83,6 +83,7 @@ def solve(
     heuristic_horizon: bool = True,
     start: Schedule | None = None,
     lower_bound: float | None = None,
+    makespan_within: float | None = None,
     **options: Any,
 ) -> SolveResult:
     """Solve ``instance`` exactly with a formulation and a backend.
@@ -103,12 +104,21 @@ def solve(
     as many slots as that schedule's makespan. ``start`` is a schedule given directly, used
     the same way (it replaces ``warm_start``). ``lower_bound``, a proven lower bound on the
     makespan (e.g. the contention-free relaxation's), becomes a row ``objective >= bound``.
+    ``makespan_within`` (a factor >= 1, with ``objective="total"`` or ``"flow"`` under
+    ``auto``) asks for the best sum among the schedules whose makespan is within that factor
+    of the shortest the heuristics find (:func:`.sums.solve_sum`).
     """
     budget = Budget.start(time_limit, threads, seed)
     request = Request(backend, warm_start, mip_start, heuristic_horizon, start, lower_bound, options)
     if formulation == "auto" and _sum_method(instance, request):
         start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
-        return solve_sum(instance, request.options["objective"], budget, start, _full_sum_model)
+        objective = request.options["objective"]
+        return solve_sum(instance, objective, budget, start, _full_sum_model, makespan_within)
+    if makespan_within is not None:
+        raise ParameterError(
+            "a makespan cap applies to the total completion or flow time under auto (on a star network)",
+            where="makespan_within",
+        )
     if formulation == "auto":
         why = compact_only(instance, request)
         if why is not None:
@@ -140,9 +150,13 @@ def _sum_method(instance: Instance, request: Request) -> bool:
     )
 
 
-def _full_sum_model(instance: Instance, objective: str, start: Schedule | None, budget: Budget) -> SolveResult:
-    """The CP-SAT model for a sum objective from ``start``, for :func:`.sums.solve_sum`."""
-    return solve_formulation(instance, "cpsat", Request(start=start, options={"objective": objective}), budget)
+def _full_sum_model(
+    instance: Instance, objective: str, start: Schedule | None, budget: Budget, options: dict[str, Any]
+) -> SolveResult:
+    """The CP-SAT model for a sum objective from ``start`` (``options``: e.g. a horizon
+    that caps the makespan), for :func:`.sums.solve_sum`."""
+    request = Request(start=start, heuristic_horizon=False, options={"objective": objective, **options})
+    return solve_formulation(instance, "cpsat", request, budget)
 
 
 def compact_only(instance: Instance, request: Request) -> str | None:

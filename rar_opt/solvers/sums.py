@@ -23,6 +23,7 @@ of the proven bounds, and it is ``optimal`` when the two meet (sums are integers
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -34,7 +35,7 @@ from rar_opt._version import __version__
 from rar_opt.bounds import registry
 from rar_opt.bounds.rounding import ceil_bound_or_none
 from rar_opt.check import check
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import cpsat
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
@@ -52,6 +53,12 @@ SUM_OBJECTIVES = ("total", "flow")
 
 SUM_POLICIES = ("sjf-bco", "ff", "ls", "consolidate", "online-sf", "online-ff")
 """The list-scheduling policies tried first (the cheap ones built for completion times)."""
+
+SPAN_POLICIES = ("lpt", "pack")
+"""Added under a makespan cap: they find the short makespans the cap is taken from."""
+
+QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
+"""A policy's options here: pack's construction only (as in the makespan's heuristics phase)."""
 
 IMPROVE_SHARE = 0.4
 """The share of the time limit the improvement search gets (after the heuristics)."""
@@ -71,28 +78,38 @@ DEFAULT_SECONDS = 30.0
 
 @dataclass
 class _Best:
+    """The best schedule so far whose makespan is within ``cap`` (no cap: any)."""
+
     schedule: Schedule | None = None
     value: int | None = None
     source: str = ""
+    cap: int | None = None
+    shortest: int | None = None  # the shortest makespan seen, within the cap or not
 
-    def offer(self, schedule: Schedule, value: int, source: str) -> bool:
-        if self.value is None or value < self.value:
-            self.schedule, self.value, self.source = schedule, value, source
+    def offer(self, schedule: Schedule, value: tuple[int, int] | None, source: str) -> bool:
+        if value is None:
+            return False
+        total, span = value
+        self.shortest = span if self.shortest is None else min(self.shortest, span)
+        if self.cap is not None and span > self.cap:
+            return False
+        if self.value is None or total < self.value:
+            self.schedule, self.value, self.source = schedule, total, source
             return True
         return False
 
 
-def sum_of(instance: Instance, schedule: Schedule, objective: str) -> int | None:
-    """The schedule's total completion time (or flow time), from the simulator; None when
-    the checker rejects it."""
+def sum_of(instance: Instance, schedule: Schedule, objective: str) -> tuple[int, int] | None:
+    """The schedule's total completion time (or flow time) and its makespan, from the
+    simulator; None when the checker rejects it."""
     report = check(instance, schedule)
-    if not report.feasible:
+    if not report.feasible or report.result.makespan is None:
         return None
     total = int(np.sum(report.result.completion))
-    return total - int(instance.releases.sum()) if objective == "flow" else total
+    return (total - int(instance.releases.sum()) if objective == "flow" else total), int(report.result.makespan)
 
 
-FullModel = Callable[[Instance, str, Schedule | None, Budget], SolveResult]
+FullModel = Callable[[Instance, str, Schedule | None, Budget, dict[str, Any]], SolveResult]
 """Solves the full model for ``objective`` from a start schedule within a budget (the
 dispatcher passes the CP-SAT model's solve: this module sits below it)."""
 
@@ -103,27 +120,35 @@ def solve_sum(
     budget: Budget,
     start: Schedule | None = None,
     full_model: FullModel | None = None,
+    makespan_within: float | None = None,
 ) -> SolveResult:
-    """The best schedule and the best proven bound on ``objective`` within ``budget``."""
+    """The best schedule and the best proven bound on ``objective`` within ``budget``; with
+    ``makespan_within`` (a factor F >= 1), among the schedules whose makespan is at most
+    floor(F x the shortest makespan the heuristics find), the cap recorded as
+    ``makespan_cap`` (docs/exactness.md, "The trade-off")."""
     if objective not in SUM_OBJECTIVES:
         raise InputError(f"must be one of {', '.join(SUM_OBJECTIVES)}, got {objective!r}", where="objective")
+    check_factor(makespan_within, "makespan_within")
     began = time.perf_counter()
     shift = int(instance.releases.sum()) if objective == "flow" else 0
     best, phases = _Best(), []
     if start is not None:
-        value = sum_of(instance, start, objective)
-        if value is not None:
-            best.offer(start, value, "start")
-    phases.append(_heuristics(instance, objective, best))
+        best.offer(start, sum_of(instance, start, objective), "start")
+    policies = SUM_POLICIES + (SPAN_POLICIES if makespan_within is not None else ())
+    phases.append(_heuristics(instance, objective, best, policies))
+    if makespan_within is not None and best.shortest is not None:
+        best = _capped(instance, objective, best, phases[-1], int(makespan_within * best.shortest + 1e-9))
+        phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
+    options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
     bound = _floor(instance, phases) - shift
     if best.value != bound and not budget.expired():
         phases.append(_improve(instance, objective, best, budget))
     if best.value != bound and not budget.expired() and stop_requested() is None:
-        bound = max(bound, _relaxations(instance, phases, budget, BOUND_SHARE) - shift)
+        bound = max(bound, _relaxations(instance, phases, budget, BOUND_SHARE, options) - shift)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
     if best.value != bound and not budget.expired() and stop_requested() is None:
-        full = None if full_model is None else _full_model(instance, objective, best, budget, full_model)
+        full = None if full_model is None else _full_model(instance, objective, best, budget, full_model, options)
         if full is not None:
             phases.append(full[0])
             if full[1] is not None:
@@ -138,7 +163,13 @@ def solve_sum(
     record = SolveRecord(
         "auto",
         "cpsat" if full is not None else "rar-opt",
-        {"objective": objective, "time_limit": budget.limit, "seed": budget.seed, "threads": budget.threads},
+        {
+            "objective": objective,
+            **({} if makespan_within is None else {"makespan_within": makespan_within, "makespan_cap": best.cap}),
+            "time_limit": budget.limit,
+            "seed": budget.seed,
+            "threads": budget.threads,
+        },
         tuple(phases),
         stopped=None if status == Status.OPTIMAL or not budget.expired() else "time limit",
         full_model=None if full is not None else _why_no_model(instance),
@@ -182,18 +213,36 @@ def _proof(phase: PhaseRecord) -> ProvedBy:
     return ProvedBy.FLOOR if phase.kind in (PhaseKind.HEURISTICS, PhaseKind.IMPROVE) else phase.proves
 
 
-def _heuristics(instance: Instance, objective: str, best: _Best) -> PhaseRecord:
+def check_factor(value: float | None, where: str) -> None:
+    """A trade-off factor is a finite number >= 1 (or None: no cap)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        raise ParameterError(f"must be a finite factor >= 1, got {value!r}", where=where)
+
+
+def _capped(instance: Instance, objective: str, best: _Best, heuristics: PhaseRecord, cap: int) -> _Best:
+    """The heuristics' schedules offered again under the makespan cap."""
+    from rar_opt.algorithms import run_policy
+
+    capped = _Best(cap=cap, shortest=best.shortest)
+    for name in heuristics.tried or {}:
+        run = run_policy(instance, name, **QUICK.get(name, {}))
+        capped.offer(run.schedule, sum_of(instance, run.schedule, objective), name)
+    return capped
+
+
+def _heuristics(instance: Instance, objective: str, best: _Best, policies: tuple[str, ...]) -> PhaseRecord:
     from rar_opt.algorithms import run_policy
 
     began, tried = time.perf_counter(), {}
-    for name in SUM_POLICIES:
+    for name in policies:
         if best.value is not None and stop_requested() is not None:
             break
-        run = run_policy(instance, name)
+        run = run_policy(instance, name, **QUICK.get(name, {}))
         value = sum_of(instance, run.schedule, objective)
-        tried[name] = value
-        if value is not None:
-            best.offer(run.schedule, value, name)
+        tried[name] = None if value is None else value[0]
+        best.offer(run.schedule, value, name)
     status = Status.FEASIBLE if best.value is not None else Status.NO_SOLUTION
     return PhaseRecord(PhaseKind.HEURISTICS, status, best.value, None, time.perf_counter() - began, tried=tried)
 
@@ -209,13 +258,19 @@ def _improve(instance: Instance, objective: str, best: _Best, budget: Budget) ->
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
     iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
     run = run_policy(
-        instance, "improve", objective="total", iterations=iterations, time_limit=seconds, seed=budget.seed
+        instance,
+        "improve",
+        objective="total",
+        makespan_cap=best.cap,
+        iterations=iterations,
+        time_limit=seconds,
+        seed=budget.seed,
     )
     value = sum_of(instance, run.schedule, objective)
-    if value is not None:
-        best.offer(run.schedule, value, "improve")
+    best.offer(run.schedule, value, "improve")
     status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
-    return PhaseRecord(PhaseKind.IMPROVE, status, value, None, time.perf_counter() - began, search="improve")
+    total = None if value is None else value[0]
+    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
 
 
 def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
@@ -228,7 +283,9 @@ def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
     return floor
 
 
-def _relaxations(instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float) -> int:
+def _relaxations(
+    instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float, options: dict[str, Any]
+) -> int:
     solvers = registry.entries("total", families=("solver",))
     if not solvers:
         return 0
@@ -239,7 +296,7 @@ def _relaxations(instance: Instance, phases: list[PhaseRecord], budget: Budget, 
         if bound.applies is not None and not bound.applies(instance):
             continue
         floor = max((int(p.bound) for p in phases if p.bound is not None), default=0)
-        found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor))
+        found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor, options))
         status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
         value = None if found.value is None else float(found.value)
         phases.append(PhaseRecord(PhaseKind.RELAXATION, status, value, value, found.seconds, search=bound.name))
@@ -258,13 +315,14 @@ def _why_no_model(instance: Instance) -> str | None:
 
 
 def _full_model(
-    instance: Instance, objective: str, best: _Best, budget: Budget, solve: FullModel
+    instance: Instance, objective: str, best: _Best, budget: Budget, solve: FullModel, options: dict[str, Any]
 ) -> tuple[PhaseRecord, int | None, dict[str, Any] | None] | None:
-    """The CP-SAT model with the best schedule as its start, when it fits."""
+    """The CP-SAT model with the best schedule as its start, when it fits (``options``:
+    the makespan cap as the model's horizon)."""
     if _why_no_model(instance) is not None:
         return None
     began = time.perf_counter()
-    res = solve(instance, objective, best.schedule, budget)
+    res = solve(instance, objective, best.schedule, budget, options)
     bound = ceil_bound_or_none(res.bound) if res.status != Status.ERROR else None
     if res.schedule is not None:
         value = sum_of(instance, res.schedule, objective)

@@ -69,3 +69,23 @@ def test_improve_aimed_at_the_sum_is_never_worse_than_its_starts(paper_instance:
     assert search["objective"] == "total" and total <= search["start_total_completion"]
     with pytest.raises(Exception, match="objective"):
         run_policy(paper_instance, "improve", objective="jct")
+
+
+@settings(max_examples=8, deadline=None)
+@given(micro_instances())
+def test_a_makespan_cap_is_kept_and_only_costs_the_sum(inst: Instance) -> None:
+    free = solve(inst, "auto", time_limit=60, objective="total")
+    capped = solve(inst, "auto", time_limit=60, objective="total", makespan_within=1.0)
+    cap = capped.record.options["makespan_cap"]
+    assert capped.schedule is not None and capped.makespan is not None and capped.makespan <= cap
+    assert capped.bound is not None and capped.bound <= capped.objective
+    if free.status == Status.OPTIMAL and capped.status == Status.OPTIMAL:
+        assert capped.objective >= free.objective  # a cap never helps the sum
+
+
+@pytest.mark.parametrize("factor", [0.5, float("nan"), float("inf"), -1.0, True])
+def test_bad_trade_off_factors_are_refused(wait_beats_start: Instance, factor: float) -> None:
+    from rar_opt.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="factor >= 1"):
+        solve(wait_beats_start, "auto", time_limit=5, objective="total", makespan_within=factor)
