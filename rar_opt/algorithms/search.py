@@ -62,6 +62,7 @@ class SearchParams(BaselineParams):
     moves: str = "order+placement"
     objective: str = "makespan"  # or "total": the sum of completion times first
     makespan_cap: int | None = None  # objective "total": schedules ending later score by how much first
+    start_order: tuple[int, ...] | None = None  # one more start, tried with every placement rule
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,6 +78,9 @@ class SearchParams(BaselineParams):
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        order = self.start_order
+        if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
+            raise ValueError("start_order must be a tuple holding every job index once")
         cap = self.makespan_cap
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
@@ -155,8 +159,12 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
     orders = ORDERS
     if p.objective == "total":  # with a makespan cap the makespan's orders may be the ones within it
         orders = {**SUM_ORDERS, **ORDERS} if p.makespan_cap is not None else SUM_ORDERS
-    for order_name, make_order in orders.items():
-        order = make_order(instance, p.estimator)
+    starts = {name: make(instance, p.estimator) for name, make in orders.items()}
+    if p.start_order is not None:
+        if len(p.start_order) != n:
+            raise ValueError(f"start_order has {len(p.start_order)} jobs, the instance {n}")
+        starts["given"] = np.array(p.start_order, dtype=np.int64)
+    for order_name, order in starts.items():
         for c, placement in enumerate(PLACEMENT_NAMES):
             choice = np.full(n, c, dtype=np.int64)
             trial = evaluate(order, choice)

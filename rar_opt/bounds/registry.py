@@ -44,6 +44,7 @@ class NamedBound:
     seconds: float
     note: str = ""
     exact: bool | None = None  # solver bounds: True when the relaxation was solved to optimality
+    order: tuple[int, ...] | None = field(default=None, repr=False)  # a list order the relaxation suggests
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Answer:
     value: int | None
     exact: bool | None = None
     note: str = ""
+    order: tuple[int, ...] | None = None  # the jobs in an order the relaxation's solution suggests
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,8 @@ class Bound:
                 raise ValueError(f"bound {self.name!r} solves a model: give it a time limit")
             module, _, attr = self.function.partition(":")
             answer: Answer = getattr(importlib.import_module(module), attr)(instance, ask)
-            return NamedBound(
-                self.name, answer.value, time.perf_counter() - began, answer.note or self.summary, answer.exact
-            )
+            seconds = time.perf_counter() - began
+            return NamedBound(self.name, answer.value, seconds, answer.note or self.summary, answer.exact, answer.order)
         value = int(self.function(instance))
         return NamedBound(self.name, value, time.perf_counter() - began, self.summary)
 

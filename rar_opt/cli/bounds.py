@@ -44,6 +44,11 @@ def _flagged() -> list[Bound]:
     return [b for objective in OBJECTIVES for b in entries(objective, families=("solver",)) if b.flag]
 
 
+def _json(bound: NamedBound) -> dict[str, object]:
+    """A bound as JSON (the order a relaxation suggests is left out: it is for the solvers)."""
+    return {k: v for k, v in dataclasses.asdict(bound).items() if k != "order"}
+
+
 def _best(found: list[NamedBound]) -> NamedBound:
     """The largest bound found (the first of equals)."""
     return max((b for b in found if b.value is not None), key=lambda b: b.value or 0)
@@ -74,10 +79,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         emit_json(
             {
                 "instance": instance.name,
-                "bounds": [dataclasses.asdict(b) for b in makespan],
+                "bounds": [_json(b) for b in makespan],
                 "best": best.value,
                 "best_by": best.name,
-                "total_bounds": [dataclasses.asdict(b) for b in total],
+                "total_bounds": [_json(b) for b in total],
                 "best_total": best_total.value,
                 "best_total_by": best_total.name,
                 "best_avg_jct": best_total.value / instance.num_jobs if best_total.value is not None else None,

@@ -141,10 +141,12 @@ def solve_sum(
         phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
     options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
     bound = _floor(instance, phases) - shift
-    if best.value != bound and not budget.expired():
-        phases.append(_improve(instance, objective, best, budget))
+    order: tuple[int, ...] | None = None
     if best.value != bound and not budget.expired() and stop_requested() is None:
-        bound = max(bound, _relaxations(instance, phases, budget, BOUND_SHARE, options) - shift)
+        relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options)
+        bound = max(bound, relaxed - shift)
+    if best.value != bound and not budget.expired():
+        phases.append(_improve(instance, objective, best, budget, order))
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
     if best.value != bound and not budget.expired() and stop_requested() is None:
@@ -247,7 +249,9 @@ def _heuristics(instance: Instance, objective: str, best: _Best, policies: tuple
     return PhaseRecord(PhaseKind.HEURISTICS, status, best.value, None, time.perf_counter() - began, tried=tried)
 
 
-def _improve(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord:
+def _improve(
+    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
+) -> PhaseRecord:
     from rar_opt.algorithms import run_policy
 
     began = time.perf_counter()
@@ -262,6 +266,7 @@ def _improve(instance: Instance, objective: str, best: _Best, budget: Budget) ->
         "improve",
         objective="total",
         makespan_cap=best.cap,
+        start_order=order,
         iterations=iterations,
         time_limit=seconds,
         seed=budget.seed,
@@ -285,23 +290,24 @@ def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
 
 def _relaxations(
     instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float, options: dict[str, Any]
-) -> int:
-    solvers = registry.entries("total", families=("solver",))
+) -> tuple[int, tuple[int, ...] | None]:
+    """Every solver bound on the total completion time of the registry, on ``share`` of the
+    time left: the best value, and the list order the best of them suggests (if any)."""
+    solvers = [b for b in registry.entries("total", families=("solver",)) if b.applies is None or b.applies(instance)]
     if not solvers:
-        return 0
+        return 0, None
     left = budget.left()
     each = (DEFAULT_SECONDS if left is None else share * left) / len(solvers)
-    best = 0
+    best, order = 0, None
     for bound in solvers:
-        if bound.applies is not None and not bound.applies(instance):
-            continue
         floor = max((int(p.bound) for p in phases if p.bound is not None), default=0)
         found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor, options))
         status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
         value = None if found.value is None else float(found.value)
         phases.append(PhaseRecord(PhaseKind.RELAXATION, status, value, value, found.seconds, search=bound.name))
-        best = max(best, found.value or 0)
-    return best
+        if found.value is not None and found.value >= best:
+            best, order = found.value, found.order or order
+    return best, order
 
 
 def _why_no_model(instance: Instance) -> str | None:
