@@ -1,5 +1,5 @@
 """Does the 2% at 160 x 20 rest on one seed? `auto` (60 s, one thread) on the instances
-the best-known table left open before stop 28 (seeds 2, 3, 6 and 8 of paper-literal),
+the best-known table left open without the lanes search (seeds 2, 3, 6 and 8 of paper-literal),
 with three search seeds each: the table's own (the instance seed) and two others. The
 lanes search inside `pack` draws its random numbers from that seed.
 

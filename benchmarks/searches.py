@@ -33,8 +33,9 @@ HARD = [
     ("heavy", 20, 8, 120, 0),
 ]
 BEFORE = dataclasses.replace(AUTO, bins_share=None, probe_share=0.5, probe_reversal="all")
-"""`auto` of stops 27 and 28 (no GPU-bins phase, probes with half the time left), with the
-reversal row of stop 29 in every probe (``auto-s28-no-reversal``: without it, as it was)."""
+"""`auto` without the GPU-bins phase (probes with half the time left, no contention-free
+phases), with the time-reversal row in every probe (``auto-s28-no-reversal``: without it).
+CHANGELOG.md says when `auto` was this plan."""
 PLANS: dict[str, Plan] = {
     "default-then-core": dataclasses.replace(
         BEFORE, full_searches=(("default", 0.1), ("core", 1.0)), probe_share=None, contention_free=True
@@ -43,13 +44,13 @@ PLANS: dict[str, Plan] = {
         BEFORE, full_searches=(("default", 0.1), ("no-lp", 1.0)), probe_share=None, contention_free=True
     ),
     "no-lp": dataclasses.replace(BEFORE, probe_share=None, contention_free=True),
-    "auto": AUTO,  # since stop 29: probes (50%), GPU bins (25% of the rest), then no-lp
+    "auto": AUTO,  # probes (50%), GPU bins (25% of the rest), then no-lp
     "auto-s28": BEFORE,
     "auto-reversal-all": dataclasses.replace(AUTO, probe_reversal="all"),
     "auto-no-reversal": dataclasses.replace(AUTO, probe_reversal="none"),
     "auto-s28-no-reversal": dataclasses.replace(BEFORE, probe_reversal="none"),
     "bins-10": dataclasses.replace(AUTO, bins_share=0.1),
-    "probes-10": dataclasses.replace(BEFORE, probe_share=0.1, contention_free=True),  # auto until stop 26
+    "probes-10": dataclasses.replace(BEFORE, probe_share=0.1, contention_free=True),  # an earlier auto
     "probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=True),
     "probes-50": dataclasses.replace(BEFORE, probe_share=0.5, contention_free=True),
     "no-cf-probes-25": dataclasses.replace(BEFORE, probe_share=0.25, contention_free=False),
@@ -58,11 +59,14 @@ PLANS: dict[str, Plan] = {
     "no-cf-probes-75": dataclasses.replace(BEFORE, probe_share=0.75, contention_free=False),
     "no-cf-probes-90": dataclasses.replace(BEFORE, probe_share=0.9, contention_free=False),
 }
-"""``default-then-core`` is `auto` before the no-lp search, ``probes-10`` `auto` from then
-until stop 26, ``no-cf-probes-50`` (= ``auto-s28``) `auto` of stops 27 and 28, ``auto`` `auto`
-now. Since stop 29 every plan's probes carry the time-reversal row (docs/exactness.md,
-"Probes"), so rows of older result files are not the same code. Each result file records the
-plans it ran (``plans``), so a row always says what it measured."""
+"""``auto`` is `auto`; the others are earlier plans of `auto` and their neighbours:
+``default-then-core`` the plan before the no-lp search, ``probes-10`` the plan with the
+contention-free phases and probes, ``no-cf-probes-50`` (= ``auto-s28``) the plan without
+the contention-free phases or the GPU-bins phase (CHANGELOG.md has when each was `auto`).
+Each plan says where its probes carry the time-reversal row (``probe_reversal``;
+docs/exactness.md, "Probes"); rows of result files older than that row are not the same
+code. Each result file records the plans it ran (``plans``), so a row always says what it
+measured."""
 
 
 def task(plan_name: str, key: tuple, seed: int, time_limit: float) -> dict:

@@ -35,8 +35,8 @@ PER_ROUND = 8
 """Patterns added per master solve: the best one and those that fill the bin to the next
 best levels. Fewer master solves: refuting C = 282 on paper-160x20-s6 took 3.8 s with one
 pattern per round, starting from one-size columns, and 1.4 s with eight per round and
-first fit decreasing's bins added to the start (stop 27, loaded machine; we did not
-measure the two changes apart)."""
+first fit decreasing's bins added to the start (loaded machine; we did not measure the
+two apart)."""
 
 
 @dataclass(frozen=True)

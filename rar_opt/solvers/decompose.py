@@ -28,7 +28,7 @@ schedule, the best bound), stops as soon as the two meet, and assembles the resu
 
 ``decompose`` is phases 1, 2 and 4 as the decomposition was first stated (30% of the time
 for the relaxation, 50% of the rest for the restriction); ``auto`` adds phases 0, 0', 3 and 3' and
-the floor row, leaves out phases 1 and 2 (since stop 27: docs/exactness.md), and runs
+the floor row, leaves out phases 1 and 2 (why: docs/exactness.md), and runs
 the full model with CP-SAT's ``no-lp`` search (no linear relaxation: propagation only),
 which proved more within a minute in our measurements at 16 x 8 x 100 (``Plan.full_searches``,
 :data:`rar_opt.solvers.cpsat.SEARCHES`; docs/exactness.md, "Searches").
