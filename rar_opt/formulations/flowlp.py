@@ -149,16 +149,24 @@ def build(instance: Instance, options: Options | None = None) -> FlowLp:
     )
 
 
-def columns(lp: FlowLp, kinds: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The columns (kind, start) in CSC form: (cost, col_starts, row_index, value).
-
-    Each column has its job row (index capacity rows + job) with value 1 and, for every
-    resource q it holds, the rows q * slots + tau for its slots tau with value u[k, q].
-    Every start must satisfy release <= t <= last_start."""
+def _checked(lp: FlowLp, kinds: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     kinds = np.asarray(kinds, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64)
     if np.any(starts < lp.release[kinds]) or np.any(starts > lp.last_start()[kinds]):
         raise ValueError("a column starts before its release or runs past the rows")
+    return kinds, starts
+
+
+def dense_columns(
+    lp: FlowLp, kinds: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The columns (kind, start) of the *dense* form, in CSC: (cost, col_starts, row_index, value).
+
+    Rows: capacity rows q * slots + tau, sum of u x <= capacity[q], then one row per job
+    (= 1). Each column has value u[k, q] in the rows of each resource q it holds, for each
+    of its slots tau, and 1 in its job's row. Every start must satisfy
+    release <= t <= last_start."""
+    kinds, starts = _checked(lp, kinds, starts)
     cost = (starts + lp.duration[kinds]).astype(float)
     col, q = np.nonzero(lp.usage[kinds])  # one block of d_k entries per held resource
     length = lp.duration[kinds][col]
@@ -189,9 +197,72 @@ def all_columns(lp: FlowLp) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(kinds), np.concatenate(starts)
 
 
-def row_bounds(lp: FlowLp) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of the rows: capacity rows (-inf, capacity], job rows = 1."""
+def dense_row_bounds(lp: FlowLp) -> tuple[np.ndarray, np.ndarray]:
+    """The dense form's row bounds: capacity rows (-inf, capacity], job rows = 1."""
     cap = np.repeat(lp.capacity.astype(float), lp.slots)
     lower = np.concatenate([np.full(len(cap), -np.inf), np.ones(lp.num_jobs)])
     upper = np.concatenate([cap, np.ones(lp.num_jobs)])
     return lower, upper
+
+
+# -- the event form: the same LP with three nonzeros per column --------------------------
+# A dense column has d_k nonzeros per resource. Take instead one *load* variable
+# L[q, tau] per resource and slot, bounded above by capacity[q] (free below), and one
+# balance row per resource and slot:
+#     L[q, tau] - L[q, tau - 1] - (u of the columns starting at tau) + (u of those whose
+#     last slot is tau - 1) = 0        (L[q, -1] = 0)
+# By induction L[q, tau] is the load of resource q in slot tau, so the bound on L is the
+# dense capacity row, and the two LPs have the same feasible x and the same optimum. A
+# column has -u[k, q] in row (q, t) and +u[k, q] in row (q, t + d_k) (none when
+# t + d_k = slots). The price of capacity in slot tau is minus the reduced cost of
+# L[q, tau] (>= 0 at an optimum: L is at its upper bound or basic).
+
+
+def event_columns(
+    lp: FlowLp, kinds: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The columns (kind, start) of the event form in CSC: (cost, col_starts, row_index, value).
+    Rows as in the dense form (balance rows q * slots + tau, then the job rows)."""
+    kinds, starts = _checked(lp, kinds, starts)
+    cost = (starts + lp.duration[kinds]).astype(float)
+    n = len(kinds)
+    col, q = np.nonzero(lp.usage[kinds])
+    u = lp.usage[kinds][col, q].astype(float)
+    end = starts[col] + lp.duration[kinds][col]
+    inside = end < lp.slots
+    all_col = np.concatenate([col, col[inside], np.arange(n, dtype=np.int64)])
+    all_row = np.concatenate(
+        [q * lp.slots + starts[col], q[inside] * lp.slots + end[inside], lp.num_capacity_rows + lp.job[kinds]]
+    )
+    all_val = np.concatenate([-u, u[inside], np.ones(n)])
+    order = np.argsort(all_col, kind="stable")
+    counts = np.bincount(all_col, minlength=n)
+    return cost, (np.cumsum(counts) - counts).astype(np.int64), all_row[order], all_val[order]
+
+
+def load_columns(lp: FlowLp) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The load variables L[q, tau] (column q * slots + tau) in CSC:
+    (cost, lower, upper, col_starts, row_index, value)."""
+    n = lp.num_capacity_rows
+    idx = np.arange(n, dtype=np.int64)
+    nxt = (idx % lp.slots) < lp.slots - 1
+    all_col = np.concatenate([idx, idx[nxt]])
+    all_row = np.concatenate([idx, idx[nxt] + 1])
+    all_val = np.concatenate([np.ones(n), -np.ones(int(nxt.sum()))])
+    order = np.argsort(all_col, kind="stable")
+    counts = np.bincount(all_col, minlength=n)
+    upper = np.repeat(lp.capacity.astype(float), lp.slots)
+    return (
+        np.zeros(n),
+        np.full(n, -np.inf),
+        upper,
+        (np.cumsum(counts) - counts).astype(np.int64),
+        all_row[order],
+        all_val[order],
+    )
+
+
+def event_row_bounds(lp: FlowLp) -> tuple[np.ndarray, np.ndarray]:
+    """The event form's row bounds: balance rows = 0, job rows = 1."""
+    rhs = np.concatenate([np.zeros(lp.num_capacity_rows), np.ones(lp.num_jobs)])
+    return rhs, rhs.copy()

@@ -30,6 +30,7 @@ L found so far is still a bound.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -50,6 +51,7 @@ REDUCED_COST_TOL = 1e-7
 """A column enters the master when its reduced cost is below minus this."""
 
 METHODS = ("colgen", "full")
+FORMS = ("events", "dense")
 
 
 @dataclass(frozen=True)
@@ -161,31 +163,58 @@ def _highs(seed: int) -> highspy.Highs:
     return h
 
 
-def _add_columns(h: highspy.Highs, lp: flowlp.FlowLp, kinds: np.ndarray, starts: np.ndarray) -> None:
+def _add_columns(h: highspy.Highs, lp: flowlp.FlowLp, form: str, kinds: np.ndarray, starts: np.ndarray) -> None:
     if len(kinds) == 0:
         return
-    cost, col_starts, index, value = flowlp.columns(lp, kinds, starts)
+    build = flowlp.event_columns if form == "events" else flowlp.dense_columns
+    cost, col_starts, index, value = build(lp, kinds, starts)
     n = len(cost)
     h.addCols(n, cost, np.zeros(n), np.full(n, np.inf), len(index), col_starts, index.astype(np.int32), value)
 
 
+def _master(lp: flowlp.FlowLp, form: str, seed: int) -> highspy.Highs:
+    """The master with its rows, the load columns (event form) and an artificial column per
+    job (cost ``big``, no capacity: it keeps the master feasible and is never a schedule)."""
+    h = _highs(seed)
+    lower, upper = flowlp.event_row_bounds(lp) if form == "events" else flowlp.dense_row_bounds(lp)
+    h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), np.int64), np.zeros(0, np.int32), np.zeros(0))
+    n_cap = lp.num_capacity_rows
+    if form == "events":
+        cost, lo, up, col_starts, index, value = flowlp.load_columns(lp)
+        h.addCols(len(cost), cost, lo, up, len(index), col_starts, index.astype(np.int32), value)
+    big = float(2 * (lp.slots + lp.duration.max()))
+    h.addCols(
+        lp.num_jobs,
+        np.full(lp.num_jobs, big),
+        np.zeros(lp.num_jobs),
+        np.full(lp.num_jobs, np.inf),
+        lp.num_jobs,
+        np.arange(lp.num_jobs, dtype=np.int64),
+        (n_cap + np.arange(lp.num_jobs)).astype(np.int32),
+        np.ones(lp.num_jobs),
+    )
+    return h
+
+
 def _run(h: highspy.Highs, deadline: float | None) -> str:
-    if deadline is not None:
-        h.setOptionValue("time_limit", float(max(deadline - time.perf_counter(), 0.01)))
+    if deadline is not None:  # HiGHS counts its time limit from its first run: add the time already used
+        left = max(deadline - time.perf_counter(), 0.01)
+        h.setOptionValue("time_limit", float(h.getRunTime() + left))
     h.run()
     return h.modelStatusToString(h.getModelStatus())
 
 
-def _prices(h: highspy.Highs, lp: flowlp.FlowLp) -> tuple[np.ndarray, np.ndarray]:
+def _prices(h: highspy.Highs, lp: flowlp.FlowLp, form: str) -> tuple[np.ndarray, np.ndarray]:
     """(capacity prices >= 0 as Q x slots, job-row duals) of the master's last solve."""
-    dual = np.asarray(h.getSolution().row_dual, dtype=float)
+    sol = h.getSolution()
+    dual = np.asarray(sol.row_dual, dtype=float)
     n_cap = lp.num_capacity_rows
-    return np.maximum(-dual[:n_cap], 0.0).reshape(lp.num_resources, lp.slots), dual[n_cap:]
+    # event form: minus the reduced cost of the load variable L[q, tau]; dense: minus the row dual
+    price = -np.asarray(sol.col_dual, dtype=float)[:n_cap] if form == "events" else -dual[:n_cap]
+    return np.maximum(price, 0.0).reshape(lp.num_resources, lp.slots), dual[n_cap:]
 
 
-def _price_out(
-    lp: flowlp.FlowLp, prices: np.ndarray, mu: np.ndarray, per_kind: int
-) -> tuple[np.ndarray, np.ndarray]:
+def _price_out(lp: flowlp.FlowLp, prices: np.ndarray, mu: np.ndarray, per_kind: int) -> tuple[np.ndarray, np.ndarray]:
     """Columns of negative reduced cost: up to ``per_kind`` best starts of each kind."""
     prefix = np.concatenate([np.zeros((lp.num_resources, 1)), np.cumsum(prices, axis=1)], axis=1)
     last = lp.last_start()
@@ -212,6 +241,7 @@ def flow_lp_bound(
     seed: int = 0,
     classes: bool = True,
     solver: str = "colgen",
+    form: str = "events",
     floor: int | None = None,
     per_kind: int = 10,
     max_iterations: int = 100_000,
@@ -223,6 +253,8 @@ def flow_lp_bound(
     bound on sum_j C_j proven elsewhere (e.g. ``completion_bounds(instance).total``),
     reported instead when it is larger. Never raises on a time limit: the value is the best
     Lagrangian bound met (module docstring), at least sum_j (r_j + rho_min_j)."""
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     if solver not in METHODS:
         raise ValueError(f"solver must be one of {METHODS}, got {solver!r}")
     began = time.perf_counter()
@@ -232,27 +264,12 @@ def flow_lp_bound(
     zero = np.zeros((lp.num_resources, lp.slots))
     best, best_value = lagrangian_bound(lp, zero)  # sum_j min_k (r_j + d_k)
     proven, lp_value, iterations, status, note = False, None, 0, "not run", ""
-    h = _highs(seed)
-    n_cap = lp.num_capacity_rows
-    lower, upper = flowlp.row_bounds(lp)
-    h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), np.int64), np.zeros(0, np.int32), np.zeros(0))
-    big = float(2 * (lp.slots + lp.duration.max()))
-    # artificial columns: each job "done" at cost BIG without capacity (keeps the master feasible)
-    h.addCols(
-        lp.num_jobs,
-        np.full(lp.num_jobs, big),
-        np.zeros(lp.num_jobs),
-        np.full(lp.num_jobs, np.inf),
-        lp.num_jobs,
-        np.arange(lp.num_jobs, dtype=np.int64),
-        (n_cap + np.arange(lp.num_jobs)).astype(np.int32),
-        np.ones(lp.num_jobs),
-    )
+    h = _master(lp, form, seed)
     if solver == "full":
-        _add_columns(h, lp, *flowlp.all_columns(lp))
+        _add_columns(h, lp, form, *flowlp.all_columns(lp))
     else:
         k0, t0 = _greedy(lp)
-        _add_columns(h, lp, np.array(k0, dtype=np.int64), np.array(t0, dtype=np.int64))
+        _add_columns(h, lp, form, np.array(k0, dtype=np.int64), np.array(t0, dtype=np.int64))
     while iterations < max_iterations:
         if deadline is not None and time.perf_counter() >= deadline:
             note = "time limit"
@@ -262,12 +279,12 @@ def flow_lp_bound(
         if status != "Optimal":
             note = f"master: {status}"
             if h.getSolution().dual_valid:
-                prices, _ = _prices(h, lp)
+                prices, _ = _prices(h, lp, form)
                 cand, value = lagrangian_bound(lp, prices)
                 if value > best_value:
                     best, best_value = cand, value
             break
-        prices, mu = _prices(h, lp)
+        prices, mu = _prices(h, lp, form)
         cand, value = lagrangian_bound(lp, prices)
         if value > best_value:
             best, best_value = cand, value
@@ -280,7 +297,7 @@ def flow_lp_bound(
             proven, lp_value = True, master
             note = "stopped at the LP's integer ceiling"
             break
-        _add_columns(h, lp, kinds, starts)
+        _add_columns(h, lp, form, kinds, starts)
     columns = int(h.getNumCol())
     method = "lp" if proven else "lagrangian"
     total = best
@@ -309,6 +326,4 @@ def flow_lp_bound(
 
 def _ceil_tol(x: float) -> int:
     """ceil(x) for a master objective, read generously (1e-6): only used to stop early."""
-    import math
-
     return math.ceil(x - 1e-6)
