@@ -70,7 +70,7 @@ class FlowBound:
     seed: int  # asked
     solver: str  # asked: "colgen" or "full"
     iterations: int = 0  # master solves
-    columns: int = 0  # columns in the last master
+    columns: int = 0  # columns in the last master (its load and artificial columns included)
     note: str = ""
     floor: int | None = None  # asked: a bound proven elsewhere, kept when larger
     resources: tuple[str, ...] = field(default=())
