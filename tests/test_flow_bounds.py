@@ -151,3 +151,13 @@ def test_classes_and_kinds_of_a_mixed_cluster() -> None:
     assert all(lp.usage[k, 1] == 4 for k in single)
     assert all(lp.usage[k, 1] == 0 for k in big if lp.kind_names[k] == "split")
     assert [lp.kind_names[k] for k in range(lp.num_kinds) if lp.job[k] == 1] == ["rho"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(with_releases(tiny_instances(max_jobs=5, max_servers=3), max_release=4))
+def test_mean_starts_of_the_lp_optimum(inst: Instance) -> None:
+    b = flow_lp_bound(inst, time_limit=None)
+    assert b.proven and b.mean_starts is not None and len(b.mean_starts) == inst.num_jobs
+    assert all(m >= r - 1e-9 for m, r in zip(b.mean_starts, inst.releases.tolist(), strict=True))
+    # the LP's objective is sum_j (mean start + duration of the kinds used) >= sum_j (mean start + rho_min_j)
+    assert b.lp_value >= sum(b.mean_starts) + float(inst.bounds.rho_min.sum()) - 1e-6

@@ -74,6 +74,7 @@ class FlowBound:
     note: str = ""
     floor: int | None = None  # asked: a bound proven elsewhere, kept when larger
     resources: tuple[str, ...] = field(default=())
+    mean_starts: tuple[float, ...] | None = None  # proven only: per job sum_t t x[j, t] in the LP's optimum
 
     @property
     def mean_completion(self) -> float:
@@ -265,11 +266,13 @@ def flow_lp_bound(
     best, best_value = lagrangian_bound(lp, zero)  # sum_j min_k (r_j + d_k)
     proven, lp_value, iterations, status, note = False, None, 0, "not run", ""
     h = _master(lp, form, seed)
+    first = int(h.getNumCol())  # the (kind, start) columns follow the load and artificial ones
     if solver == "full":
-        _add_columns(h, lp, form, *flowlp.all_columns(lp))
+        col_kinds, col_starts = flowlp.all_columns(lp)
     else:
         k0, t0 = _greedy(lp)
-        _add_columns(h, lp, form, np.array(k0, dtype=np.int64), np.array(t0, dtype=np.int64))
+        col_kinds, col_starts = np.array(k0, dtype=np.int64), np.array(t0, dtype=np.int64)
+    _add_columns(h, lp, form, col_kinds, col_starts)
     while iterations < max_iterations:
         if deadline is not None and time.perf_counter() >= deadline:
             note = "time limit"
@@ -298,7 +301,9 @@ def flow_lp_bound(
             note = "stopped at the LP's integer ceiling"
             break
         _add_columns(h, lp, form, kinds, starts)
+        col_kinds, col_starts = np.concatenate([col_kinds, kinds]), np.concatenate([col_starts, starts])
     columns = int(h.getNumCol())
+    mean_starts = _mean_starts(h, lp, first, col_kinds, col_starts) if proven else None
     method = "lp" if proven else "lagrangian"
     total = best
     if floor is not None and floor > total:
@@ -321,7 +326,24 @@ def flow_lp_bound(
         note=note,
         floor=floor,
         resources=lp.resource_names,
+        mean_starts=mean_starts,
     )
+
+
+def _mean_starts(
+    h: highspy.Highs, lp: flowlp.FlowLp, first: int, kinds: np.ndarray, starts: np.ndarray
+) -> tuple[float, ...] | None:
+    """Each job's mean start sum_t t x[j, t] in the master's last solution (None when some
+    job is still partly on its artificial column)."""
+    x = np.asarray(h.getSolution().col_value, dtype=float)
+    art = x[first - lp.num_jobs : first]
+    if np.any(art > 1e-6):
+        return None
+    x = x[first : first + len(kinds)]
+    jobs = lp.job[kinds.astype(np.int64)]
+    weight = np.bincount(jobs, weights=x, minlength=lp.num_jobs)
+    mean = np.bincount(jobs, weights=x * starts, minlength=lp.num_jobs) / np.maximum(weight, 1e-12)
+    return tuple(float(v) for v in mean)
 
 
 def _ceil_tol(x: float) -> int:
