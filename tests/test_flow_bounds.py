@@ -161,3 +161,22 @@ def test_mean_starts_of_the_lp_optimum(inst: Instance) -> None:
     assert all(m >= r - 1e-9 for m, r in zip(b.mean_starts, inst.releases.tolist(), strict=True))
     # the LP's objective is sum_j (mean start + duration of the kinds used) >= sum_j (mean start + rho_min_j)
     assert b.lp_value >= sum(b.mean_starts) + float(inst.bounds.rho_min.sum()) - 1e-6
+
+
+def test_any_prices_give_a_valid_bound(tiny_4x2_s13: Instance) -> None:
+    # the Lagrangian bound holds at every lambda >= 0: random, huge, negative or non-finite
+    # prices (negatives and non-finite read as 0) never lift it above the optimum
+    lp = flowlp.build(tiny_4x2_s13)
+    optimum = _optimal_total(tiny_4x2_s13)
+    rng = np.random.default_rng(0)
+    shape = (lp.num_resources, lp.slots)
+    for prices in (
+        rng.random(shape),
+        10 * rng.random(shape),
+        np.full(shape, 1e30),
+        -rng.random(shape),
+        np.full(shape, np.nan),
+        np.full(shape, np.inf),
+    ):
+        ceil, value = lagrangian_bound(lp, prices)
+        assert ceil <= optimum and np.isfinite(value)

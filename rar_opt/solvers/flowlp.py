@@ -110,6 +110,8 @@ def _scaled_prices(lp: flowlp.FlowLp, prices: np.ndarray) -> tuple[np.ndarray, i
     bits = SCALE_BITS
     while bits > 0 and top * lp.num_jobs * 2.0 ** (bits + 2) >= 2.0**62:
         bits -= 1
+    if top * lp.num_jobs * 4.0 >= 2.0**62:  # absurd prices (a failed solve): zero prices are as valid
+        return np.zeros(prices.shape, dtype=np.int64), bits
     return np.floor(prices * 2.0**bits).astype(np.int64), bits
 
 
