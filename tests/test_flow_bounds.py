@@ -138,6 +138,11 @@ def test_bad_arguments_are_refused() -> None:
         flow_lp_bound(inst, solver="simplex")
     with pytest.raises(ValueError, match="form"):
         flow_lp_bound(inst, form="sparse")
+    for bad in (-1.0, float("nan"), float("inf"), "10"):
+        with pytest.raises(ValueError, match="time_limit"):
+            flow_lp_bound(inst, time_limit=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="per_kind"):
+        flow_lp_bound(inst, per_kind=0)
 
 
 def test_classes_and_kinds_of_a_mixed_cluster() -> None:

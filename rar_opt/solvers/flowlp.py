@@ -256,6 +256,11 @@ def flow_lp_bound(
     bound on sum_j C_j proven elsewhere (e.g. ``completion_bounds(instance).total``),
     reported instead when it is larger. Never raises on a time limit: the value is the best
     Lagrangian bound met (module docstring), at least sum_j (r_j + rho_min_j)."""
+    limit_ok = isinstance(time_limit, int | float) and math.isfinite(time_limit) and time_limit >= 0
+    if time_limit is not None and not limit_ok:
+        raise ValueError(f"time_limit must be None or a finite number of seconds >= 0, got {time_limit!r}")
+    if not isinstance(per_kind, int) or per_kind < 1:
+        raise ValueError(f"per_kind must be a positive integer, got {per_kind!r}")
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     if solver not in METHODS:
