@@ -27,8 +27,13 @@ LIBRARY = (
     "tiny-5x4-s15",
     "tiny-6x3-s16",
     "tiny-6x4-s17",
+    "tiny-7x4-s18",
+    "tiny-8x2-s20",
+    "tiny-8x4-s19",
     "wait-beats-start",
     "wait-beats-start-plus",
+    "topology-two-rack",  # a two-rack network: the compact model proves the optimum
+    "topology-6x4-two-rack",
 )
 
 
@@ -37,7 +42,7 @@ def _job(name: str, gpus: int, slots: int, release: int = 0) -> Job:
 
 
 def _optimal_total(inst: Instance) -> int:
-    res = solve(inst, "cpsat", objective="total")
+    res = solve(inst, "cpsat" if inst.time_model.links is None else "compact", objective="total")
     assert res.status == Status.OPTIMAL, res.message
     return round(res.objective)
 
