@@ -29,10 +29,10 @@ from rar_opt import Instance, Schedule, check
 from rar_opt.algorithms.baselines import consolidate_rule
 from rar_opt.algorithms.engine import as_trial, run_list
 from rar_opt.bounds import completion_bounds
-from rar_opt.compare import compare
-from rar_opt.generate import generate
-from rar_opt.library import instance_path
+from rar_opt.instances.generate import generate
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers.flowlp import flow_lp_bound
+from rar_opt.studies.compare import compare
 
 CASES: tuple[tuple[str, dict], ...] = (
     ("paper-160x20-s0", {}),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 
 from rar_opt import Cluster, Instance, Job
 from rar_opt.formulations import flowlp
-from rar_opt.library import instance_path
+from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.flowlp import flow_lp_bound, lagrangian_bound
 

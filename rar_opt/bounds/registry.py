@@ -290,6 +290,18 @@ def _builtin() -> None:
             completion.rank_bound,
         )
     )
+    register(
+        Bound(
+            "flow_lp",
+            "total",
+            "solver",
+            "time-indexed LP: each job on the pooled GPUs (and its server class) for its fastest time",
+            "docs/exactness.md, The flow LP",
+            "rar_opt.bounds.solved:flow_lp",
+            flag="--lp-time",
+            default_seconds=10.0,
+        )
+    )
 
 
 _builtin()

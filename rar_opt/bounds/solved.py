@@ -6,10 +6,13 @@ layer. Each relaxation and why it bounds the optimum is argued in docs/exactness
 
 from __future__ import annotations
 
+import numpy as np
+
 from rar_opt.bounds.registry import Answer, Ask
 from rar_opt.formulations import enumerative
 from rar_opt.instance import Instance
 from rar_opt.solvers import Status, gpu_bins_bound, relaxation_bound, solve_model
+from rar_opt.solvers.flowlp import flow_lp_bound
 
 
 def relaxation(instance: Instance, ask: Ask) -> Answer:
@@ -27,6 +30,20 @@ def server_bins(instance: Instance, ask: Ask) -> Answer:
     asked = ", ".join(f"{slot}: {answer}" for slot, answer in binned.asked)
     note = binned.note or f"GPU bins that know their servers, splits priced (CP-SAT; asked {asked})"
     return Answer(binned.bound, None, note)
+
+
+def flow_lp(instance: Instance, ask: Ask) -> Answer:
+    """The time-indexed LP on the total completion time (docs/exactness.md, "The flow LP"):
+    the ceiling of its optimum, or of the best Lagrangian value met by the time limit, and
+    never below the best bound before it (``ask.floor``). The order it suggests lists the
+    jobs by their mean start in the LP's optimum (when it was solved)."""
+    found = flow_lp_bound(instance, time_limit=ask.time_limit, seed=ask.seed, floor=ask.floor or None)
+    order = None
+    if found.mean_starts is not None:
+        order = tuple(int(j) for j in np.argsort(np.array(found.mean_starts), kind="stable"))
+    how = {"lp": "the LP's optimum", "lagrangian": "a Lagrangian value (time limit)", "floor": "the floor was larger"}
+    note = f"time-indexed LP on the GPU pool with server classes: {how.get(found.method, found.method)}"
+    return Answer(found.total, found.proven, note, order)
 
 
 def load(instance: Instance, ask: Ask) -> Answer:

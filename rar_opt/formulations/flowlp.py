@@ -21,7 +21,7 @@ Resources and kinds (``Options.classes``):
 * with classes, server class A_c = {s : O_s >= c} for each capacity c above the smallest,
   capacity N_A = sum of O_s over A_c. A job with G_j > max{O_s : O_s < c} fits unsplit on no
   server outside A_c (a *member* of A_c). Each job has up to two kinds: ``single`` (unsplit,
-  d = single_j of :func:`rar_opt.floors.modes`, holding G_j of every class it is a member
+  d = single_j of :attr:`Instance.modes <rar_opt.instance.Instance.modes>`, holding G_j of every class it is a member
   of) and ``split`` (over two servers or more, d = split_j, holding only the pool). A single
   kind that is no faster than the split kind is left out (the split kind is as short and
   holds less), and a job that is a member of no class has one kind, d = rho_min_j.
@@ -35,10 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..floors import modes
-from ..instance import Instance
-from ..timemodel import NEVER
-from .base import check_flag
+from rar_opt.cluster.timemodel import NEVER
+from rar_opt.formulations.base import check_flag
+from rar_opt.instance import Instance
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,7 @@ def classes_of(instance: Instance) -> list[tuple[int, int, int]]:
 def build(instance: Instance, options: Options | None = None) -> FlowLp:
     """The LP's data for ``instance`` (module docstring)."""
     options = options or Options()
-    m = modes(instance)
+    m = instance.modes
     gpus = m.gpus
     releases = instance.releases.astype(np.int64)
     classes = classes_of(instance) if options.classes else []

@@ -29,16 +29,20 @@ L found so far is still a bound.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import os
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
 
-from ..formulations import flowlp
-from ..instance import Instance
+from rar_opt.formulations import flowlp
+from rar_opt.instance import Instance
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +161,26 @@ def _greedy(lp: flowlp.FlowLp) -> tuple[list[int], list[int]]:
     return kinds, starts
 
 
+@contextlib.contextmanager
+def _stdout_closed() -> Iterator[None]:
+    """File descriptor 1 points to /dev/null within the block: HiGHS prints its banner there
+    when the first instance of a process is made, before any option can silence it, and a
+    command's standard output (``--json``) must hold its own output only."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 def _highs(seed: int) -> highspy.Highs:
-    h = highspy.Highs()
+    with _stdout_closed():
+        h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     h.setOptionValue("random_seed", int(seed))
