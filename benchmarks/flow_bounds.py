@@ -2,7 +2,7 @@
 
 For each instance: the per-rank bound (``rar_opt.bounds.completion_bounds``), the flow LP
 on the GPU pool (``classes=False``) and with the server classes and split times
-(``classes=True``), each with its seconds and how it was proven (docs/flow-bounds.md), and
+(``classes=True``), each with its seconds and how it was proven (docs/exactness.md, "The flow LP"), and
 the best average JCT among the policies of ``rar-opt compare`` (each schedule re-simulated
 by it). To tell which side holds a gap back, one more schedule: the jobs in the order of
 their mean start in the LP's optimum, placed by consolidate's rule (``lp_order``, a

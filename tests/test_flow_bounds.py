@@ -1,5 +1,5 @@
 """The flow LP's certified bounds on sum_j C_j and sum_j (C_j - r_j)
-(rar_opt.formulations.flowlp, rar_opt.solvers.flowlp; docs/flow-bounds.md): never above the
+(rar_opt.formulations.flowlp, rar_opt.solvers.flowlp; docs/exactness.md, "The flow LP"): never above the
 optimum (brute force, the exact CP-SAT model, the library), the same LP in every form and
 by every solver, at least the bounds they are theorems over, and a valid answer whatever
 the time limit."""

@@ -1,7 +1,7 @@
 """A time-indexed LP relaxation for the total completion time sum_j C_j (arrays, no solve).
 
 Drop the servers' boundaries, the placements' shapes and the contention of a schedule and
-keep only what no schedule can avoid (docs/flow-bounds.md): job j holds G_j of the
+keep only what no schedule can avoid (docs/exactness.md, "The flow LP"): job j holds G_j of the
 cluster's N GPUs in every slot from its start a_j >= r_j to its completion, and runs for at
 least rho_min_j slots. So its GPUs are held in at least the slots a_j .. a_j + rho_min_j - 1,
 and C_j >= a_j + rho_min_j. The time-indexed LP over the GPU pool (the classical

@@ -9,7 +9,7 @@ capacity) and the columns of a greedy list schedule of the relaxation.
 
 What is reported is never the master's primal objective (an upper bound on the LP until
 the pricing finds no column). It is the Lagrangian bound at the capacity prices
-(docs/flow-bounds.md): for any prices lambda >= 0 on the capacity rows,
+(docs/exactness.md, "The flow LP"): for any prices lambda >= 0 on the capacity rows,
 
     L(lambda) = sum_j min over the kinds k of j and starts t >= r_j of
                     (t + d_k + sum_q u[k, q] sum_{tau in [t, t + d_k)} lambda[q, tau])
