@@ -54,7 +54,7 @@ def assign_gpu_ids(instance: Instance, schedule: Schedule) -> Schedule:
     return Schedule(
         instance=schedule.instance,
         starts=schedule.starts,
-        placements=rows,  # type: ignore[arg-type]
+        placements=rows,
         gpu_ids=tuple(tuple(g) for g in ids),
         meta=schedule.meta,
     )

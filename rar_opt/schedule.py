@@ -40,7 +40,7 @@ class Schedule:
 
     instance: str
     starts: tuple[int, ...]
-    placements: tuple[tuple[int, ...], ...]
+    placements: Sequence[tuple[int, ...]]  # a tuple of rows, or SparseRows (compressed, read-only)
     gpu_ids: tuple[GpuIds | None, ...] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
