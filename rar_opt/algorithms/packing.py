@@ -487,8 +487,9 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     assert best is not None
     lanes_span = None
     if p.lanes > 0 and not capped and stop_requested() is None:
-        plan = _lanes_plan(instance, jobs, p, began, best.score[0])
-        if plan is not None:
+        lanes = _lanes_plan(instance, jobs, p, began, best.score[0])
+        if lanes is not None:
+            plan = lanes
             lanes_span = plan.score[0]
             packer.may_split = False
             if justify:

@@ -146,7 +146,7 @@ NEVER = np.iinfo(np.int64).max // 4
 """Sentinel slot count of a job that makes no progress (phi = 0)."""
 
 
-def slots_needed(remaining: np.ndarray, phi: np.ndarray) -> np.ndarray:
+def slots_needed(remaining: np.ndarray | int, phi: np.ndarray) -> np.ndarray:
     """ceil(remaining / phi) elementwise, and :data:`NEVER` where phi = 0."""
     remaining, phi = np.broadcast_arrays(np.asarray(remaining, np.int64), np.asarray(phi, np.int64))
     out = np.full(phi.shape, NEVER, dtype=np.int64)

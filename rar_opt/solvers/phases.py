@@ -213,7 +213,7 @@ def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
 IMPROVE_ITERATIONS = 1_000_000
 """The improvement phase stops on its time share, not on a count of iterations."""
 
-QUICK = {"pack": {"iterations": 0, "lanes": 0.0}}
+QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
 """Options of a policy in the heuristics phase: its construction only, no restarts and no
 lanes search (the improvement phase searches where the model is too large)."""
 
@@ -238,7 +238,7 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         began = time.perf_counter()
-        options = {"iterations": IMPROVE_ITERATIONS, "time_limit": budget, **LONG.get(name, {})}
+        options: dict[str, Any] = {"iterations": IMPROVE_ITERATIONS, "time_limit": budget, **LONG.get(name, {})}
         run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
         span = check(ctx.instance, run.schedule).result.makespan
         fits = span is not None and span <= ctx.horizon
