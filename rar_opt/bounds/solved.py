@@ -1,23 +1,25 @@
 """The lower bounds that solve a relaxation: each takes ``(instance, Ask)`` and returns an
 :class:`~rar_opt.bounds.registry.Answer`. The registry (:mod:`rar_opt.bounds.registry`)
 names them and loads this module only when one is asked for, since it imports the solver
-layer. Each relaxation and why it bounds the optimum is argued in docs/exactness.md.
+layer. Each relaxation and why it bounds the optimum is argued in docs/exactness.md. The
+solvers are called through their modules, at call time.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from rar_opt import solvers
 from rar_opt.bounds.registry import Answer, Ask
 from rar_opt.formulations import enumerative
 from rar_opt.instance import Instance
-from rar_opt.solvers import Status, gpu_bins_bound, relaxation_bound, solve_model
-from rar_opt.solvers.flowlp import flow_lp_bound
+from rar_opt.solvers import Status, solve_model
+from rar_opt.solvers import flowlp as lp
 
 
 def relaxation(instance: Instance, ask: Ask) -> Answer:
     """The contention-free relaxation's optimum, or CP-SAT's bound on it at the time limit."""
-    found = relaxation_bound(instance, time_limit=ask.time_limit, seed=ask.seed)
+    found = solvers.relaxation_bound(instance, time_limit=ask.time_limit, seed=ask.seed)
     if found.bound is None:
         return Answer(None, None, f"nothing proven in {ask.time_limit:g} s ({found.status})")
     note = "the relaxation's optimum" if found.proven else "CP-SAT's bound on the relaxation (time limit)"
@@ -26,7 +28,7 @@ def relaxation(instance: Instance, ask: Ask) -> Answer:
 
 def server_bins(instance: Instance, ask: Ask) -> Answer:
     """The GPU-bins relaxation with servers, asked upward from the best cheap bound."""
-    binned = gpu_bins_bound(instance, ask.floor, time_limit=ask.time_limit, seed=ask.seed)
+    binned = solvers.gpu_bins_bound(instance, ask.floor, time_limit=ask.time_limit, seed=ask.seed)
     asked = ", ".join(f"{slot}: {answer}" for slot, answer in binned.asked)
     note = binned.note or f"GPU bins that know their servers, splits priced (CP-SAT; asked {asked})"
     return Answer(binned.bound, None, note)
@@ -37,7 +39,7 @@ def flow_lp(instance: Instance, ask: Ask) -> Answer:
     the ceiling of its optimum, or of the best Lagrangian value met by the time limit, and
     never below the best bound before it (``ask.floor``). The order it suggests lists the
     jobs by their mean start in the LP's optimum (when it was solved)."""
-    found = flow_lp_bound(instance, time_limit=ask.time_limit, seed=ask.seed, floor=ask.floor or None)
+    found = lp.flow_lp_bound(instance, time_limit=ask.time_limit, seed=ask.seed, floor=ask.floor or None)
     order = None
     if found.mean_starts is not None:
         order = tuple(int(j) for j in np.argsort(np.array(found.mean_starts), kind="stable"))
