@@ -16,7 +16,7 @@ from typing import Any
 
 from rar_opt.errors import ParameterError
 
-RESULT_TYPES = ("SimResult", "SolveResult", "PolicyResult", "Comparison")
+RESULT_TYPES = ("SimResult", "SolveResult", "PolicyResult", "Comparison", "Probe")
 """The result types, each with a ``to_dict()`` (read by name: this module sits below all of them)."""
 
 
@@ -25,7 +25,7 @@ def _is_result(value: Any) -> bool:
 
 
 def to_dict(result: Any) -> dict[str, Any]:
-    """``result`` (a SimResult, SolveResult, PolicyResult or Comparison) as JSON-ready values.
+    """``result`` (a SimResult, SolveResult, PolicyResult, Comparison or Probe) as JSON-ready values.
 
     The same dict the type's own method gives: ``SimResult.to_dict()`` (also
     ``summary()``), ``SolveResult.summary()`` (every field but the schedule),
@@ -33,7 +33,7 @@ def to_dict(result: Any) -> dict[str, Any]:
     schedule file's ``meta``) and ``Comparison.to_dict()``."""
     if not _is_result(result):
         raise ParameterError(
-            f"is a {type(result).__name__}; expected a SimResult, SolveResult, PolicyResult or Comparison",
+            f"is a {type(result).__name__}; expected a SimResult, SolveResult, PolicyResult, Comparison or Probe",
             where="result",
         )
     out: dict[str, Any] = result.to_dict()

@@ -35,6 +35,7 @@ from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.plan import Plan
 from rar_opt.solvers.probe import probe
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
+from rar_opt.solvers.result import read_back
 from rar_opt.solvers.status import Status
 from rar_opt.support.processes import stop_requested
 
@@ -155,11 +156,8 @@ def _read(ctx: Context, model: Any, raw: RawOutcome) -> tuple[Schedule | None, i
     """The schedule of a solved model, if the checker accepts it, and its makespan."""
     if not raw.has_solution:
         return None, None
-    schedule = cpsat.read_schedule(model, ctx.instance)
-    report = check(ctx.instance, schedule)
-    if not report.feasible:
-        return None, None
-    return schedule.with_meta({**schedule.meta, "method": MODEL_METHOD}), report.result.makespan
+    judged = read_back(ctx.instance, cpsat.read_schedule(model, ctx.instance), MODEL_METHOD)
+    return (None, None) if judged is None else judged
 
 
 def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -359,7 +357,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             seconds=time.perf_counter() - began,
             asked=asked,
         )
-        solver = answer.record.get("solver", {})
+        solver = answer.record.solver
         yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
         if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
             return

@@ -24,10 +24,9 @@ instead of 262-300 s (docs/exactness.md, "Searches").
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rar_opt.check import check
 from rar_opt.errors import ParameterError
 from rar_opt.formulations import cpsat
 from rar_opt.formulations import symmetry as symmetry_rows
@@ -36,8 +35,46 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+from rar_opt.solvers.result import read_back
 from rar_opt.solvers.status import Status
 from rar_opt.support.provenance import versions
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """How a probe was asked and answered: the question, the model, the settings, the solver."""
+
+    question: str
+    formulation: str
+    time_limit: float | None
+    seed: int
+    threads: int
+    symmetry: bool
+    search: str
+    cpsat_parameters: dict[str, Any]
+    versions: dict[str, Any]
+    reversal_job: int | None = None  # the job of the time-reversal row, when one is added
+    solver: dict[str, Any] = field(default_factory=dict)
+    model_size: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready values (the keys of ``rar-opt probe --json``)."""
+        out = {
+            "question": self.question,
+            "formulation": self.formulation,
+            "time_limit": self.time_limit,
+            "seed": self.seed,
+            "threads": self.threads,
+            "symmetry": self.symmetry,
+            "reversal_job": self.reversal_job,
+            "search": self.search,
+            "cpsat_parameters": dict(self.cpsat_parameters),
+            "versions": self.versions,
+            "solver": self.solver,
+        }
+        if self.model_size:
+            out["model_size"] = self.model_size
+        return out
 
 
 @dataclass(frozen=True)
@@ -51,7 +88,11 @@ class Probe:
     lower_bound: int | None  # when INFEASIBLE: the bound on OPT it proves (at least H + 1)
     seconds: float
     termination: str  # CP-SAT's own status name, or "longest job" when no solve was needed
-    record: dict[str, Any] = field(default_factory=dict)  # solver, versions, seed, threads, options
+    record: ProbeRecord
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but the schedule, as JSON-ready values (:func:`rar_opt.results.to_dict`)."""
+        return self.summary()
 
     def summary(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values."""
@@ -62,7 +103,7 @@ class Probe:
             "proves_lower_bound": self.lower_bound,
             "seconds": round(self.seconds, 3),
             "termination": self.termination,
-            **self.record,
+            **self.record.to_dict(),
         }
 
 
@@ -92,37 +133,35 @@ def probe(
     if not isinstance(reversal, bool):
         raise ParameterError(f"must be true or false, got {reversal!r}", where="reversal")
     require_star(instance, "a probe (it builds the cpsat formulation)")
-    record: dict[str, Any] = {
-        "question": f"does a schedule end by slot {makespan}?",
-        "formulation": "cpsat (no objective)",
-        "time_limit": time_limit,
-        "seed": seed,
-        "threads": threads,
-        "symmetry": symmetry,
-        "reversal_job": None,  # the job of the time-reversal row, when one is added
-        "search": search,
-        "cpsat_parameters": dict(SEARCHES[search]),
-        "versions": versions(),
-    }
+    record = ProbeRecord(
+        question=f"does a schedule end by slot {makespan}?",
+        formulation="cpsat (no objective)",
+        time_limit=time_limit,
+        seed=seed,
+        threads=threads,
+        symmetry=symmetry,
+        search=search,
+        cpsat_parameters=dict(SEARCHES[search]),
+        versions=versions(),
+    )
     longest = int(instance.bounds.rho_min.max())
     if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
-        record["solver"] = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
+        why = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
+        record = replace(record, solver=why)
         return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
     model.model.clear_objective()
     if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H
-        record["reversal_job"] = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
+        job = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
+        record = replace(record, reversal_job=job)
     raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
-    record["solver"] = raw.solver
-    record["model_size"] = raw.model_size
+    record = replace(record, solver=raw.solver, model_size=raw.model_size)
     seconds = budget.elapsed()
     if raw.has_solution:
-        schedule = cpsat.read_schedule(model, instance)
-        report = check(instance, schedule)
-        if not report.feasible or report.result.makespan is None or report.result.makespan > makespan:
+        judged = read_back(instance, cpsat.read_schedule(model, instance), "probe")
+        if judged is None or judged[1] > makespan:
             raise RuntimeError(f"the probe's schedule fails the checker or ends after slot {makespan}")
-        span = int(report.result.makespan)
-        schedule = schedule.with_meta({**schedule.meta, "method": "probe"})
+        schedule, span = judged
         return Probe(makespan, Status.FEASIBLE, schedule, span, None, seconds, raw.termination, record)
     if raw.status == Status.INFEASIBLE:
         return Probe(makespan, raw.status, None, None, makespan + 1, seconds, raw.termination, record)

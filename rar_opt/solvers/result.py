@@ -159,6 +159,16 @@ def finish(
     )
 
 
+def read_back(instance: Instance, schedule: Schedule, method: str) -> tuple[Schedule, int] | None:
+    """A schedule read back from a model, judged: stamped with ``method`` and with its
+    makespan from the simulator, or None when the checker rejects it (or it never ends).
+    The one place a model's schedule becomes a result's (phases, probes, :func:`finish`)."""
+    report = check(instance, schedule)
+    if not report.feasible or report.result.makespan is None:
+        return None
+    return schedule.with_meta({**schedule.meta, "method": method}), int(report.result.makespan)
+
+
 def restamp(result: SolveResult, **changes: Any) -> SolveResult:
     """``result`` with ``changes`` (a new ``status``, ``record``, ``bound`` ...): the gap is
     recomputed and the schedule's meta follows the new status and record."""

@@ -26,8 +26,8 @@ def _answers(inst: Instance, opt: int, search: str = "no-lp") -> None:
     if below is not None:  # from CP-SAT, or from the longest job when it alone needs opt slots
         assert below.status == Status.INFEASIBLE and below.lower_bound == opt and below.schedule is None
     at = probe(inst, opt, search=search)
-    assert at.record["search"] == search and at.record["cpsat_parameters"] == dict(SEARCHES[search])
-    assert at.record["reversal_job"] == symmetry.reversal_job(inst)  # the time-reversal row is in
+    assert at.record.search == search and at.record.cpsat_parameters == dict(SEARCHES[search])
+    assert at.record.reversal_job == symmetry.reversal_job(inst)  # the time-reversal row is in
     assert at.status == Status.FEASIBLE and at.lower_bound is None
     assert max(reference_simulate(inst, at.schedule)["completion"]) == at.schedule_makespan == opt
 
@@ -71,7 +71,7 @@ def test_cp_sat_itself_refutes_one_slot_below_the_optimum(library) -> None:
         for flag in (True, False):
             below = probe(inst, opt - 1, symmetry=flag, time_limit=120)
             assert (below.status, below.termination, below.lower_bound) == (Status.INFEASIBLE, "INFEASIBLE", opt)
-            assert (below.record["reversal_job"] is not None) == (flag and symmetry.reversal_job(inst) is not None)
+            assert (below.record.reversal_job is not None) == (flag and symmetry.reversal_job(inst) is not None)
         asked += 1
     assert asked >= 2  # the test is not empty
 
@@ -106,7 +106,7 @@ def test_a_probe_names_a_bad_reversal_flag(wait_beats_start: Instance) -> None:
     for bad in (1, "yes", None):
         with pytest.raises(InputError, match="reversal"):
             probe(wait_beats_start, 6, reversal=bad)
-    assert probe(wait_beats_start, 6, reversal=False).record["reversal_job"] is None
+    assert probe(wait_beats_start, 6, reversal=False).record.reversal_job is None
 
 
 def test_a_probe_names_a_bad_makespan(wait_beats_start: Instance) -> None:
@@ -135,3 +135,12 @@ def test_probe_command_answers_and_writes_the_schedule(tmp_path) -> None:
     assert schedule.meta["method"] == "probe" and max(reference_simulate(inst, schedule)["completion"]) <= 6
     bad = run("probe", "wait-beats-start", "--makespan", "0")
     assert bad.returncode == 2 and "makespan" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_probe_is_a_result_like_the_others(wait_beats_start: Instance) -> None:
+    from rar_opt.results import to_dict, to_rows
+
+    answer = probe(wait_beats_start, 6)
+    data = to_dict(answer)
+    assert data == answer.summary() and data["status"] == "feasible" and data["search"] == answer.record.search
+    assert to_rows(answer)[0]["solver.name"] == answer.record.solver["name"]
