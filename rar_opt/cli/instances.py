@@ -18,8 +18,9 @@ from rar_opt.instances.generate import GENERATORS, generate
 from rar_opt.instances.library import instance_path
 from rar_opt.instances.traces import parse_span, read_trace, trace_instance
 from rar_opt.schedule import Schedule
+from rar_opt.support.checks import GENERATOR_MAX_SEED
 
-MAX_SEED = 2**63 - 1
+MAX_SEED = GENERATOR_MAX_SEED  # rar_opt.support.checks
 """The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
 integer; this keeps it within a signed 64-bit integer, as result files store it)."""
 

@@ -28,6 +28,7 @@ import pyomo.environ as pyo
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.support.checks import is_int
 
 OBJECTIVES = ("makespan", "total", "flow")
 """Objectives every formulation with an objective option offers: max_j C_j, sum_j C_j, or
@@ -119,7 +120,7 @@ def check_count(value: Any, name: str, *, optional: bool = False, lo: int = 1) -
     """``value`` must be an integer >= ``lo`` (or None when ``optional``)."""
     if value is None and optional:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+    if not is_int(value) or value < lo:
         raise InputError(f"must be an integer >= {lo}, got {value!r}", where=f"options.{name}")
 
 

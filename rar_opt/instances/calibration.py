@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rar_opt.errors import InputError
+from rar_opt.support.checks import is_real
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Calibration:
             raise InputError(f"must be 'none' or 'sorted', got {self.size_link!r}", where="size_link")
         for name in ("contention", "overhead"):
             share = getattr(self, name)
-            if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 < share <= 1.0:
+            if not is_real(share) or not 0.0 < share <= 1.0:
                 raise InputError(f"= {share!r} must be a share in (0, 1]", where=f"{name}_share")
 
     @property

@@ -48,6 +48,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Cluster, Instance, Job
 from rar_opt.instances.calibration import PRESET_SUFFIX, PRESETS, Calibration
 from rar_opt.instances.calibration import preset as preset_calibration
+from rar_opt.support.checks import is_int, is_real
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -169,9 +170,7 @@ def paper(
     """
     if jobs < 1 or servers < 1:
         raise InputError("needs at least one job and one server", where="generator")
-    if server_gpus is not None and (
-        isinstance(server_gpus, bool) or not isinstance(server_gpus, int) or server_gpus < 1
-    ):
+    if server_gpus is not None and (not is_int(server_gpus) or server_gpus < 1):
         raise ParameterError(f"must be a positive integer (GPUs per server), got {server_gpus!r}", where="server_gpus")
     cal = calibration if calibration is not None else preset_calibration(preset)
     if budget is not None:  # the knob of the literal reading: halves of a total share
@@ -315,11 +314,9 @@ def with_arrivals(instance: Instance, load: float, seed: int, burst: float | Non
     offered load, stays the target; counts per window are 2b - 1 times as dispersed as
     Poisson counts. The batch sizes come from a third stream, so ``burst=1`` gives exactly
     the releases of plain Poisson arrivals."""
-    if isinstance(load, bool) or not isinstance(load, int | float) or not np.isfinite(load) or load <= 0:
+    if not is_real(load) or not np.isfinite(load) or load <= 0:
         raise ParameterError(f"must be a number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load")
-    if burst is not None and (
-        isinstance(burst, bool) or not isinstance(burst, int | float) or not np.isfinite(burst) or burst < 1
-    ):
+    if burst is not None and (not is_real(burst) or not np.isfinite(burst) or burst < 1):
         raise ParameterError(f"must be a number >= 1 (mean jobs per arrival batch), got {burst!r}", where="burst")
     rng = np.random.default_rng([seed, 23])
     work = instance.arrays.gpus * instance.bounds.rho_min
@@ -430,7 +427,7 @@ def generate(
         raise ParameterError("needs a load: bursts are a way of arriving over time", where="burst")
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
     knobs = {"budget": budget, "preset": preset, "reference": reference}
     knobs |= {"contention_share": contention_share, "overhead_share": overhead_share, "size_link": size_link}

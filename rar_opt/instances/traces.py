@@ -29,6 +29,7 @@ from rar_opt.instance import Instance
 from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.calibration import preset as preset_calibration
 from rar_opt.instances.generate import PAPER_SERVER_SIZES, _calibrate, _Physics, philly_sizes
+from rar_opt.support.checks import is_int, is_real
 from rar_opt.support.jsonio import INT_LIMIT
 
 UNITS: dict[str, float] = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -342,7 +343,7 @@ def _check_parameters(
     servers: int, server_gpus: int | None, seed: int, slot: float, horizon: int | None, preset: str
 ) -> None:
     def whole(value: Any, where: str, lo: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= INT_LIMIT:
+        if not is_int(value) or not lo <= value <= INT_LIMIT:
             raise ParameterError(f"must be an integer in {lo}..{INT_LIMIT}, got {value!r}", where=where)
 
     whole(servers, "servers", 1)
@@ -351,7 +352,7 @@ def _check_parameters(
         whole(server_gpus, "server_gpus", 1)
     if horizon is not None:
         whole(horizon, "horizon", 1)
-    if isinstance(slot, bool) or not isinstance(slot, int | float) or not math.isfinite(slot) or slot <= 0:
+    if not is_real(slot) or not math.isfinite(slot) or slot <= 0:
         raise ParameterError(f"must be a number of seconds > 0, got {slot!r}", where="slot")
     if preset not in PRESETS:
         raise ParameterError(f"unknown preset {preset!r} (known: {', '.join(PRESETS)})", where="preset")

@@ -20,6 +20,7 @@ import pyomo.environ as pyo
 
 from rar_opt.errors import ParameterError
 from rar_opt.solvers.status import Status
+from rar_opt.support.checks import SOLVER_MAX_SEED
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class Backend(Protocol):
         ...
 
 
-MAX_SEED = 2**31 - 1
+MAX_SEED = SOLVER_MAX_SEED  # HiGHS and CP-SAT take a 32-bit seed (rar_opt.support.checks)
 
 
 def check_settings(time_limit: float | None, threads: int, seed: int) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rar_opt.errors import InputError
 from rar_opt.solvers.cpsat import SEARCHES
+from rar_opt.support.checks import is_real
 
 REVERSALS = ("all", "first", "none")
 """The choices of :attr:`Plan.probe_reversal`."""
@@ -69,7 +70,7 @@ class Plan:
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         shares.update({f"improvers[{k}]": share for k, (_, share) in enumerate(self.improvers)})
         for where, share in shares.items():
-            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
         if not isinstance(self.contention_free, bool):
             raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")

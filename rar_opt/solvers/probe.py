@@ -23,7 +23,6 @@ instead of 262-300 s (docs/exactness.md, "Searches").
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +36,7 @@ from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.result import read_back
 from rar_opt.solvers.status import Status
+from rar_opt.support.checks import is_int
 from rar_opt.support.provenance import versions
 
 
@@ -120,7 +120,7 @@ def probe(
 ) -> Probe:
     """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring).
     ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md)."""
-    if isinstance(makespan, bool) or not isinstance(makespan, numbers.Integral) or makespan < 1:
+    if not is_int(makespan) or makespan < 1:
         raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
     if makespan > instance.horizon:

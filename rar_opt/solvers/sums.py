@@ -44,6 +44,7 @@ from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
+from rar_opt.support.checks import is_real
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -219,7 +220,7 @@ def check_factor(value: float | None, where: str) -> None:
     """A trade-off factor is a finite number >= 1 (or None: no cap)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+    if not is_real(value) or not math.isfinite(value) or value < 1:
         raise ParameterError(f"must be a finite factor >= 1, got {value!r}", where=where)
 
 

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from rar_opt.errors import ParameterError
+from rar_opt.support.checks import is_int
 from rar_opt.support.processes import check_stop, die_with_parent
 
 log = logging.getLogger(__name__)
@@ -461,7 +462,7 @@ def _not_a_cancelled_reconnect(record: logging.LogRecord) -> bool:
 def make_executor(workers: int = 1, scheduler: str | None = None) -> SerialExecutor | DaskExecutor:
     """The executor a sweep's options ask for: a scheduler address wins; else Dask on a local
     cluster when ``workers`` > 1; else serial."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if not is_int(workers) or workers < 1:
         raise ParameterError(f"= {workers!r} must be an integer >= 1", where="workers")
     if scheduler is not None:
         return DaskExecutor(address=scheduler)

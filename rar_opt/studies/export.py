@@ -17,6 +17,7 @@ from rar_opt.algorithms import run_policy
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import instance_of
+from rar_opt.support.checks import is_int
 from rar_opt.support.jsonio import dump_json
 
 INSTANCE_COLUMNS = (
@@ -56,7 +57,7 @@ POLICY_COLUMNS = (
 def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[tuple[TaskRow, str, float]]:
     """The ``k`` proven rows of largest ALG/OPT (of ``policy``, or of the worst policy on each
     instance): (row, policy, ratio), worst first, ties in task order."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if not is_int(k) or k < 1:
         raise ParameterError(f"= {k!r} must be an integer >= 1", where="worst")
     scored = []
     for r in rows:

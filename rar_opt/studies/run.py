@@ -34,6 +34,7 @@ from rar_opt.studies.tasks import (
     run_task,
     task_key,
 )
+from rar_opt.support.checks import is_int, is_real
 from rar_opt.support.processes import check_stop
 
 STUDY_KIND = "study"
@@ -62,15 +63,15 @@ class StudyConfig:
                 raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
         for name in ("seed", "jobs", "servers"):
             value, low = getattr(self, name), 0 if name == "seed" else 1
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            if value is not None and (not is_int(value) or value < low):
                 raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
         t = self.time_limit
-        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
+        if not is_real(t) or not math.isfinite(t) or t <= 0:
             raise ParameterError(f"= {t!r} must be a positive number of seconds", where="time_limit")
         object.__setattr__(self, "time_limit", float(t))
         if self.family in ARRIVAL_FAMILIES:
             x = DEFAULT_LOAD if self.load is None else self.load
-            if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x <= 0:
+            if not is_real(x) or not math.isfinite(x) or x <= 0:
                 raise ParameterError(f"= {x!r} must be a number > 0 (offered GPU-time per GPU per slot)", where="load")
             object.__setattr__(self, "load", float(x))
         elif self.load is not None:
@@ -158,7 +159,7 @@ def run_study(
 ) -> RunSummary:
     """Compute the first ``count`` tasks of ``config`` that the store lacks, writing each as
     it finishes. ``on_start(todo, already)`` is called once, ``on_result`` per finished task."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not is_int(count) or count < 1:
         raise ParameterError(f"= {count!r} must be an integer >= 1", where="count")
     inputs = config.inputs(count)
     new = not Path(path).exists()

@@ -45,6 +45,7 @@ from rar_opt.studies.executors import Executor
 from rar_opt.studies.run import StudyConfig
 from rar_opt.studies.store import Store, TaskRow, open_store
 from rar_opt.studies.tasks import TaskResult, generated_inputs, instance_inputs, instance_of, run_task, task_key
+from rar_opt.support.checks import is_int
 from rar_opt.support.processes import check_stop
 
 WORST_KIND = "worst"
@@ -103,7 +104,7 @@ class WorstConfig:
             )
         for name, low in (("batch", 2), ("elite", 1), ("initial", 1)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            if not is_int(value) or value < low:
                 raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
 
     @property
@@ -286,7 +287,7 @@ def search(
     on_result: Callable[[Evaluation], None] | None = None,
 ) -> SearchResult:
     """Run (or replay) the search for ``evaluations`` evaluations, storing each one."""
-    if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 1:
+    if not is_int(evaluations) or evaluations < 1:
         raise ParameterError(f"= {evaluations!r} must be an integer >= 1", where="evaluations")
     study, policy = config.study, config.policy
     ranges = RANGES[study.family]
