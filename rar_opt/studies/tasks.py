@@ -177,6 +177,7 @@ def evaluate(
             "makespan": run.makespan,
             "avg_jct": run.avg_jct,
             **ratios,
+            **ev.jct_ratios(name),
             "optimal": run.makespan == ev.optimum if ev.optimum else None,
             "exceeds_horizon": run.result.exceeds_horizon,
             "contention_share": run.shares.contention,
@@ -194,6 +195,8 @@ def evaluate(
         "optimum": ev.optimum,
         "lower_bound": ev.lower,
         "best_makespan": ev.best,
+        "lower_bound_avg_jct": ev.jct_lower,  # the cheap bounds on the total completion time over J
+        "best_avg_jct": ev.jct_best,
         "policies": rows,
         "solve": _solve_record(res),
         "optimum_schedule": _bare(res.schedule),
