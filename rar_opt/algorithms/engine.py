@@ -22,6 +22,7 @@ and U_g + weight[j] <= theta.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -81,6 +82,27 @@ class ClusterState:
         self._by_idle: list[SortedKeys] | None = None  # servers by idle count, on demand
         self._idle_flags: CountTree | None = None  # idle GPUs by index, on demand
         self._idle_min: MinTree | None = None  # per server, the least load of its idle GPUs, on demand
+
+    def fork(self, theta: float) -> ClusterState:
+        """An independent copy of the state (the clock's too) that continues with load limit
+        ``theta``: what a trial at ``theta`` would have reached, when every comparison made so
+        far gives the same answer at ``theta`` (``theta_low <= theta + tol < theta_high``;
+        :class:`Checkpoints`). The lists hold immutable numbers, so shallow copies suffice."""
+        new = copy.copy(self)
+        new.theta, new._threshold = float(theta), float(theta) + LOAD_TOL
+        for name in ("loads", "busy", "owners", "idle_counts", "_average"):
+            setattr(new, name, getattr(self, name).copy())
+        new.idle = self.idle.copy()
+        new._by_average = None if self._by_average is None else self._by_average.copy()
+        new._by_idle = None if self._by_idle is None else [k.copy() for k in self._by_idle]
+        new._idle_flags = None if self._idle_flags is None else self._idle_flags.copy()
+        new._idle_min = None if self._idle_min is None else self._idle_min.copy()
+        clock = copy.copy(self.clock)  # its arrays and lists copied; the time model shared
+        for name, value in vars(self.clock).items():
+            if isinstance(value, (np.ndarray, list)):
+                setattr(clock, name, value.copy())
+        new.clock = clock
+        return new
 
     @property
     def load(self) -> np.ndarray:
@@ -353,16 +375,27 @@ def run_list(
     theta: float,
     weight: np.ndarray,
     within_horizon: bool = True,
+    checkpoints: Checkpoints | None = None,
 ) -> Trial | Failed:
     """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails.
 
     With ``within_horizon`` (the algorithms' trials) a trial that ends after T fails; without
-    it the trial runs to its end (:func:`beyond_horizon`)."""
-    state = ClusterState(instance, theta, weight)
-    clock = state.clock
+    it the trial runs to its end (:func:`beyond_horizon`). With ``checkpoints`` (kept by the
+    caller for one ``order`` and ``rule``), the trial starts from the furthest saved state of
+    an earlier trial that is valid at ``theta`` instead of from the empty cluster, and saves
+    its own: the same result, without running the shared prefix again."""
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
-    starts = np.zeros(n_jobs, dtype=np.int64)
-    gpus_of: list[list[int]] = [[] for _ in range(n_jobs)]
+    saved = None if checkpoints is None else checkpoints.find(theta)
+    if saved is None:
+        state = ClusterState(instance, theta, weight)
+        starts = np.zeros(n_jobs, dtype=np.int64)
+        gpus_of: list[list[int]] = [[] for _ in range(n_jobs)]
+        begin = 0
+    else:
+        state, starts, gpus_of, begin = saved.state.fork(theta), saved.starts.copy(), saved.gpus_of.copy(), saved.placed
+    if checkpoints is not None:
+        checkpoints.begin(saved)
+    clock = state.clock
     server_of, local_of = state.server_of, state.local.tolist()
     last_slot = instance.horizon - 1 if within_horizon else NEVER
     reporter, step = _REPORT.get(), max(1, n_jobs // 100)
@@ -372,7 +405,9 @@ def run_list(
     jobs = np.asarray(order)
     if instance.has_releases:  # by release, the given order among equal releases
         jobs = jobs[np.argsort(releases[jobs], kind="stable")]
-    for placed, j in enumerate(jobs.tolist()):
+    for placed, j in enumerate(jobs[begin:].tolist(), start=begin):
+        if checkpoints is not None and placed > begin and placed % checkpoints.every == 0:
+            checkpoints.save(_Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy()))
         if reporter is not None and placed % step == 0:
             reporter.report(reporter.trials, placed, n_jobs)
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
@@ -410,6 +445,53 @@ def run_list(
         state.theta_low,
         state.theta_high,
     )
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """A trial's state before its ``placed``-th job (in list order), valid for every theta
+    in [state.theta_low, state.theta_high) (up to the load tolerance)."""
+
+    placed: int
+    state: ClusterState
+    starts: np.ndarray
+    gpus_of: list[list[int]]
+
+    def valid(self, theta: float) -> bool:
+        return self.state.theta_low <= theta + LOAD_TOL < self.state.theta_high
+
+
+class Checkpoints:
+    """Saved states of the latest trial of one list and one placement rule, every ``every``
+    jobs, for the next trial to start from (:func:`run_list`).
+
+    A trial depends on theta only through the comparisons U_g + w_j <= theta, and the state
+    before job k records the largest value accepted and the smallest refused so far
+    (:class:`ClusterState`): a trial at any theta in that range makes the same decisions up
+    to job k, so it may start from the saved state with its own theta. Exact, like
+    :class:`ThetaCache`. The ranges only narrow along a trial, so the valid states are a
+    prefix of the saved ones; a trial started from one keeps the states before it (they
+    are its own) and adds its own after it. Memory: at most ``n_jobs / every`` states."""
+
+    def __init__(self, n_jobs: int, every: int | None = None) -> None:
+        self.every = every or max(64, -(-n_jobs // 16))
+        self._saved: list[_Saved] = []
+
+    def find(self, theta: float) -> _Saved | None:
+        """The furthest saved state valid at ``theta``, or None."""
+        found = None
+        for saved in self._saved:
+            if not saved.valid(theta):
+                break
+            found = saved
+        return found
+
+    def begin(self, saved: _Saved | None) -> None:
+        """A trial starts from ``saved`` (None: from the empty cluster): keep the states before it."""
+        self._saved = [] if saved is None else [s for s in self._saved if s.placed <= saved.placed]
+
+    def save(self, saved: _Saved) -> None:
+        self._saved.append(saved)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,12 @@ class SortedKeys:
     def __len__(self) -> int:
         return self._len
 
+    def copy(self) -> SortedKeys:
+        """An independent copy (the keys themselves are shared: they are immutable)."""
+        new = SortedKeys.__new__(SortedKeys)
+        new._blocks, new._maxes, new._len = [b.copy() for b in self._blocks], self._maxes.copy(), self._len
+        return new
+
     def __iter__(self) -> Iterator[Any]:
         return chain.from_iterable(self._blocks)
 
@@ -113,6 +119,12 @@ class MinTree:
             tree[node] = min(tree[2 * node], tree[2 * node + 1])
         self._tree = tree
 
+    def copy(self) -> MinTree:
+        """An independent copy."""
+        new = MinTree.__new__(MinTree)
+        new._size, new._tree = self._size, self._tree.copy()
+        return new
+
     def set(self, pos: int, value: float) -> None:
         """Position ``pos`` takes ``value``."""
         tree = self._tree
@@ -155,6 +167,12 @@ class CountTree:
                 tree[j] += tree[i]
         self._tree = tree
         self._top = 1 << max(0, n.bit_length() - 1) if n else 0
+
+    def copy(self) -> CountTree:
+        """An independent copy."""
+        new = CountTree.__new__(CountTree)
+        new._tree, new._top = self._tree.copy(), self._top
+        return new
 
     def add(self, pos: int, delta: int) -> None:
         """Add ``delta`` (+1 or -1) at ``pos``."""

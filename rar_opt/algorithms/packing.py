@@ -468,7 +468,13 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     p = params or PackParams()
     est = estimate(instance, p.estimator)
     jobs = _jobs(instance)
-    slots = instance.horizon + int(np.max(np.where(jobs.single < NEVER, jobs.single, 0), initial=1))
+    # the profile's first length: the horizon, but never more than the jobs need one after
+    # another from the latest release (it grows on demand, so this changes no decision; a
+    # loose horizon such as 10^9 no longer allocates servers x horizon cells)
+    serial = int(jobs.release.max(initial=0)) + sum(
+        int(jobs.single[j]) if j not in jobs.must else int(jobs.split[j].min()) for j in range(len(jobs.gpus))
+    )
+    slots = min(instance.horizon, serial) + int(np.max(np.where(jobs.single < NEVER, jobs.single, 0), initial=1))
     justify = p.justify and not instance.has_releases  # a release is not symmetric in time
     packer = _Packer(jobs, slots)
     began = time.perf_counter()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rar_opt.algorithms.engine import (
+    Checkpoints,
     ClusterState,
     Failed,
     PlacementRule,
@@ -167,10 +168,12 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
 
         return rule
 
-    # one cache per kappa: a trial is reused for every theta it is provably the same for
+    # one cache per kappa: a trial is reused for every theta it is provably the same for,
+    # and a new one starts from the latest trial's state as far as that is the same for it
     def runner(kappa: int) -> Callable[[float], Trial | Failed]:
         rule = rule_for(kappa)
-        return lambda theta: run_list(instance, order, rule, theta, weight)
+        saved = Checkpoints(instance.num_jobs) if params.reuse_trials else None
+        return lambda theta: run_list(instance, order, rule, theta, weight, checkpoints=saved)
 
     caches = {k: ThetaCache(runner(k), reuse=params.reuse_trials) for k in kappas}
 

@@ -52,22 +52,40 @@ class Verdict:
 
 def first_fit_decreasing(sizes: np.ndarray, demand: np.ndarray, capacity: int) -> list[np.ndarray]:
     """The bins of first fit decreasing, each as a pattern (copies of each size): a packing,
-    so their number is an upper bound on the bins needed."""
-    room: list[int] = []
-    packed: list[np.ndarray] = []
+    so their number is an upper bound on the bins needed.
+
+    The copies of one size go in bulk. One at a time, each copy goes into the first bin
+    with room for it; a bin it fills too full for the next copy stays so, and the bins
+    before it are unchanged. So the copies of a size fill the bins with room for one in bin
+    order, ``room // size`` copies each, and the rest open new bins of ``capacity // size``
+    copies: the same bins as one copy at a time, in O(sizes x bins) array operations
+    instead of O(copies x bins) Python steps."""
+    sizes = np.asarray(sizes)
+    demand = np.asarray(demand, dtype=np.int64)
+    room = np.zeros(int(np.maximum(demand, 0).sum()), dtype=np.int64)  # at most one bin per copy
+    opened = 0
+    columns: list[tuple[int, np.ndarray]] = []  # per size, the copies each bin took
     for i in np.argsort(-sizes, kind="stable").tolist():
-        size = int(sizes[i])
-        for _ in range(int(demand[i])):
-            for b, free in enumerate(room):
-                if free >= size:
-                    room[b] = free - size
-                    packed[b][i] += 1
-                    break
-            else:
-                room.append(capacity - size)
-                packed.append(np.zeros(len(sizes), dtype=np.int64))
-                packed[-1][i] = 1
-    return packed
+        size, left = int(sizes[i]), int(demand[i])
+        if left <= 0:
+            continue
+        fit = room[:opened] // size  # copies each open bin takes, in bin order
+        take = np.clip(left - (np.cumsum(fit) - fit), 0, fit)
+        left -= int(take.sum())
+        per = capacity // size
+        new = -(-left // per) if left > 0 else 0
+        fresh = np.full(new, per, dtype=np.int64)
+        if new:
+            fresh[-1] = left - per * (new - 1)
+        room[opened : opened + new] = capacity
+        opened += new
+        take = np.concatenate([take, fresh])
+        room[:opened] -= take * size
+        columns.append((i, take))
+    counts = np.zeros((opened, len(sizes)), dtype=np.int64)
+    for i, take in columns:
+        counts[: len(take), i] = take
+    return list(counts)
 
 
 def _best_patterns(

@@ -172,6 +172,8 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     for name in ctx.policies:
         if found.span is not None and stop_requested() is not None:  # a signal: keep what is found
             break
+        if found.span is not None and ctx.budget.expired():  # the command's clock: keep what is found
+            break
         run = run_policy(ctx.instance, name, **QUICK.get(name, {}))
         span = check(ctx.instance, run.schedule).result.makespan
         tried[name] = span
