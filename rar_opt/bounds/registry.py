@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rar_opt.instance import Instance
+from rar_opt.support.processes import stop_requested
 
 Objective = Literal["makespan", "total"]
 """What a bound bounds: the makespan max_j C_j, or the total completion time sum_j C_j."""
@@ -168,8 +169,8 @@ def compute(
                 out.append(bound.compute(instance))
                 continue
             seconds = limits.get(bound.name)
-            if seconds is None or not (math.isfinite(seconds) and seconds > 0):
-                continue
+            if seconds is None or not (math.isfinite(seconds) and seconds > 0) or stop_requested() is not None:
+                continue  # not asked for, or a signal asked the process to stop
             floor = max((b.value for b in out if b.value is not None), default=0)
             ask = Ask(float(seconds), seed, floor, dict((options or {}).get(bound.name, {})))
             out.append(bound.compute(instance, ask))

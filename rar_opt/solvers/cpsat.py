@@ -60,6 +60,8 @@ class Cpsat:
         # Ctrl-C: CP-SAT's own handler only where Python's default one is in place (a script or
         # notebook); in rar-opt's commands and in workers, a stop request stops the search
         solver.parameters.catch_sigint_signal = native_sigint()
+        if stop_requested() is not None:  # stop_search before the solve starts is not heard: no time at all
+            solver.parameters.max_time_in_seconds = 0.0
         began = time.perf_counter()
         with on_stop(solver.stop_search):
             code = solver.solve(model.model)

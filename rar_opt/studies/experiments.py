@@ -44,6 +44,7 @@ from typing import Any
 
 from rar_opt.errors import InputError
 from rar_opt.studies.executors import make_executor
+from rar_opt.support.processes import check_stop
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +244,7 @@ def run_experiment(
     found: dict[int, dict[str, Any]] = {}
     with make_executor(workers=workers, scheduler=scheduler) as executor:
         for i, row in executor.run(execute, runs):
+            check_stop()  # Ctrl-C: stop between runs (the rows are returned only when all are done)
             found[i] = row
             if on_row is not None:
                 on_row(row)

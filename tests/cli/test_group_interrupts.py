@@ -68,18 +68,12 @@ def test_solve(tmp_path: Path) -> None:
     _ended_by_ctrl_c(out, took)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open (found with this test): bounds' relaxations run on for a minute after Ctrl-C"
-)
 def test_bounds(tmp_path: Path) -> None:
     args = ["bounds", str(HARD), "--relaxation-time", "120", "--bins-time", "120", "--quiet"]
     out, took = _group_signalled(args, 5.0, tmp_path)
     _ended_by_ctrl_c(out, took)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open (found with this test): a serial experiment runs every run before it stops"
-)
 def test_experiment(tmp_path: Path) -> None:
     args = ["experiment", "policies", "--seeds", *map(str, range(20)), "--jobs", "160", "--quiet"]
     out, took = _group_signalled(args, 5.0, tmp_path)
