@@ -70,6 +70,7 @@ from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.algorithms.search import MAX_SEED
 from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
+from rar_opt.gpu_ids import lowest_free_ids
 from rar_opt.instance import Instance
 from rar_opt.support.processes import stop_requested
 
@@ -396,23 +397,10 @@ class _Packer:
 
 
 def _gpu_ids(plan: _Plan, capacity: np.ndarray) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """Concrete GPUs for the plan: on each server, in order of start, the lowest-numbered
-    GPUs idle at the start (the profile guarantees enough; GPUs come free at completion)."""
-    ids: list[list[tuple[int, int]]] = [[] for _ in range(len(plan.starts))]
-    for s in range(len(capacity)):
-        on = np.flatnonzero(plan.y[:, s])
-        idle = list(range(int(capacity[s])))
-        running: list[tuple[int, list[int]]] = []
-        for j in on[np.lexsort((on, plan.starts[on]))].tolist():
-            t = int(plan.starts[j])
-            for _, held in [r for r in running if r[0] <= t]:
-                idle.extend(held)
-            running = [r for r in running if r[0] > t]
-            idle.sort()
-            held, idle = idle[: int(plan.y[j, s])], idle[int(plan.y[j, s]) :]
-            running.append((int(plan.completion[j]), held))
-            ids[j].extend((s, g) for g in held)
-    return tuple(tuple(sorted(i)) for i in ids)
+    """Concrete GPUs for the plan (:func:`rar_opt.gpu_ids.lowest_free_ids`: the profile
+    guarantees enough; GPUs come free at completion)."""
+    job, server = np.nonzero(plan.y)
+    return lowest_free_ids(capacity, plan.starts, plan.completion, job, server, plan.y[job, server])
 
 
 def _trial(plan: _Plan, capacity: np.ndarray, weight: np.ndarray) -> Trial:
