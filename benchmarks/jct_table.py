@@ -430,6 +430,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="write the JCT part of docs/bounds-table.md")
     parser.add_argument("--evidence", type=float, help="improve for this many seconds on the rows that miss a goal")
     parser.add_argument("--reported", action="store_true", help="with --evidence: also the reported rows with a gap")
+    parser.add_argument("--only", help="with --evidence: these instances only (comma-separated names)")
     args = parser.parse_args()
     path = RESULTS / f"{args.name}.json"
     if args.evidence:
@@ -437,6 +438,8 @@ def main() -> None:
         for r in data["rows"]:
             missed = r["goal"] is not None and not r["within_goal"]
             if "evidence" in r or not (missed or (args.reported and r["goal"] is None and r["gap"] > 0)):
+                continue
+            if args.only and r["instance"] not in args.only.split(","):
                 continue
             e = r["evidence"] = evidence(r, args.evidence)
             if e["better_than_auto"]:
