@@ -405,6 +405,18 @@ def markdown(data: dict[str, Any]) -> str:
         "The run shared a two-core machine with other work, so each run got at most the",
         "wall clock given, and often less CPU.",
     ]
+    lines += [
+        "",
+        "What the rows show (the run of the results file): the LP's value hardly moves with the",
+        "preset (132.89 on all three presets of `paper-160x20-s0`): it runs every job at its",
+        "fastest time and sees no contention, overhead or split cost, while the best schedules",
+        "pay for them (their makespans grow with contention too). Where splits are cheap",
+        "(`paper-literal`) every goal is met; where they cost (`paper-split15`,",
+        "`contention-heavy`) none is. A longer `improve` closes part of some gaps (`schedule+`),",
+        "so the schedule side holds at least that part; how much of the rest is the bound's is",
+        "not known without a bound that counts split costs. At 640 x 20 the LP stops at its",
+        "time limit (a Lagrangian value).",
+    ]
     if data.get("note"):
         lines += ["", data["note"]]
     lines += ["", END]
