@@ -272,7 +272,10 @@ def main() -> None:
     name = NAME if args.part is None else f"{NAME}-{args.part}"
     if args.markdown:
         data = json.loads(path.read_text())
-        DOC.write_text(markdown(data["rows"], data))
+        old = DOC.read_text() if DOC.exists() else ""
+        start = old.find("<!-- jct-table: begin")
+        kept = "" if start < 0 else "\n" + old[start:]  # the JCT part (benchmarks/jct_table.py --markdown)
+        DOC.write_text(markdown(data["rows"], data) + kept)
         print(f"wrote {DOC}")
         return
     lo, _, hi = args.seeds.partition("-")
