@@ -65,7 +65,7 @@ IMPROVE_SHARE = 0.4
 """The share of the time limit the improvement search gets (after the heuristics)."""
 
 ALONE_SHARE = 0.9
-"""Its share when no solver bound is registered and the full model does not fit."""
+"""Its share when the full model does not fit (nothing runs after it)."""
 
 BOUND_SHARE = 0.5
 """The share of what is left that the solver bounds get, before the full model."""
@@ -257,9 +257,8 @@ def _improve(
 
     began = time.perf_counter()
     left = budget.left()
-    # the whole time when no bound or model would use the rest
-    others = registry.entries("total", families=("solver",)) or _why_no_model(instance) is None
-    share = IMPROVE_SHARE if others else ALONE_SHARE
+    # the whole time when the full model will not use the rest (the bounds ran before)
+    share = IMPROVE_SHARE if _why_no_model(instance) is None else ALONE_SHARE
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
     iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
     run = run_policy(
