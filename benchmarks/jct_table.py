@@ -19,7 +19,8 @@ them, and a new run skips the instances already stored (``--fresh`` starts over)
 
 Besides what ``solve`` records, the run keeps what the flow LP itself reports (solved to
 its optimum, or stopped at its time limit with a Lagrangian value): the benchmark wraps
-``rar_opt.solvers.flowlp.flow_lp_bound`` (which the registry's bound calls through its module) to record its answer (the bound is unchanged).
+``rar_opt.solvers.flowlp.flow_lp_bound`` (the registry's bound calls it through its
+module) to record its answer (the bound is unchanged).
 """
 
 from __future__ import annotations
