@@ -1,0 +1,125 @@
+"""The makespan / average-JCT front of one instance per preset, with a proven bound on each axis.
+
+For each preset, on the paper instance (160 jobs, 20 servers, seed 0): the best average JCT
+`auto --objective total` finds with the makespan capped at F times the shortest makespan
+the heuristics find (``--makespan-within F``), for F from 1 to 1.5 and without a cap,
+each with ``--seconds`` on one thread. Beside the points: the proven lower bound on the
+makespan (the best of the registry's cheap bounds) and on the average JCT (the best
+certified bound on the total completion time over J, the cap-free one: a cap only removes
+schedules, so it bounds every point), and every policy's own point.
+
+    python benchmarks/tradeoff_front.py [--seconds 20] [--factors 1,1.05,1.1,1.2,1.35,1.5,none]
+
+Results: benchmarks/results/tradeoff-front.json; pictures docs/figures/front-PRESET.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+from common import RESULTS, save
+
+from rar_opt.algorithms import POLICIES
+from rar_opt.bounds import lower_bounds
+from rar_opt.instances.calibration import PRESETS
+from rar_opt.instances.generate import generate
+from rar_opt.solvers import solve
+from rar_opt.studies.evaluation import judge
+
+FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+
+
+def front(preset: str, factors: list[float | None], seconds: float) -> dict:
+    inst = generate("paper", 0, jobs=160, servers=20, preset=preset)
+    jobs = inst.num_jobs
+    span_bound = lower_bounds(inst).best
+    points = []
+    jct_bound = 0.0
+    for factor in factors:
+        res = solve(inst, "auto", objective="total", time_limit=seconds, seed=0, makespan_within=factor)
+        jct_bound = max(jct_bound, (res.bound or 0.0) / jobs)
+        points.append(
+            {
+                "factor": factor,
+                "cap": res.record.options.get("makespan_cap"),
+                "makespan": res.makespan,
+                "avg_jct": res.avg_jct,
+                "bound_avg_jct": None if res.bound is None else res.bound / jobs,
+                "status": str(res.status),
+                "seconds": round(res.wall_s, 2),
+            }
+        )
+        print(preset, factor, res.makespan, res.avg_jct, res.bound)
+    policies = {}
+    for name in POLICIES:
+        run = judge(inst, name, seed=0)
+        policies[name] = {"makespan": run.makespan, "avg_jct": round(run.avg_jct, 3)}
+    return {
+        "preset": preset,
+        "instance": inst.name,
+        "makespan_bound": span_bound,
+        "avg_jct_bound": jct_bound,
+        "points": points,
+        "policies": policies,
+    }
+
+
+def picture(row: dict) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    pts = [p for p in row["points"] if p["makespan"] is not None]
+    ax.plot(
+        [p["makespan"] for p in pts],
+        [p["avg_jct"] for p in pts],
+        "o-",
+        color="C0",
+        label="auto --objective total, capped",
+    )
+    for p in pts:
+        label = "no cap" if p["factor"] is None else f"F={p['factor']:g}"
+        ax.annotate(label, (p["makespan"], p["avg_jct"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    for name, p in row["policies"].items():
+        ax.plot(p["makespan"], p["avg_jct"], "x", color="0.45")
+        ax.annotate(
+            name, (p["makespan"], p["avg_jct"]), textcoords="offset points", xytext=(4, -9), fontsize=7, color="0.35"
+        )
+    ax.axvline(row["makespan_bound"], ls="--", color="C3", label=f"makespan bound {row['makespan_bound']}")
+    ax.axhline(row["avg_jct_bound"], ls="--", color="C2", label=f"average-JCT bound {row['avg_jct_bound']:.1f}")
+    ax.set_xlabel("makespan (slots)")
+    ax.set_ylabel("average JCT (slots)")
+    ax.set_title(f"{row['instance']}: the makespan / average-JCT front ({row['preset']})")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3)
+    FIGURES.mkdir(exist_ok=True)
+    path = FIGURES / f"front-{row['preset']}.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--factors", default="1,1.05,1.1,1.2,1.35,1.5,none")
+    parser.add_argument("--presets", default=",".join(PRESETS))
+    args = parser.parse_args()
+    factors = [None if f == "none" else float(f) for f in args.factors.split(",")]
+    rows = []
+    for preset in args.presets.split(","):
+        row = front(preset, factors, args.seconds)
+        rows.append(row)
+        picture(row)
+        revision = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        save("tradeoff-front", rows, seconds=args.seconds, seed=0, threads=1, commit=revision)
+    print(f"wrote {RESULTS / 'tradeoff-front.json'}")
+
+
+if __name__ == "__main__":
+    main()
