@@ -192,12 +192,13 @@ def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
     wait_beats_start: Instance, monkeypatch, caplog, answer: str
 ) -> None:
     import rar_opt.solvers.phases as module
-    from rar_opt.solvers.probe import Probe
+    from rar_opt.solvers.probe import Probe, ProbeRecord
 
     def stuck(instance, makespan, **_):
         if answer == "error":
             raise RuntimeError("CP-SAT ended the probe with MODEL_INVALID")
-        return Probe(makespan, Status.NO_SOLUTION, None, None, None, 0.01, "UNKNOWN")
+        record = ProbeRecord(f"does a schedule end by slot {makespan}?", "cpsat", None, 0, 1, True, "no-lp", {}, {})
+        return Probe(makespan, Status.NO_SOLUTION, None, None, None, 0.01, "UNKNOWN", record)
 
     monkeypatch.setattr(module, "probe", stuck)
     res = decompose(wait_beats_start, plan=NO_FLOORS, time_limit=30)
