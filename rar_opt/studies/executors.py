@@ -406,6 +406,8 @@ class DaskExecutor:
         # after Ctrl-C the command ends within seconds: a local cluster whose workers the
         # signal killed (they share the terminal's process group) is not waited for
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
+        if interrupted:  # a worker cut short while it started logs its traceback: the line
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)  # of the CLI says it
         self.close(timeout=CLOSE_INTERRUPTED_S if interrupted else None)
 
 
