@@ -36,9 +36,9 @@ from rar_opt.algorithms.engine import (
     first_fit_rule,
     least_loaded_rule,
     run_list,
-    sjf_order,
 )
 from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.algorithms.orders import BASELINE_ORDERS
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.instance import Instance
 
@@ -115,12 +115,12 @@ class RandParams(OrderedParams):
             raise ValueError(f"mode must be 'gpus' or 'servers', got {self.mode!r}")
 
 
-JOB_ORDERS = ("smallest-first", "input")
+JOB_ORDERS = tuple(BASELINE_ORDERS)
 
 
 def job_order(instance: Instance, order: str) -> np.ndarray:
     """The list order of the jobs: G_j non-decreasing (ties by index) or the input order."""
-    return sjf_order(instance) if order == "smallest-first" else np.arange(instance.num_jobs)
+    return BASELINE_ORDERS[order](instance, "best")
 
 
 def consolidate(state: ClusterState, job: int, mask: np.ndarray) -> np.ndarray | None:

@@ -16,14 +16,11 @@ rule finds room for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
 
 from rar_opt.algorithms.baselines import BaselineParams, _unlimited, consolidate_rule
 from rar_opt.algorithms.engine import PlacementRule, first_fit_rule, least_loaded_rule
-from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.orders import largest_area_first, longest_first
 from rar_opt.algorithms.result import PolicyResult
 from rar_opt.instance import Instance
 
@@ -52,51 +49,6 @@ class ClassicalParams(BaselineParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_placement(self.placement)
-
-
-def longest_first(instance: Instance, estimator: str = "best") -> np.ndarray:
-    """Jobs by rho_hat_j, non-increasing; ties keep the input order."""
-    rho_hat = estimate(instance, estimator).rho_hat
-    return np.argsort(-rho_hat, kind="stable")
-
-
-def largest_area_first(instance: Instance, estimator: str = "best") -> np.ndarray:
-    """Jobs by G_j rho_hat_j, non-increasing; ties keep the input order."""
-    area = instance.arrays.gpus * estimate(instance, estimator).rho_hat
-    return np.argsort(-area, kind="stable")
-
-
-ORDERS: dict[str, Callable[[Instance, str], np.ndarray]] = {
-    "longest-first": longest_first,
-    "largest-area-first": largest_area_first,
-}
-"""The classical list orders for the makespan by name (``improve`` starts from each)."""
-
-
-def shortest_first(instance: Instance, estimator: str = "best") -> np.ndarray:
-    """Jobs by rho_hat_j, non-decreasing; ties keep the input order (SPT: Smith's rule
-    with unit weights, the classical order for the sum of completion times)."""
-    return np.argsort(estimate(instance, estimator).rho_hat, kind="stable")
-
-
-def smallest_area_first(instance: Instance, estimator: str = "best") -> np.ndarray:
-    """Jobs by G_j rho_hat_j, non-decreasing; ties keep the input order."""
-    area = instance.arrays.gpus * estimate(instance, estimator).rho_hat
-    return np.argsort(area, kind="stable")
-
-
-def fewest_gpus_first(instance: Instance, estimator: str = "best") -> np.ndarray:
-    """Jobs by G_j, non-decreasing; ties keep the input order (SJF-BCO's Alg. 1 order)."""
-    return np.argsort(instance.arrays.gpus, kind="stable")
-
-
-SUM_ORDERS: dict[str, Callable[[Instance, str], np.ndarray]] = {
-    "shortest-first": shortest_first,
-    "smallest-area-first": smallest_area_first,
-    "fewest-gpus-first": fewest_gpus_first,
-}
-"""The classical list orders for the sum of completion times (``improve`` with
-``objective="total"`` starts from each)."""
 
 
 def lpt_policy(instance: Instance, params: ClassicalParams | None = None) -> PolicyResult:

@@ -263,11 +263,6 @@ def eligible_rule(pick: GpuPicker) -> PlacementRule:
     return rule
 
 
-def sjf_order(instance: Instance) -> np.ndarray:
-    """Jobs by G_j, non-decreasing; ties keep input order (Alg. 1's order)."""
-    return np.argsort(instance.arrays.gpus, kind="stable")
-
-
 def candidates(state: ClusterState, job: int, mask: np.ndarray) -> tuple[np.ndarray, int] | None:
     """The GPU indices of ``mask`` and G_j, or None when fewer than G_j are available:
     what every picker starts from."""

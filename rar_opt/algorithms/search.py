@@ -6,7 +6,7 @@ A candidate is a list order of the jobs plus, per job, one placement rule of
 judged by the simulator; the candidate is scored by (makespan, sum of completion times),
 compared lexicographically: makespan first, average JCT as the tie-break.
 
-1. **Start.** Every classical order of :data:`~.classical.ORDERS` (longest first, largest
+1. **Start.** Every classical order of :data:`~.orders.ORDERS` (longest first, largest
    area first) with every placement rule, one rule for all jobs: 6 list schedules. The
    best is the incumbent; so the search is never worse than any of them (the test).
 2. **Iterate** ``iterations`` times: take the incumbent, remove a few jobs from its order
@@ -36,9 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rar_opt.algorithms.baselines import BaselineParams
-from rar_opt.algorithms.classical import ORDERS, PLACEMENTS, SUM_ORDERS
+from rar_opt.algorithms.classical import PLACEMENTS
 from rar_opt.algorithms.engine import ClusterState, PlacementRule, Trial, run_list
 from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.orders import ORDERS, SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.instance import Instance
 from rar_opt.support.processes import stop_requested

@@ -36,9 +36,9 @@ from rar_opt.algorithms.engine import (
     least_loaded,
     least_loaded_rule,
     run_list,
-    sjf_order,
 )
 from rar_opt.algorithms.estimators import ESTIMATORS, estimate
+from rar_opt.algorithms.orders import fewest_gpus_first
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.instance import Instance
 
@@ -156,7 +156,7 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
     params = params or SjfBcoParams()
     est = estimate(instance, params.estimator)
     weight = est.weight
-    order = sjf_order(instance)
+    order = fewest_gpus_first(instance)
     kappas = kappa_values(instance, params)
     small, large = fa_ffp(params.small_rule == "packing"), lbsgf(params.lam)
     sizes = instance.arrays.gpus

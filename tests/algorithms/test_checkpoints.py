@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rar_opt.algorithms.engine import Checkpoints, Trial, run_list, sjf_order
+from rar_opt.algorithms.engine import Checkpoints, Trial, run_list
 from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.orders import fewest_gpus_first as sjf_order
 from rar_opt.algorithms.sjf_bco import SjfBcoParams, fa_ffp, lbsgf, sjf_bco
 from rar_opt.instances.generate import paper
 
