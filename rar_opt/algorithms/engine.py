@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +33,7 @@ from rar_opt.cluster.timemodel import NEVER
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.simulate import Clock
+from rar_opt.support.progress import TRIALS
 
 LOAD_TOL = 1e-9
 INF = float("inf")
@@ -349,18 +349,11 @@ class _Reporter:
         self.trials = 0
 
 
-_REPORT: ContextVar[_Reporter | None] = ContextVar("rar_opt_progress", default=None)
-
-
-@contextlib.contextmanager
-def reporting(report: Progress | None) -> Iterator[None]:
+def reporting(report: Progress | None) -> contextlib.AbstractContextManager[None]:
     """Within the block, every list-scheduling trial reports its progress to ``report``
-    (about every 1% of the jobs and at its end); ``None`` reports nothing (the default)."""
-    token = _REPORT.set(None if report is None else _Reporter(report))
-    try:
-        yield
-    finally:
-        _REPORT.reset(token)
+    (about every 1% of the jobs and at its end); ``None`` reports nothing (the default).
+    The channel is :data:`rar_opt.support.progress.TRIALS`."""
+    return TRIALS.listening(None if report is None else _Reporter(report))
 
 
 def run_list(
@@ -393,7 +386,7 @@ def run_list(
     clock = state.clock
     server_of, local_of = state.server_of, state.local.tolist()
     last_slot = instance.horizon - 1 if within_horizon else NEVER
-    reporter, step = _REPORT.get(), max(1, n_jobs // 100)
+    reporter, step = TRIALS.listener(), max(1, n_jobs // 100)
     if reporter is not None:
         reporter.trials += 1
     releases = instance.releases

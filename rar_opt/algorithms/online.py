@@ -38,12 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from rar_opt.algorithms.baselines import consolidate_rule
-from rar_opt.algorithms.engine import _REPORT, ClusterState, PlacementRule, Trial, first_fit_rule, least_loaded_rule
+from rar_opt.algorithms.engine import ClusterState, PlacementRule, Trial, first_fit_rule, least_loaded_rule
 from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.algorithms.sjf_bco import fa_ffp, lbsgf
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.instance import Instance
+from rar_opt.support.progress import TRIALS
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def run_online(instance: Instance, priority: np.ndarray, rule: PlacementRule, ba
     waiting: list[int] = []
     admitted = started = 0
     now = 0
-    reporter, step = _REPORT.get(), max(1, n_jobs // 100)  # progress as the engine's trials report it
+    reporter, step = TRIALS.listener(), max(1, n_jobs // 100)  # progress as the engine's trials report it
     if reporter is not None:
         reporter.trials += 1
     while started < n_jobs:

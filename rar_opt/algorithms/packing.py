@@ -64,7 +64,7 @@ import numpy as np
 
 from rar_opt.algorithms import lanes
 from rar_opt.algorithms.baselines import BaselineParams
-from rar_opt.algorithms.engine import _REPORT, Trial
+from rar_opt.algorithms.engine import Trial
 from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.algorithms.search import MAX_SEED
@@ -73,6 +73,7 @@ from rar_opt.errors import InputError
 from rar_opt.gpu_ids import lowest_free_ids
 from rar_opt.instance import Instance
 from rar_opt.support.processes import stop_requested
+from rar_opt.support.progress import TRIALS
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +360,7 @@ class _Packer:
     def __init__(self, jobs: _Jobs, slots: int) -> None:
         self.jobs, self.slots, self.runs = jobs, slots, 0
         self.may_split = False  # the rule of the plans built now (PackParams.split)
-        self.reporter = _REPORT.get()  # progress as the engine's trials report it
+        self.reporter = TRIALS.listener()  # progress as the engine's trials report it
 
     def build(self, order: np.ndarray, releases: bool = True) -> _Plan:
         """Place the jobs of ``order`` one by one, each at its earliest room (module docstring)."""

@@ -168,7 +168,7 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
 
     from tqdm import tqdm
 
-    from rar_opt.solvers.progress import observe  # here: importing the solvers costs a second at start-up
+    from rar_opt.support.progress import SEARCH
 
     done = threading.Event()
     # the bar writes to its own copy of the terminal's descriptor: solver interfaces redirect
@@ -199,7 +199,7 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
         ticker = threading.Thread(target=tick, daemon=True)
         ticker.start()
         try:
-            with observe(heard):
+            with SEARCH.listening(heard):
                 yield
         finally:
             done.set()

@@ -54,8 +54,8 @@ from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, bins_answers
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
-from rar_opt.solvers.progress import report
 from rar_opt.support.processes import stop_requested
+from rar_opt.support.progress import report_search as report
 
 __all__ = [
     "AUTO",
