@@ -150,8 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _sigint_to_python() -> None:
     """Hand SIGINT back to Python's handler (KeyboardInterrupt) if the start-up's handler of
-    ``rar_opt/__init__.py`` (one line, exit 130) is still in place."""
-    from rar_opt import _interrupted_while_starting
+    ``rar_opt/_startup.py`` (one line, exit 130) is still in place."""
+    from rar_opt._startup import _interrupted_while_starting
 
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -201,7 +201,7 @@ def run() -> None:
 
     Ctrl-C at any moment ends with one line and 130: during the imports and the reading of
     the command line (the command's module: Pyomo and OR-Tools for ``solve``) through the
-    start-up's handler of ``rar_opt/__init__.py``, then through :func:`main`'s own; this is
+    start-up's handler of ``rar_opt/_startup.py``, then through :func:`main`'s own; this is
     the last net for one that escapes them."""
     try:
         code = main()

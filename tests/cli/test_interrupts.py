@@ -138,7 +138,7 @@ def test_importing_rar_opt_leaves_ctrl_c_to_the_program() -> None:
     code = "import signal, rar_opt; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
-    from rar_opt import _started_as_command
+    from rar_opt._startup import _started_as_command
 
     assert _started_as_command(["python", "-m", "rar_opt", "solve"])
     assert _started_as_command(["python", "-mrar_opt"])
