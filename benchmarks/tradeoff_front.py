@@ -73,18 +73,24 @@ def picture(row: dict) -> Path:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.8))
-    pts = [p for p in row["points"] if p["makespan"] is not None]
-    ax.plot(
-        [p["makespan"] for p in pts],
-        [p["avg_jct"] for p in pts],
-        "o-",
-        color="C0",
-        label="auto --objective total, capped",
-    )
+    pts = sorted((p for p in row["points"] if p["makespan"] is not None), key=lambda p: (p["makespan"], p["avg_jct"]))
+    xs, ys = [p["makespan"] for p in pts], [p["avg_jct"] for p in pts]
+    ax.plot(xs, ys, "o-", color="C0", label="auto --objective total, makespan capped at F x shortest")
+    labels: dict[tuple[float, float], list[str]] = {}  # points that coincide share one label
     for p in pts:
-        label = "no cap" if p["factor"] is None else f"F={p['factor']:g}"
-        ax.annotate(label, (p["makespan"], p["avg_jct"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
-    for name, p in row["policies"].items():
+        labels.setdefault((p["makespan"], p["avg_jct"]), []).append(
+            "none" if p["factor"] is None else f"{p['factor']:g}"
+        )
+    for k, (where, names) in enumerate(labels.items()):
+        offset = (6, 4) if k % 2 == 0 else (6, -11)  # neighbours on alternate sides
+        ax.annotate("F=" + ", ".join(names), where, textcoords="offset points", xytext=offset, fontsize=8, color="C0")
+    far, shown = [], {}
+    for name, p in row["policies"].items():  # policies far off both bounds would squeeze the rest
+        off = p["makespan"] > 2 * row["makespan_bound"] or p["avg_jct"] > 1.6 * row["avg_jct_bound"]
+        (far.append(name) if off else shown.update({name: p}))
+    if far:
+        ax.text(0.99, 0.78, "off the chart: " + ", ".join(far), transform=ax.transAxes, ha="right", fontsize=7)
+    for name, p in shown.items():
         ax.plot(p["makespan"], p["avg_jct"], "x", color="0.45")
         ax.annotate(
             name, (p["makespan"], p["avg_jct"]), textcoords="offset points", xytext=(4, -9), fontsize=7, color="0.35"
@@ -109,7 +115,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--factors", default="1,1.05,1.1,1.2,1.35,1.5,none")
     parser.add_argument("--presets", default=",".join(PRESETS))
+    parser.add_argument("--replot", action="store_true", help="redraw the pictures from the stored results")
     args = parser.parse_args()
+    if args.replot:
+        import json
+
+        for row in json.loads((RESULTS / "tradeoff-front.json").read_text())["rows"]:
+            print(picture(row))
+        return
     factors = [None if f == "none" else float(f) for f in args.factors.split(",")]
     rows = []
     for preset in args.presets.split(","):
