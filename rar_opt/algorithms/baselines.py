@@ -41,6 +41,7 @@ from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.orders import BASELINE_ORDERS
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.instance import Instance
+from rar_opt.support.checks import is_int
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class BisectedParams(OrderedParams):
 
 
 def _check_seed(seed: object) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
 
 

@@ -44,6 +44,7 @@ from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.algorithms.sjf_bco import fa_ffp, lbsgf
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.instance import Instance
+from rar_opt.support.checks import is_int
 from rar_opt.support.progress import TRIALS
 
 
@@ -75,7 +76,7 @@ class OnlineSjfBcoParams(OnlineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.kappa, bool) or not isinstance(self.kappa, int) or self.kappa < 1:
+        if not is_int(self.kappa) or self.kappa < 1:
             raise ValueError(f"kappa must be an integer >= 1, got {self.kappa!r}")
         if not self.lam >= 1.0:
             raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")

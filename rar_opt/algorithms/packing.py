@@ -72,6 +72,7 @@ from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
 from rar_opt.gpu_ids import lowest_free_ids
 from rar_opt.instance import Instance
+from rar_opt.support.checks import is_int, is_real
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import TRIALS
 
@@ -104,23 +105,23 @@ class PackParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 0:
+        if not is_int(self.iterations) or self.iterations < 0:
             raise ValueError(f"iterations must be an integer >= 0, got {self.iterations!r}")
         limit = self.time_limit
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0 or limit == float("inf"):
+        if not is_real(limit) or not limit > 0 or limit == float("inf"):
             raise ValueError(f"time_limit must be a finite number of seconds > 0, got {limit!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
+        if not is_int(self.seed) or not 0 <= self.seed <= MAX_SEED:
             raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {self.seed!r}")
-        if isinstance(self.jitter, bool) or not isinstance(self.jitter, int | float) or not 0 <= self.jitter <= 1:
+        if not is_real(self.jitter) or not 0 <= self.jitter <= 1:
             raise ValueError(f"jitter must be a number in [0, 1], got {self.jitter!r}")
         if not isinstance(self.justify, bool):
             raise ValueError(f"justify must be true or false, got {self.justify!r}")
         if self.split not in SPLIT_RULES:
             raise ValueError(f"split must be one of {', '.join(SPLIT_RULES)}, got {self.split!r}")
-        if isinstance(self.lanes, bool) or not isinstance(self.lanes, int | float) or not 0 <= self.lanes <= 1:
+        if not is_real(self.lanes) or not 0 <= self.lanes <= 1:
             raise ValueError(f"lanes must be a share of time_limit in [0, 1], got {self.lanes!r}")
         patience = self.lanes_patience
-        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
+        if not is_int(patience) or patience < 0:
             raise ValueError(f"lanes_patience must be an integer >= 0, got {patience!r}")
 
 

@@ -42,11 +42,12 @@ from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import ORDERS, SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.instance import Instance
+from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
 
-MAX_SEED = 2**31 - 1  # the largest seed (the same limit as the exact solvers')
+MAX_SEED = SOLVER_MAX_SEED  # the largest seed (the same limit as the exact solvers')
 MOVES = ("order+placement", "order")
 OBJECTIVES = ("makespan", "total")
 PLACEMENT_NAMES = tuple(PLACEMENTS)
@@ -67,13 +68,13 @@ class SearchParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 0:
+        if not is_int(self.iterations) or self.iterations < 0:
             raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
         limit = self.time_limit
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
+        if not is_real(limit) or not math.isfinite(limit) or limit <= 0:
             raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
         seed = self.seed
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        if not is_int(seed) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
         if self.moves not in MOVES:
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
@@ -83,7 +84,7 @@ class SearchParams(BaselineParams):
         if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
             raise ValueError("start_order must be a tuple holding every job index once")
         cap = self.makespan_cap
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        if cap is not None and (not is_int(cap) or cap < 1):
             raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
 
 

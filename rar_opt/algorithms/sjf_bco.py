@@ -41,6 +41,7 @@ from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.orders import fewest_gpus_first
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.instance import Instance
+from rar_opt.support.checks import is_int
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,7 @@ class SjfBcoParams:
     def __post_init__(self) -> None:
         if self.kappas not in ("distinct", "all"):
             raise ValueError(f"kappas must be 'distinct' or 'all', got {self.kappas!r}")
-        if self.kappa is not None and (
-            isinstance(self.kappa, bool) or not isinstance(self.kappa, int) or self.kappa < 1
-        ):
+        if self.kappa is not None and (not is_int(self.kappa) or self.kappa < 1):
             raise ValueError(f"kappa must be an integer >= 1, got {self.kappa!r}")
         if not self.lam >= 1.0:
             raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, TypeGuard
 
 SOLVER_MAX_SEED = 2**31 - 1
 """The largest seed of HiGHS, CP-SAT and the seeded policies (a signed 32-bit integer)."""
@@ -20,12 +20,12 @@ GENERATOR_MAX_SEED = 2**63 - 1
 and the command line keep seeds in a signed 64-bit integer)."""
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     """An integer (Python's or numpy's), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def is_real(value: Any) -> bool:
+def is_real(value: Any) -> TypeGuard[float]:
     """A real number (an integer or a float, Python's or numpy's), not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
