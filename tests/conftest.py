@@ -160,8 +160,56 @@ user's install must get right. The full tier is ``-m "not slow"`` (CI)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of :data:`QUICK_MODULES` ``quick`` (unless they are also ``slow``)."""
+    """Mark the tests of :data:`SLOW_IN_CI` ``slow``, and those of :data:`QUICK_MODULES`
+    ``quick`` (unless they are also ``slow``)."""
     for item in items:
+        if item.nodeid.split("[")[0] in SLOW_IN_CI:
+            item.add_marker(pytest.mark.slow)
         path = item.nodeid.split("::", 1)[0]
         if path in QUICK_MODULES and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.quick)
+
+
+# -- the CI budget ------------------------------------------------------------------------
+# CI must end within 20 minutes. These tests took 6.5 s or more each in a full run
+# (pytest --durations, 2026-12-02); they carry the ``slow`` marker, so CI's
+# ``-m "not slow"`` leaves them out and ``pytest -m slow`` runs them with the other long
+# runs. Each checks a property another, faster test checks on smaller inputs, or a fault
+# path of the studies covered by the faster ones beside it.
+SLOW_IN_CI = (
+    "tests/algorithms/test_lanes.py::test_pack_keeps_a_lanes_start_only_when_it_is_better",
+    "tests/algorithms/test_packing.py::test_pack_is_never_better_than_the_optimum",
+    "tests/cli/test_commands.py::test_schedule_solve_compare_by_hand",
+    "tests/cli/test_interrupts.py::test_a_study_never_stores_an_interrupted_task",
+    "tests/cli/test_interrupts.py::test_ctrl_c_in_a_highs_solve_keeps_the_incumbent",
+    "tests/cli/test_interrupts.py::test_one_signal_stops_auto_and_keeps_its_best",
+    "tests/experiments/test_sweeps.py::test_every_experiment_runs_and_is_deterministic",
+    "tests/formulations/test_compact.py::test_optimum_is_at_most_every_heuristic",
+    "tests/formulations/test_cpsat.py::test_cpsat_equals_brute_force",
+    "tests/formulations/test_cpsat_objectives.py::test_cpsat_flow_equals_compact_where_contention_matters",
+    "tests/formulations/test_gpubins.py::test_the_bins_refute_what_the_floors_cannot",
+    "tests/formulations/test_releases.py::test_enumerative_with_releases_equals_compact",
+    "tests/formulations/test_symmetry.py::test_cpsat_with_symmetry_rows_equals_brute_force_on_twins",
+    "tests/solvers/test_decompose.py::test_auto_equals_the_compact_milp_where_contention_decides",
+    "tests/solvers/test_decompose.py::test_decomposition_and_auto_equal_brute_force",
+    "tests/solvers/test_highs_deadline.py::test_the_next_solve_waits_for_the_run_left_behind",
+    "tests/solvers/test_phases.py::test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop",
+    "tests/solvers/test_probe.py::test_probe_command_answers_and_writes_the_schedule",
+    "tests/solvers/test_probe.py::test_probes_bracket_the_brute_force_optimum",
+    "tests/solvers/test_probe.py::test_probes_bracket_the_optimum_where_contention_decides",
+    "tests/solvers/test_scip.py::test_scip_solves_the_nonconvex_model_to_the_proven_optimum",
+    "tests/solvers/test_solve.py::test_auto_at_paper_scale_returns_the_best_schedule_and_bound",
+    "tests/studies/test_arrival_families.py::test_a_study_run_of_an_arrival_family_reports_flow",
+    "tests/studies/test_arrival_families.py::test_flow_ratios_against_the_flow_optimum",
+    "tests/studies/test_faults.py::test_a_full_disk_says_so_and_keeps_the_rows",
+    "tests/studies/test_faults.py::test_an_interrupted_creator_leaves_the_store_another_run_is_filling",
+    "tests/studies/test_faults.py::test_flipped_bytes_in_the_rows_are_refused_naming_the_file",
+    "tests/studies/test_faults.py::test_two_runs_started_together_on_a_new_store_both_succeed",
+    "tests/studies/test_provenance_report.py::test_a_worst_case_store_warns",
+    "tests/studies/test_run.py::test_a_lost_scheduler_is_one_line_and_the_rows_are_kept",
+    "tests/studies/test_run.py::test_a_study_killed_mid_way_resumes_to_the_same_rows_and_report",
+    "tests/studies/test_run.py::test_the_same_rows_serially_on_local_dask_and_through_a_scheduler",
+    "tests/studies/test_store.py::test_the_command_line_refuses_bad_stores_with_exit_2",
+    "tests/test_floors.py::test_gpu_bins_lifts_the_bound_at_paper_scale",
+    "tests/test_floors.py::test_the_bin_packing_lp_lifts_gpu_bins_at_paper_scale",
+)
