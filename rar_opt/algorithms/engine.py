@@ -22,229 +22,17 @@ and U_g + weight[j] <= theta.
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from rar_opt.algorithms.index import CountTree, MinTree, SortedKeys
+from rar_opt.algorithms.state import LOAD_TOL, ClusterState
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.simulate import Clock
 from rar_opt.support.progress import TRIALS
-
-LOAD_TOL = 1e-9
-INF = float("inf")
-
-
-class ClusterState:
-    """GPU identities, occupancy and loads during one trial (read by placement rules).
-
-    A :data:`GpuPicker` reads the numpy arrays ``server``, ``load`` and ``owner`` (the last
-    two built on demand from the plain lists ``loads`` and ``owners``). The state keeps
-    index structures (:mod:`.index`) so that the built-in rules
-    (:func:`least_loaded_rule`, :func:`first_fit_rule` and the policies' own) cost
-    O(log G) plus the GPUs and servers they touch per decision instead of a scan of every
-    GPU; they take the same decisions as the scans, which the tests compare.
-    """
-
-    def __init__(self, instance: Instance, theta: float, weight: np.ndarray) -> None:
-        cap = instance.cluster.capacity
-        self.instance = instance
-        self.theta = float(theta)
-        self.weight = weight
-        self.capacity = cap
-        self.server = np.repeat(np.arange(len(cap)), cap)
-        self.local = np.concatenate([np.arange(o) for o in cap])
-        self.clock = Clock(instance, record=False)
-        self.now = 0
-        # the trial makes the same decisions for every theta' in [theta_low, theta_high):
-        # the largest U_g + w_j it accepted and the smallest it refused (see ThetaCache)
-        self.theta_low = 0.0
-        self.theta_high = np.inf
-        # plain-Python mirrors and the index structures (docs/algorithms.md section 1)
-        n_gpus = len(self.server)
-        self.gpus_needed: list[int] = instance.arrays.gpus.tolist()
-        self.weights: list[float] = np.asarray(weight, dtype=float).tolist()
-        self.caps: list[int] = cap.tolist()
-        self.first_gpu: list[int] = (np.cumsum(cap) - cap).tolist()
-        self.server_of: list[int] = self.server.tolist()
-        self.loads: list[float] = [0.0] * n_gpus
-        self.busy: list[bool] = [False] * n_gpus
-        self.owners: list[int] = [-1] * n_gpus
-        self.idle = SortedKeys([(0.0, g) for g in range(n_gpus)])  # idle GPUs by (load, index)
-        self.idle_counts: list[int] = cap.tolist()  # idle GPUs per server
-        self._threshold = self.theta + LOAD_TOL
-        self._by_average: SortedKeys | None = None  # servers by (average load, index), on demand
-        self._average: list[float] = []
-        self._by_idle: list[SortedKeys] | None = None  # servers by idle count, on demand
-        self._idle_flags: CountTree | None = None  # idle GPUs by index, on demand
-        self._idle_min: MinTree | None = None  # per server, the least load of its idle GPUs, on demand
-
-    def fork(self, theta: float) -> ClusterState:
-        """An independent copy of the state (the clock's too) that continues with load limit
-        ``theta``: what a trial at ``theta`` would have reached, when every comparison made so
-        far gives the same answer at ``theta`` (``theta_low <= theta + tol < theta_high``;
-        :class:`Checkpoints`). The lists hold immutable numbers, so shallow copies suffice."""
-        new = copy.copy(self)
-        new.theta, new._threshold = float(theta), float(theta) + LOAD_TOL
-        for name in ("loads", "busy", "owners", "idle_counts", "_average"):
-            setattr(new, name, getattr(self, name).copy())
-        new.idle = self.idle.copy()
-        new._by_average = None if self._by_average is None else self._by_average.copy()
-        new._by_idle = None if self._by_idle is None else [k.copy() for k in self._by_idle]
-        new._idle_flags = None if self._idle_flags is None else self._idle_flags.copy()
-        new._idle_min = None if self._idle_min is None else self._idle_min.copy()
-        clock = copy.copy(self.clock)  # its arrays and lists copied; the time model shared
-        for name, value in vars(self.clock).items():
-            if isinstance(value, (np.ndarray, list)):
-                setattr(clock, name, value.copy())
-        new.clock = clock
-        return new
-
-    @property
-    def load(self) -> np.ndarray:
-        """U_g of every GPU (a fresh array: the state keeps its loads as Python floats)."""
-        return np.array(self.loads)
-
-    @property
-    def owner(self) -> np.ndarray:
-        """The job running on every GPU, -1 when idle (a fresh array)."""
-        return np.array(self.owners, dtype=np.int64)
-
-    def eligible(self, job: int) -> np.ndarray:
-        """Idle GPUs whose load stays within theta with job ``job`` added (bool mask)."""
-        idle = self.owner < 0
-        after = self.load + self.weight[job]
-        fits = after <= self.theta + LOAD_TOL
-        ok, refused = after[idle & fits], after[idle & ~fits]
-        if len(ok):
-            self.theta_low = max(self.theta_low, float(ok.max()))
-        if len(refused):
-            self.theta_high = min(self.theta_high, float(refused.min()))
-        return idle & fits
-
-    def eligible_cut(self, job: int) -> tuple[float | None, bool]:
-        """What :meth:`eligible` finds, from the index: (the largest load of an eligible GPU,
-        or None when none is, and whether every idle GPU is eligible). A GPU is eligible
-        exactly when it is idle and its load is at most that cut (U + w is monotone in U,
-        also in floating point), and theta_low / theta_high are recorded as by
-        :meth:`eligible`. O(log G)."""
-        w, limit = self.weights[job], self._threshold
-        last, refused = self.idle.split(lambda key: key[0] + w <= limit)
-        if last is not None:
-            self.theta_low = max(self.theta_low, last[0] + w)
-        if refused is not None:
-            self.theta_high = min(self.theta_high, refused[0] + w)
-        return (None if last is None else last[0]), refused is None
-
-    def enough(self, job: int, cut: float | None) -> bool:
-        """Whether at least G_j GPUs are eligible (``cut`` from :meth:`eligible_cut`)."""
-        if cut is None:
-            return False
-        need = self.gpus_needed[job]
-        first = self.idle.first(need)
-        return len(first) == need and first[-1][0] <= cut
-
-    def gpus_on(self, s: int, cut: float) -> list[int]:
-        """The eligible GPUs of server ``s`` in index order (``cut`` from :meth:`eligible_cut`)."""
-        loads, busy, a = self.loads, self.busy, self.first_gpu[s]
-        return [g for g in range(a, a + self.caps[s]) if not busy[g] and loads[g] <= cut]
-
-    def server_in_use(self) -> np.ndarray:
-        """Servers hosting at least one running job (bool per server)."""
-        return np.bincount(self.server[self.owner >= 0], minlength=len(self.capacity)) > 0
-
-    # -- changes: a job placed, jobs done -------------------------------------------------
-    def place(self, job: int, gpus: list[int]) -> None:
-        """Job ``job`` starts on ``gpus`` (sorted): they become busy and carry its weight."""
-        w, loads = self.weights[job], self.loads
-        for g in gpus:
-            self.idle.remove((loads[g], g))
-            loads[g] += w
-            self.busy[g] = True
-            self.owners[g] = job
-        self._touched(gpus, -1, loads_changed=True)
-
-    def release(self, gpus: list[int]) -> None:
-        """The job on ``gpus`` has completed: they become idle (their loads stay)."""
-        for g in gpus:
-            self.busy[g] = False
-            self.owners[g] = -1
-            self.idle.add((self.loads[g], g))
-        self._touched(gpus, +1, loads_changed=False)
-
-    def _touched(self, gpus: list[int], delta: int, loads_changed: bool) -> None:
-        """Bring the per-server structures up to date after ``gpus`` (sorted) changed."""
-        if self._idle_flags is not None:
-            for g in gpus:
-                self._idle_flags.add(g, delta)
-        server_of = self.server_of
-        i = 0
-        while i < len(gpus):  # the GPUs of one server are consecutive in a sorted list
-            s = server_of[gpus[i]]
-            count = 1
-            while i + count < len(gpus) and server_of[gpus[i + count]] == s:
-                count += 1
-            i += count
-            before = self.idle_counts[s]
-            self.idle_counts[s] = before + delta * count
-            if self._idle_min is not None:
-                self._idle_min.set(s, self._least_idle_load(s))
-            if self._by_idle is not None:
-                self._by_idle[before].remove(s)
-                self._by_idle[before + delta * count].add(s)
-            if loads_changed and self._by_average is not None:
-                self._by_average.remove((self._average[s], s))
-                self._average[s] = self._server_average(s)
-                self._by_average.add((self._average[s], s))
-
-    # -- structures some rules need, built on first use ---------------------------------------
-    def _server_average(self, s: int) -> float:
-        # summed GPU by GPU in index order from 0.0, as numpy's bincount does: the same float
-        total, a = 0.0, self.first_gpu[s]
-        for g in range(a, a + self.caps[s]):
-            total += self.loads[g]
-        return total / self.caps[s]
-
-    def _least_idle_load(self, s: int) -> float:
-        loads, busy, a = self.loads, self.busy, self.first_gpu[s]
-        least = INF
-        for g in range(a, a + self.caps[s]):
-            if not busy[g] and loads[g] < least:
-                least = loads[g]
-        return least
-
-    def idle_min(self) -> MinTree:
-        """Per server, the least load of its idle GPUs (``inf`` when none is idle)."""
-        if self._idle_min is None:
-            self._idle_min = MinTree([self._least_idle_load(s) for s in range(len(self.caps))])
-        return self._idle_min
-
-    def by_average(self) -> SortedKeys:
-        """Servers by (average GPU load sum_g U_g / O_s, index)."""
-        if self._by_average is None:
-            self._average = [self._server_average(s) for s in range(len(self.caps))]
-            self._by_average = SortedKeys([(a, s) for s, a in enumerate(self._average)])
-        return self._by_average
-
-    def by_idle(self) -> list[SortedKeys]:
-        """Per count c = 0..max O_s, the servers with exactly c idle GPUs (by index)."""
-        if self._by_idle is None:
-            groups: list[list[int]] = [[] for _ in range(max(self.caps) + 1)]
-            for s, c in enumerate(self.idle_counts):
-                groups[c].append(s)
-            self._by_idle = [SortedKeys(g) for g in groups]
-        return self._by_idle
-
-    def idle_flags(self) -> CountTree:
-        """The idle GPUs by index (the k-th idle GPU in O(log G))."""
-        if self._idle_flags is None:
-            self._idle_flags = CountTree([0 if b else 1 for b in self.busy])
-        return self._idle_flags
-
 
 PlacementRule = Callable[[ClusterState, int], "np.ndarray | list[int] | None"]
 """Given the state and a job, the GPU indices to start it on now, or None to wait."""
@@ -364,6 +152,8 @@ def run_list(
     weight: np.ndarray,
     within_horizon: bool = True,
     checkpoints: Checkpoints | None = None,
+    eligible_only: bool = False,
+    relay: Relay | None = None,
 ) -> Trial | Failed:
     """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails.
 
@@ -371,9 +161,19 @@ def run_list(
     it the trial runs to its end (:func:`beyond_horizon`). With ``checkpoints`` (kept by the
     caller for one ``order`` and ``rule``), the trial starts from the furthest saved state of
     an earlier trial that is valid at ``theta`` instead of from the empty cluster, and saves
-    its own: the same result, without running the shared prefix again."""
+    its own: the same result, without running the shared prefix again. With
+    ``eligible_only`` (the rule only ever takes eligible GPUs, U_g + w_j <= theta, as
+    SJF-BCO's do), a job that waits is first tested for a dead end
+    (:meth:`ClusterState.dead_end`): the trial fails at once instead of waiting through
+    every completion to the same end. With ``relay``, the trial may start from the state
+    another rule's trial reached at the same theta (``relay.offer``) when that is further
+    than its own checkpoints, and hands its own state before job ``relay.take_at`` on
+    (``relay.taken``): the next rule's trial, which decides alike up to there."""
     n_jobs, n_servers = instance.num_jobs, instance.num_servers
-    saved = None if checkpoints is None else checkpoints.find(theta)
+    found = None if checkpoints is None else checkpoints.find(theta)
+    saved = found
+    if relay is not None and relay.offer is not None and (saved is None or relay.offer.placed > saved.placed):
+        saved = relay.offer
     if saved is None:
         state = ClusterState(instance, theta, weight)
         starts = np.zeros(n_jobs, dtype=np.int64)
@@ -382,7 +182,7 @@ def run_list(
     else:
         state, starts, gpus_of, begin = saved.state.fork(theta), saved.starts.copy(), saved.gpus_of.copy(), saved.placed
     if checkpoints is not None:
-        checkpoints.begin(saved)
+        checkpoints.begin(found, saved)
     clock = state.clock
     server_of, local_of = state.server_of, state.local.tolist()
     last_slot = instance.horizon - 1 if within_horizon else NEVER
@@ -394,18 +194,25 @@ def run_list(
     if instance.has_releases:  # by release, the given order among equal releases
         jobs = jobs[np.argsort(releases[jobs], kind="stable")]
     for placed, j in enumerate(jobs[begin:].tolist(), start=begin):
-        if checkpoints is not None and placed > begin and placed % checkpoints.every == 0:
+        if checkpoints is not None and placed == checkpoints.next_at:
             checkpoints.save(_Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy()))
-        if reporter is not None and placed % step == 0:
+        if relay is not None and placed == relay.take_at and placed > begin:
+            relay.taken = _Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy())
+        if reporter is not None and (placed % step == 0 or placed == begin):
             reporter.report(reporter.trials, placed, n_jobs)
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
             for done in clock.run_until(int(releases[j])).tolist():
                 state.release(gpus_of[done])
             state.now = int(releases[j])
+        tested = not eligible_only
         while (chosen := rule(state, j)) is None:
+            if not tested:  # no load changes while job j waits: one test suffices
+                tested = True
+                if state.dead_end(j):
+                    return Failed(state.theta_low, state.theta_high, placed)
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:
-                return Failed(state.theta_low, state.theta_high)  # nothing to wait for, or past T
+                return Failed(state.theta_low, state.theta_high, placed)  # nothing to wait for, or past T
             for done in clock.run_until(wake).tolist():
                 state.release(gpus_of[done])
             state.now = wake
@@ -422,7 +229,7 @@ def run_list(
     clock.run_until(NEVER)
     res = clock.result()
     if not res.all_complete or res.makespan is None or (within_horizon and res.makespan > instance.horizon):
-        return Failed(state.theta_low, state.theta_high)
+        return Failed(state.theta_low, state.theta_high, n_jobs)
     ids = tuple(tuple((server_of[g], local_of[g]) for g in gpus_of[j]) for j in range(n_jobs))
     return Trial(
         starts,
@@ -450,8 +257,8 @@ class _Saved:
 
 
 class Checkpoints:
-    """Saved states of the latest trial of one list and one placement rule, every ``every``
-    jobs, for the next trial to start from (:func:`run_list`).
+    """Saved states of the latest trials of one list and one placement rule, for the next
+    trial to start from (:func:`run_list`).
 
     A trial depends on theta only through the comparisons U_g + w_j <= theta, and the state
     before job k records the largest value accepted and the smallest refused so far
@@ -459,10 +266,23 @@ class Checkpoints:
     to job k, so it may start from the saved state with its own theta. Exact, like
     :class:`ThetaCache`. The ranges only narrow along a trial, so the valid states are a
     prefix of the saved ones; a trial started from one keeps the states before it (they
-    are its own) and adds its own after it. Memory: at most ``n_jobs / every`` states."""
+    are its own) and adds its own after it.
 
-    def __init__(self, n_jobs: int, every: int | None = None) -> None:
-        self.every = every or max(64, -(-n_jobs // 16))
+    Spacing: with ``every`` fixed, a state every ``every`` jobs. By default each trial
+    saves ``per_trial`` states spread over the jobs it has left to place: a bisection's
+    later trials agree with the earlier ones on ever longer prefixes, so they begin late
+    and save densely where the next trial is likely to part from them. Memory: at most
+    ``keep`` states (the latest ones before a trial's start are kept; older ones go)."""
+
+    def __init__(self, n_jobs: int, every: int | None = None, per_trial: int = 16, keep: int = 24) -> None:
+        if keep <= per_trial:
+            raise ValueError(f"keep must exceed per_trial, got keep={keep}, per_trial={per_trial}")
+        self.n_jobs = n_jobs
+        self.every = every
+        self.per_trial = per_trial
+        self.keep = keep
+        self._step = every or 1
+        self.next_at = self._step
         self._saved: list[_Saved] = []
 
     def find(self, theta: float) -> _Saved | None:
@@ -474,20 +294,46 @@ class Checkpoints:
             found = saved
         return found
 
-    def begin(self, saved: _Saved | None) -> None:
-        """A trial starts from ``saved`` (None: from the empty cluster): keep the states before it."""
-        self._saved = [] if saved is None else [s for s in self._saved if s.placed <= saved.placed]
+    def begin(self, found: _Saved | None, start: _Saved | None = None) -> None:
+        """A trial starts from ``start`` (None: from the empty cluster); ``found`` is the
+        furthest own state valid for it (:meth:`find`), ``start`` itself or, when a relay
+        offered a further one, an earlier one. Keep the states up to ``found`` (they are
+        the trial's own; at most ``keep - per_trial``, the latest) and ``start``, and plan
+        the trial's own states after it."""
+        kept = [] if found is None else [s for s in self._saved if s.placed <= found.placed]
+        if start is not None and start is not found:
+            kept.append(start)
+        self._saved = kept[max(0, len(kept) - (self.keep - self.per_trial)) :]
+        begin = 0 if start is None else start.placed
+        self._step = self.every or max(16, -(-(self.n_jobs - begin) // self.per_trial))
+        self.next_at = begin + self._step
 
     def save(self, saved: _Saved) -> None:
         self._saved.append(saved)
+        self.next_at = saved.placed + self._step
+
+
+@dataclass
+class Relay:
+    """What one rule's trial hands to another's at the same theta when the two rules decide
+    alike for the jobs before list position ``take_at`` (:func:`run_list`): the state
+    before that job (``taken``, filled by the trial when it gets there from an earlier
+    start), which the other trial may start from (``offer``)."""
+
+    take_at: int | None = None
+    offer: _Saved | None = None
+    taken: _Saved | None = None
 
 
 @dataclass(frozen=True)
 class Failed:
-    """A trial that could not place every job within the horizon, valid on the same range."""
+    """A trial that could not place every job within the horizon, valid on the same range;
+    ``at``: the list position of the job it failed on (the number of jobs when every job
+    started and the last ended after the horizon)."""
 
     valid_from: float
     valid_below: float
+    at: int = -1
 
 
 def beyond_horizon(
@@ -518,20 +364,34 @@ class ThetaCache:
     running the trial.
     """
 
-    def __init__(self, run: Callable[[float], Trial | Failed], reuse: bool = True) -> None:
+    def __init__(self, run: Callable[..., Trial | Failed], reuse: bool = True) -> None:
         self._run = run
         self._reuse = reuse
         self._seen: list[Trial | Failed] = []
         self.runs = 0
 
     def __call__(self, theta: float) -> Trial | None:
+        return as_trial(self.result(theta))
+
+    def lookup(self, theta: float) -> Trial | Failed | None:
+        """The result already known for ``theta``, or None."""
         for t in self._seen if self._reuse else ():
             if t.valid_from <= theta + LOAD_TOL and theta + LOAD_TOL < t.valid_below:
-                return t if isinstance(t, Trial) else None
+                return t
+        return None
+
+    def result(self, theta: float, **extra: Any) -> Trial | Failed:
+        """The trial at ``theta`` (``extra`` goes to the runner when it runs)."""
+        if (known := self.lookup(theta)) is not None:
+            return known
         self.runs += 1
-        t = self._run(theta)
+        t = self._run(theta, **extra)
         self._seen.append(t)
-        return t if isinstance(t, Trial) else None
+        return t
+
+    def put(self, result: Trial | Failed) -> None:
+        """Record a result known without running it (valid on its range)."""
+        self._seen.append(result)
 
 
 def bisect_theta(

@@ -19,6 +19,7 @@ runs 1..n_g as printed. The result is the same, which a test checks.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from rar_opt.algorithms.engine import (
     ClusterState,
     Failed,
     PlacementRule,
+    Relay,
     ThetaCache,
     Trial,
     beyond_horizon,
@@ -146,6 +148,28 @@ def kappa_values(instance: Instance, params: SjfBcoParams) -> list[int]:
     return sorted({1} | {int(g) for g in instance.arrays.gpus})
 
 
+def parting_positions(instance: Instance, order: np.ndarray, kappas: list[int]) -> list[int]:
+    """For consecutive kappas k < k' (ascending), the list position of the first job the two
+    trials treat differently (G_j in (k, k']: small for k', large for k), or the number of
+    jobs when there is none. Before it the two trials at one theta decide alike (the same
+    rule per job, the same state), which :func:`sjf_bco` uses to share their work."""
+    jobs = np.asarray(order)
+    if instance.has_releases:  # the engine takes the list by release (engine.run_list)
+        jobs = jobs[np.argsort(instance.releases[jobs], kind="stable")]
+    sizes = instance.arrays.gpus[jobs]
+    out = []
+    for k, k_next in itertools.pairwise(kappas):
+        differ = np.flatnonzero((sizes > k) & (sizes <= k_next))
+        out.append(int(differ[0]) if len(differ) else len(jobs))
+    return out
+
+
+def decided(earlier: Trial | Failed, parting: int, n_jobs: int) -> bool:
+    """Whether a trial at the same theta that decides like ``earlier`` before list position
+    ``parting`` ends as ``earlier`` did: it failed before that job, or no job differs."""
+    return parting >= n_jobs or (isinstance(earlier, Failed) and earlier.at < parting)
+
+
 def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyResult:
     """Run SJF-BCO; the result (and the schedule's meta) records theta, kappa, trials and loads.
 
@@ -169,17 +193,37 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
 
     # one cache per kappa: a trial is reused for every theta it is provably the same for,
     # and a new one starts from the latest trial's state as far as that is the same for it
-    def runner(kappa: int) -> Callable[[float], Trial | Failed]:
+    def runner(kappa: int) -> Callable[..., Trial | Failed]:
         rule = rule_for(kappa)
         saved = Checkpoints(instance.num_jobs) if params.reuse_trials else None
-        return lambda theta: run_list(instance, order, rule, theta, weight, checkpoints=saved)
+
+        def run(theta: float, relay: Relay | None = None) -> Trial | Failed:
+            return run_list(instance, order, rule, theta, weight, checkpoints=saved, eligible_only=True, relay=relay)
+
+        return run
 
     caches = {k: ThetaCache(runner(k), reuse=params.reuse_trials) for k in kappas}
+    part = parting_positions(instance, order, kappas)
 
     def attempt(theta: int) -> Trial | None:
         best: Trial | None = None
-        for kappa in kappas:
-            trial = caches[kappa](theta)
+        previous: Trial | Failed | None = None
+        offer = None
+        for i, kappa in enumerate(kappas):
+            cache = caches[kappa]
+            result = cache.lookup(theta)
+            known = previous is not None and params.reuse_trials and result is None
+            if known and previous is not None and decided(previous, part[i - 1], instance.num_jobs):
+                result = previous  # the two kappas decide alike as far as the earlier trial went
+                cache.put(result)
+            if result is None:
+                relay = Relay(part[i] if i < len(part) and params.reuse_trials else None, offer)
+                result = cache.result(theta, relay=relay)
+                offer = relay.taken
+            else:
+                offer = None
+            previous = result
+            trial = result if isinstance(result, Trial) else None
             if trial is not None and (best is None or trial.makespan < best.makespan):
                 best = trial
                 chosen_kappa[theta] = kappa

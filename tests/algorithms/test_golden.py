@@ -21,7 +21,13 @@ LARGE = {k: v for k, v in instances(large=True).items() if k not in SMALL and k 
 def _compare(name: str, inst: Instance) -> None:
     for policy, options, seed in VARIANTS:
         k = key(name, policy, options, seed)
-        assert record(inst, policy, options, seed) == RECORDS[k], k
+        got, want = record(inst, policy, options, seed), dict(RECORDS[k])
+        # the count of trials actually run may only fall (SJF-BCO shares exact work between
+        # kappas and ends trials at a dead end); without reuse every trial runs, as recorded
+        if policy == "sjf-bco" and options.get("reuse_trials", True):
+            assert got["trials"] <= want["trials"], k
+            got = {**got, "trials": want["trials"]}
+        assert got == want, k
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
