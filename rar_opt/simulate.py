@@ -162,6 +162,9 @@ class Clock:
         self.record = record
         self.segments: list[Segment] = []
         self._rates: tuple[np.ndarray, np.ndarray] | None = None  # cache while the active set holds
+        # with the rates: the active jobs and the slot each would end after at those rates
+        # (t + ceil(remaining / phi) does not move while the rates hold)
+        self._finish: tuple[np.ndarray, np.ndarray] | None = None
         self._links = np.zeros(0, dtype=np.int64)  # rings per switch-to-switch link (topology only)
 
     def start(self, job: int, placement: np.ndarray, slot: int) -> None:
@@ -182,9 +185,8 @@ class Clock:
         """The slot after the earliest completion among the active jobs (NEVER if none)."""
         if self.t is None or not self.active.any():
             return NEVER
-        _, phi = self._current_rates()
-        idx = np.flatnonzero(self.active)
-        return self.t + int(slots_needed(self.remaining[idx], phi[idx]).min())
+        _, finish = self._finishing()
+        return int(finish.min())
 
     def run_until(self, slot: int) -> np.ndarray:
         """Advance to ``slot`` with no new start; returns the jobs that completed meanwhile.
@@ -200,9 +202,9 @@ class Clock:
                     self.t = slot
                 break
             c, phi = self._current_rates()
-            idx = np.flatnonzero(self.active)
-            need = slots_needed(self.remaining[idx], phi[idx])
-            t_next = min(slot, self.t + int(need.min()))
+            idx, finish = self._finishing()
+            need = finish - self.t
+            t_next = min(slot, int(finish.min()))
             if t_next >= NEVER:  # the active jobs make no progress and nothing else starts
                 if self.record:
                     self.segments.append(Segment(self.t, self.t, self.active.copy(), c, phi, self._links))
@@ -222,8 +224,17 @@ class Clock:
             self.t = t_next
         return np.concatenate(done) if done else np.zeros(0, dtype=np.int64)
 
+    def _finishing(self) -> tuple[np.ndarray, np.ndarray]:
+        """The active jobs and the slot after each one's end at the current rates."""
+        if self._rates is None or self._finish is None:
+            _, phi = self._current_rates()
+            idx = np.flatnonzero(self.active)
+            self._finish = (idx, self.t + slots_needed(self.remaining[idx], phi[idx]))
+        return self._finish
+
     def _current_rates(self) -> tuple[np.ndarray, np.ndarray]:
         if self._rates is None:
+            self._finish = None
             if self._new_pairs:
                 self._pair_job = np.concatenate(
                     [self._pair_job, *(np.full(len(s), j, dtype=np.int64) for j, s in self._new_pairs)]

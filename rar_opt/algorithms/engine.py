@@ -169,7 +169,7 @@ def run_list(
     another rule's trial reached at the same theta (``relay.offer``) when that is further
     than its own checkpoints, and hands its own state before job ``relay.take_at`` on
     (``relay.taken``): the next rule's trial, which decides alike up to there."""
-    n_jobs, n_servers = instance.num_jobs, instance.num_servers
+    n_jobs = instance.num_jobs
     found = None if checkpoints is None else checkpoints.find(theta)
     saved = found
     if relay is not None and relay.offer is not None and (saved is None or relay.offer.placed > saved.placed):
@@ -201,8 +201,7 @@ def run_list(
         if reporter is not None and (placed % step == 0 or placed == begin):
             reporter.report(reporter.trials, placed, n_jobs)
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
-            for done in clock.run_until(int(releases[j])).tolist():
-                state.release(gpus_of[done])
+            _free(state, gpus_of, clock.run_until(int(releases[j])))
             state.now = int(releases[j])
         tested = not eligible_only
         while (chosen := rule(state, j)) is None:
@@ -213,14 +212,11 @@ def run_list(
             wake = clock.next_completion()
             if wake >= NEVER or wake > last_slot:
                 return Failed(state.theta_low, state.theta_high, placed)  # nothing to wait for, or past T
-            for done in clock.run_until(wake).tolist():
-                state.release(gpus_of[done])
+            _free(state, gpus_of, clock.run_until(wake))
             state.now = wake
         gpus = sorted(chosen.tolist() if isinstance(chosen, np.ndarray) else chosen)
-        y = np.zeros(n_servers, dtype=np.int64)
-        for g in gpus:
-            y[server_of[g]] += 1
-        clock.start(j, y, state.now)
+        # the servers it uses, ascending (GPUs are numbered server by server)
+        clock.start_on(j, np.fromiter(dict.fromkeys(server_of[g] for g in gpus), dtype=np.int64), state.now)
         state.place(j, gpus)
         starts[j] = state.now
         gpus_of[j] = gpus
@@ -240,6 +236,15 @@ def run_list(
         state.theta_low,
         state.theta_high,
     )
+
+
+def _free(state: ClusterState, gpus_of: list[list[int]], done: np.ndarray) -> None:
+    """The jobs ``done`` have completed: their GPUs become idle together (one update per
+    server touched, the same state as releasing them job by job)."""
+    if len(done) == 1:
+        state.release(gpus_of[int(done[0])])
+    elif len(done):
+        state.release(sorted(g for j in done.tolist() for g in gpus_of[j]))
 
 
 @dataclass(frozen=True)

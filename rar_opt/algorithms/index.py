@@ -51,7 +51,9 @@ class SortedKeys:
             self._blocks.append([key])
             self._maxes.append(key)
             return
-        i = min(bisect_left(self._maxes, key), len(self._blocks) - 1)
+        i = bisect_left(self._maxes, key)
+        if i == len(self._blocks):  # past every block's largest key: the last block takes it
+            i -= 1
         block = self._blocks[i]
         insort(block, key)
         self._maxes[i] = block[-1]

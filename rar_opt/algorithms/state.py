@@ -49,6 +49,7 @@ class ClusterState:
         self.first_gpu: list[int] = (np.cumsum(cap) - cap).tolist()
         self.server_of: list[int] = self.server.tolist()
         self.loads: list[float] = [0.0] * n_gpus
+        self._load_array = np.zeros(n_gpus)  # the same loads as a numpy array, for whole-cluster tests
         self.busy: list[bool] = [False] * n_gpus
         self.owners: list[int] = [-1] * n_gpus
         self.idle = SortedKeys([(0.0, g) for g in range(n_gpus)])  # idle GPUs by (load, index)
@@ -69,6 +70,7 @@ class ClusterState:
         new.theta, new._threshold = float(theta), float(theta) + LOAD_TOL
         for name in ("loads", "busy", "owners", "idle_counts", "_average"):
             setattr(new, name, getattr(self, name).copy())
+        new._load_array = self._load_array.copy()
         new.idle = self.idle.copy()
         new._by_average = None if self._by_average is None else self._by_average.copy()
         new._by_idle = None if self._by_idle is None else [k.copy() for k in self._by_idle]
@@ -136,10 +138,10 @@ class ClusterState:
         since loads only grow. Records the smallest value that would have changed the
         answer (the G_j-th smallest U_g + w_j) in ``theta_high`` when it is a dead end. O(G)."""
         need, w = self.gpus_needed[job], self.weights[job]
-        kth = float(np.partition(np.asarray(self.loads), need - 1)[need - 1]) + w
-        if kth <= self._threshold:
+        after = self._load_array + w  # the same float sums as the eligibility tests make
+        if np.count_nonzero(after <= self._threshold) >= need:
             return False
-        self.theta_high = min(self.theta_high, kth)
+        self.theta_high = min(self.theta_high, float(np.partition(after, need - 1)[need - 1]))
         return True
 
     def server_in_use(self) -> np.ndarray:
@@ -155,6 +157,7 @@ class ClusterState:
             loads[g] += w
             self.busy[g] = True
             self.owners[g] = job
+        self._load_array[gpus] += w
         self._touched(gpus, -1, loads_changed=True)
 
     def release(self, gpus: list[int]) -> None:

@@ -220,6 +220,11 @@ class TimeModel:
         self.ring_volume = 2.0 * a.grad_size * frac
         # placement-independent part: reduction compute + forward + backward
         self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
+        # iterations per slot of every job on one server, where no contention reaches it:
+        # the rates below read it instead of evaluating (8)-(9) again at every event; the
+        # same operations as tau / tau_at_bandwidth at n = 1, so the same floats
+        tau_one = self.ring_volume / np.full(len(a.gpus), self._b_intra) + self.fixed_time + self._xi2 * 1.0
+        self.phi_one_server = _readonly(robust_floor_inverse(tau_one))
 
     def _init_levels(self, lay: LinkLayout) -> None:
         """Contention levels of a topology (docs/model.md section 3.8).
@@ -349,12 +354,14 @@ class TimeModel:
         """
         phi = np.zeros(len(n), dtype=np.int64)
         idx = np.flatnonzero(active)
+        phi[idx] = self.phi_one_server[idx]  # the split jobs' are overwritten below
+        split = idx[n[idx] >= 2]
         if self.links is None:
             c, level = self.contention_pairs(pair_job, pair_server, len(n), n_servers)
-            phi[idx] = self.phi(level[idx], n[idx], idx)
+            phi[split] = self.phi(level[split], n[split], split)
             return c, np.zeros(0, dtype=np.int64), phi
         c, c_inner, bw = self.link_bandwidths(n, pair_job, pair_server, n_servers)
-        phi[idx] = self.phi_at_bandwidth(bw[idx], n[idx], idx)
+        phi[split] = self.phi_at_bandwidth(bw[split], n[split], split)
         return c, c_inner, phi
 
     def link_bandwidths(
