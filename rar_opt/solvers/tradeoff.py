@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from rar_opt._version import __version__
 from rar_opt.bounds import registry
@@ -143,9 +143,7 @@ def solve_span_within(
     return _result(run, reference, full, why_not, time.perf_counter() - began)
 
 
-def _heuristics(
-    instance: Instance, budget: Budget, factor: float, start: Schedule | None
-) -> tuple[_Run, int]:
+def _heuristics(instance: Instance, budget: Budget, factor: float, start: Schedule | None) -> tuple[_Run, int]:
     """Phase 1: the reference flow time, the cap, and the first incumbent."""
     from rar_opt.algorithms import run_policy
 
@@ -179,9 +177,7 @@ def _floor(run: _Run) -> None:
     run.raise_bound(max(values.values(), default=0))
     assert run.phases is not None
     run.phases.append(
-        PhaseRecord(
-            PhaseKind.FLOOR, Status.BOUND, None, float(run.bound), time.perf_counter() - began, floors=values
-        )
+        PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(run.bound), time.perf_counter() - began, floors=values)
     )
 
 
@@ -207,9 +203,7 @@ def _uncapped(run: _Run) -> None:
     status = status if res.status != Status.ERROR else Status.ERROR
     assert run.phases is not None
     run.phases.append(
-        PhaseRecord(
-            PhaseKind.RELAXATION, status, res.objective, bound, time.perf_counter() - began, search=UNCAPPED
-        )
+        PhaseRecord(PhaseKind.RELAXATION, status, res.objective, bound, time.perf_counter() - began, search=UNCAPPED)
     )
 
 
@@ -272,9 +266,7 @@ def _full_model(run: _Run) -> tuple[RawOutcome | None, str | None]:
         raise RuntimeError("the capped full model is infeasible, yet the incumbent meets the cap within its horizon")
     bound = None if status == Status.ERROR else (raw.objective if raw.status == Status.OPTIMAL else raw.bound)
     run.raise_bound(bound)
-    record = PhaseRecord(
-        PhaseKind.FULL, status, raw.objective, bound, time.perf_counter() - began, search=FULL_SEARCH
-    )
+    record = PhaseRecord(PhaseKind.FULL, status, raw.objective, bound, time.perf_counter() - began, search=FULL_SEARCH)
     run.phases.append(record)
     return raw, None
 
@@ -290,9 +282,7 @@ _PROOF_ORDER = (PhaseKind.FLOOR, PhaseKind.RELAXATION, PhaseKind.FULL)
 """Which phase is credited with a proof when several bounds meet the best makespan: the cheapest."""
 
 
-def _result(
-    run: _Run, reference: int, full: RawOutcome | None, why_not: str | None, seconds: float
-) -> SolveResult:
+def _result(run: _Run, reference: int, full: RawOutcome | None, why_not: str | None, seconds: float) -> SolveResult:
     """The capped run as a :class:`SolveResult`: the best capped schedule, the best bound."""
     instance, best, budget = run.instance, run.best, run.budget
     assert best.schedule is not None and best.span is not None and run.phases is not None
