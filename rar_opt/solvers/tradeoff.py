@@ -199,8 +199,9 @@ def _uncapped(run: _Run) -> None:
         run.raise_bound(bound)
     if res.schedule is not None:
         run.best.offer(res.schedule, sum_of(run.instance, res.schedule, "flow"), UNCAPPED)
-    status = Status.OPTIMAL if res.status == Status.OPTIMAL else Status.FEASIBLE
-    status = status if res.status != Status.ERROR else Status.ERROR
+    status = res.status if res.status in (Status.OPTIMAL, Status.ERROR) else Status.FEASIBLE
+    if status == Status.FEASIBLE and res.schedule is None:
+        status = Status.NO_SOLUTION
     assert run.phases is not None
     run.phases.append(
         PhaseRecord(PhaseKind.RELAXATION, status, res.objective, bound, time.perf_counter() - began, search=UNCAPPED)
@@ -253,7 +254,7 @@ def _full_model(run: _Run) -> tuple[RawOutcome | None, str | None]:
     cpsat.set_start(model, instance, best.schedule)
     model.model.add(sum(model.end) <= best.cap + int(instance.releases.sum()))
     model.model.add(model.makespan >= run.bound)
-    raw = Cpsat().solve(model, run.budget.settings(params=SEARCHES[FULL_SEARCH]))
+    raw = Cpsat().solve(model, run.budget.reserving().settings(params=SEARCHES[FULL_SEARCH]))
     status = raw.status
     if raw.has_solution:
         judged = read_back(instance, cpsat.read_schedule(model, instance), MODEL_METHOD)
