@@ -120,9 +120,9 @@ def picture(row: dict) -> Path:
         ax.plot(
             [p["makespan"] for p in other],
             [p["avg_jct"] for p in other],
-            "s-",
+            "s",  # markers only: the searches are not monotone in G, a line would suggest a front
             color="C1",
-            markersize=4,
+            markersize=5,
             label="auto --objective makespan, average JCT capped at G x best heuristic's",
         )
         seen: dict[tuple[float, float], list[str]] = {}
