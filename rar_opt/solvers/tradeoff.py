@@ -199,7 +199,7 @@ def _uncapped(run: _Run) -> None:
         run.raise_bound(bound)
     if res.schedule is not None:
         run.best.offer(res.schedule, sum_of(run.instance, res.schedule, "flow"), UNCAPPED)
-    status = res.status if res.status in (Status.OPTIMAL, Status.ERROR) else Status.FEASIBLE
+    status: Status = res.status if res.status in (Status.OPTIMAL, Status.ERROR) else Status.FEASIBLE
     if status == Status.FEASIBLE and res.schedule is None:
         status = Status.NO_SOLUTION
     assert run.phases is not None
