@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rar_opt._version import __version__
 from rar_opt.bounds import registry
@@ -105,7 +105,7 @@ class _Run:
     best: _Shortest
     factor: float
     bound: int = 0
-    phases: list[PhaseRecord] | None = None
+    phases: list[PhaseRecord] = field(default_factory=list)
 
     def raise_bound(self, value: float | None) -> None:
         floor = ceil_bound_or_none(value)
@@ -175,7 +175,6 @@ def _floor(run: _Run) -> None:
     began = time.perf_counter()
     values = {b.name: b.value for b in registry.cheap(run.instance) if b.value is not None}
     run.raise_bound(max(values.values(), default=0))
-    assert run.phases is not None
     run.phases.append(
         PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(run.bound), time.perf_counter() - began, floors=values)
     )
@@ -202,7 +201,6 @@ def _uncapped(run: _Run) -> None:
     status: Status = res.status if res.status in (Status.OPTIMAL, Status.ERROR) else Status.FEASIBLE
     if status == Status.FEASIBLE and res.schedule is None:
         status = Status.NO_SOLUTION
-    assert run.phases is not None
     run.phases.append(
         PhaseRecord(PhaseKind.RELAXATION, status, res.objective, bound, time.perf_counter() - began, search=UNCAPPED)
     )
@@ -228,7 +226,6 @@ def _improve(run: _Run) -> None:
     value = sum_of(instance, searched.schedule, "flow")
     within = value is not None and value[0] <= run.best.cap
     run.best.offer(searched.schedule, value, "improve")
-    assert run.phases is not None
     run.phases.append(
         PhaseRecord(
             PhaseKind.IMPROVE,
@@ -245,7 +242,7 @@ def _full_model(run: _Run) -> tuple[RawOutcome | None, str | None]:
     """Phase 5: the CP-SAT makespan model with the flow cap as a row, over the best capped
     makespan; its outcome (None when not built) and why it was not built."""
     instance, best = run.instance, run.best
-    assert best.schedule is not None and best.span is not None and run.phases is not None
+    assert best.schedule is not None and best.span is not None
     left = run.budget.left()
     if left is not None and build_seconds(instance, best.span) > 0.5 * left:
         return None, "skipped: too large for the time left"
@@ -286,7 +283,7 @@ _PROOF_ORDER = (PhaseKind.FLOOR, PhaseKind.RELAXATION, PhaseKind.FULL)
 def _result(run: _Run, reference: int, full: RawOutcome | None, why_not: str | None, seconds: float) -> SolveResult:
     """The capped run as a :class:`SolveResult`: the best capped schedule, the best bound."""
     instance, best, budget = run.instance, run.best, run.budget
-    assert best.schedule is not None and best.span is not None and run.phases is not None
+    assert best.schedule is not None and best.span is not None
     check = sum_of(instance, best.schedule, "flow")
     if check is None or check[0] > best.cap:  # offer() keeps only schedules within the cap
         raise RuntimeError("the capped answer does not meet its flow cap")
