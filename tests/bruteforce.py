@@ -21,8 +21,11 @@ def placements_of(instance: Instance, j: int) -> list[tuple[int, ...]]:
     return [y for y in itertools.product(*(range(o + 1) for o in caps)) if sum(y) == need]
 
 
-def brute_force(instance: Instance, upper: int, objective: str = "makespan") -> tuple[int, Schedule] | None:
-    """The best objective over all schedules with starts < ``upper``, and a schedule for it."""
+def brute_force(
+    instance: Instance, upper: int, objective: str = "makespan", flow_cap: int | None = None
+) -> tuple[int, Schedule] | None:
+    """The best objective over all schedules with starts < ``upper`` (and, with ``flow_cap``,
+    total flow time sum_j (C_j - r_j) at most it), and a schedule for it."""
     options = [placements_of(instance, j) for j in range(instance.num_jobs)]
     best: tuple[int, Schedule] | None = None
     offset = int(instance.releases.sum()) if objective == "flow" else 0
@@ -33,6 +36,8 @@ def brute_force(instance: Instance, upper: int, objective: str = "makespan") -> 
             if not report.feasible:
                 continue
             total = int(report.result.completion.sum()) - offset
+            if flow_cap is not None and int(report.result.completion.sum()) - int(instance.releases.sum()) > flow_cap:
+                continue
             value = report.result.makespan if objective == "makespan" else total
             if best is None or value < best[0]:
                 best = (value, sched)

@@ -4,7 +4,10 @@ A candidate is a list order of the jobs plus, per job, one placement rule of
 :data:`~.classical.PLACEMENTS`. The engine turns a candidate into a complete schedule
 (one list-scheduling pass over the true time model, no load limit), so every candidate is
 judged by the simulator; the candidate is scored by (makespan, sum of completion times),
-compared lexicographically: makespan first, average JCT as the tie-break.
+compared lexicographically: makespan first, average JCT as the tie-break. With
+``objective="total"`` the sum comes first; a cap on the other axis (``makespan_cap`` for
+the sum, ``total_cap`` for the makespan) puts how far a candidate is past it before both,
+so a candidate within the cap beats every one beyond it (:func:`score`).
 
 1. **Start.** Every classical order of :data:`~.orders.ORDERS` (longest first, largest
    area first) with every placement rule, one rule for all jobs: 6 list schedules. The
@@ -64,6 +67,7 @@ class SearchParams(BaselineParams):
     moves: str = "order+placement"
     objective: str = "makespan"  # or "total": the sum of completion times first
     makespan_cap: int | None = None  # objective "total": schedules ending later score by how much first
+    total_cap: int | None = None  # objective "makespan": schedules whose sum of completions exceeds it, likewise
     start_order: tuple[int, ...] | None = None  # one more start, tried with every placement rule
 
     def __post_init__(self) -> None:
@@ -83,9 +87,12 @@ class SearchParams(BaselineParams):
         order = self.start_order
         if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
             raise ValueError("start_order must be a tuple holding every job index once")
-        cap = self.makespan_cap
-        if cap is not None and (not is_int(cap) or cap < 1):
-            raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
+        for name, aimed in (("makespan_cap", "total"), ("total_cap", "makespan")):
+            cap = getattr(self, name)
+            if cap is not None and (not is_int(cap) or cap < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {cap!r}")
+            if cap is not None and self.objective != aimed:
+                raise ValueError(f"{name} caps the other axis: it takes objective {aimed!r}, not {self.objective!r}")
 
 
 def mixed_rule(rules: list[PlacementRule]) -> PlacementRule:
@@ -114,13 +121,17 @@ class _Evaluator:
         return trial
 
 
-def score(trial: Trial, objective: str = "makespan", cap: int | None = None) -> tuple[int, ...]:
+def score(
+    trial: Trial, objective: str = "makespan", cap: int | None = None, total_cap: int | None = None
+) -> tuple[int, ...]:
     """(makespan, sum of completion times), smaller is better, compared in that order; with
-    ``objective="total"`` the sum first, and with a makespan ``cap`` the slots past it
-    before all (so a schedule within the cap beats every one beyond it)."""
+    ``objective="total"`` the sum first. A cap on the other axis comes before both: with
+    a makespan ``cap`` (objective ``total``) the slots past it, with a ``total_cap`` on the
+    sum (objective ``makespan``) how far the sum exceeds it; so a schedule within its cap
+    beats every one beyond it."""
     span, total = trial.makespan, int(trial.completion.sum())
     if objective != "total":
-        return (span, total)
+        return (max(0, total - total_cap), span, total) if total_cap is not None else (span, total)
     return (max(0, span - cap), total, span) if cap is not None else (total, span)
 
 
@@ -158,7 +169,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
     evaluate = _Evaluator(instance, est.weight)
     n = instance.num_jobs
     best: tuple[tuple[int, ...], Trial, np.ndarray, np.ndarray, str] | None = None
-    orders = ORDERS
+    orders = {**ORDERS, **SUM_ORDERS} if p.total_cap is not None else ORDERS  # the sum's orders meet its cap
     if p.objective == "total":  # with a makespan cap the makespan's orders may be the ones within it
         orders = {**SUM_ORDERS, **ORDERS} if p.makespan_cap is not None else SUM_ORDERS
     starts = {name: make(instance, p.estimator) for name, make in orders.items()}
@@ -170,8 +181,9 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         for c, placement in enumerate(PLACEMENT_NAMES):
             choice = np.full(n, c, dtype=np.int64)
             trial = evaluate(order, choice)
-            if best is None or score(trial, p.objective, p.makespan_cap) < best[0]:
-                best = (score(trial, p.objective, p.makespan_cap), trial, order, choice, f"{order_name}/{placement}")
+            key = score(trial, p.objective, p.makespan_cap, p.total_cap)
+            if best is None or key < best[0]:
+                best = (key, trial, order, choice, f"{order_name}/{placement}")
     assert best is not None
     start_trial, start_name = best[1], best[4]
     rng = np.random.default_rng(p.seed)
@@ -185,7 +197,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         cand_order, cand_choice = _neighbour(rng, order, choice, last, p.moves == "order+placement")
         cand = evaluate(cand_order, cand_choice)
         done += 1
-        cand_score = score(cand, p.objective, p.makespan_cap)
+        cand_score = score(cand, p.objective, p.makespan_cap, p.total_cap)
         if cand_score <= key:
             if cand_score < key:
                 improved += 1

@@ -61,6 +61,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "F (>= 1) times the shortest the heuristics find (the trade-off; docs/exactness.md)",
     )
     p.add_argument(
+        "--jct-within",
+        type=float,
+        metavar="F",
+        help="with --objective makespan (the default): the shortest schedule whose average JCT (flow time) "
+        "is at most F (>= 1) times the best the heuristics find (the trade-off the other way round)",
+    )
+    p.add_argument(
         "--symmetry",
         action=argparse.BooleanOptionalAction,
         help="symmetry-breaking rows (compact, gdp, cpsat, auto, decompose; default on)",
@@ -162,6 +169,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 threads=args.threads,
                 seed=args.seed,
                 makespan_within=args.makespan_within,
+                jct_within=args.jct_within,
                 **options,
             )
     except InputError as exc:

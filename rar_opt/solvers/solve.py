@@ -34,7 +34,8 @@ from rar_opt.solvers.registry import DEFAULT_BACKEND
 from rar_opt.solvers.registry import backend as get_backend
 from rar_opt.solvers.result import SolveResult, finish, restamp
 from rar_opt.solvers.status import Status
-from rar_opt.solvers.sums import SUM_OBJECTIVES, solve_sum
+from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
+from rar_opt.solvers.tradeoff import solve_span_within
 from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ def solve(
     start: Schedule | None = None,
     lower_bound: float | None = None,
     makespan_within: float | None = None,
+    jct_within: float | None = None,
     **options: Any,
 ) -> SolveResult:
     """Solve ``instance`` exactly with a formulation and a backend.
@@ -106,10 +108,23 @@ def solve(
     makespan (e.g. the contention-free relaxation's), becomes a row ``objective >= bound``.
     ``makespan_within`` (a factor >= 1, with ``objective="total"`` or ``"flow"`` under
     ``auto``) asks for the best sum among the schedules whose makespan is within that factor
-    of the shortest the heuristics find (:func:`.sums.solve_sum`).
+    of the shortest the heuristics find (:func:`.sums.solve_sum`). ``jct_within`` (a factor
+    >= 1, with the makespan objective under ``auto``) is the other way round: the shortest
+    schedule whose flow time (the average JCT times J) is within that factor of the
+    smallest the heuristics find (:func:`.tradeoff.solve_span_within`).
     """
     budget = Budget.start(time_limit, threads, seed)
     request = Request(backend, warm_start, mip_start, heuristic_horizon, start, lower_bound, options)
+    if jct_within is not None:
+        check_factor(jct_within, "jct_within")
+        if makespan_within is not None or formulation != "auto" or not _span_method(instance, request):
+            raise ParameterError(
+                "an average-JCT cap applies to the makespan under auto (on a star network, with no other "
+                "option, backend or bound, and without a makespan cap)",
+                where="jct_within",
+            )
+        start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
+        return solve_span_within(instance, budget, jct_within, start)
     if formulation == "auto" and _sum_method(instance, request):
         start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
         objective = request.options["objective"]
@@ -144,6 +159,19 @@ def _sum_method(instance: Instance, request: Request) -> bool:
     return (
         request.options.get("objective") in SUM_OBJECTIVES
         and set(request.options) == {"objective"}
+        and request.backend in (None, "cpsat")
+        and request.lower_bound is None
+        and instance.time_model.links is None
+    )
+
+
+def _span_method(instance: Instance, request: Request) -> bool:
+    """Whether ``auto`` answers the makespan with an average-JCT cap (:mod:`.tradeoff`): the
+    makespan objective on a star network, no option but the objective, no other backend
+    and no makespan bound asked for."""
+    return (
+        request.options.get("objective", "makespan") == "makespan"
+        and set(request.options) <= {"objective"}
         and request.backend in (None, "cpsat")
         and request.lower_bound is None
         and instance.time_model.links is None

@@ -175,7 +175,7 @@ def solve_sum(
         },
         tuple(phases),
         stopped=None if status == Status.OPTIMAL or not budget.expired() else "time limit",
-        full_model=None if full is not None else _why_no_model(instance),
+        full_model=None if full is not None else why_no_model(instance),
     )
     if proof is not None:
         record = replace(record, proved_by=_proof(proof), proof_phase=proof.name)
@@ -258,7 +258,7 @@ def _improve(
     began = time.perf_counter()
     left = budget.left()
     # the whole time when the full model will not use the rest (the bounds ran before)
-    share = IMPROVE_SHARE if _why_no_model(instance) is None else ALONE_SHARE
+    share = IMPROVE_SHARE if why_no_model(instance) is None else ALONE_SHARE
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
     iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
     run = run_policy(
@@ -310,7 +310,7 @@ def _relaxations(
     return best, order
 
 
-def _why_no_model(instance: Instance) -> str | None:
+def why_no_model(instance: Instance) -> str | None:
     if instance.time_model.links is not None:
         return "skipped: the CP-SAT model counts contention per server (the cluster has a topology)"
     cells = cpsat.count_cells(instance, instance.horizon)
@@ -325,7 +325,7 @@ def _full_model(
 ) -> tuple[PhaseRecord, int | None, dict[str, Any] | None] | None:
     """The CP-SAT model with the best schedule as its start, when it fits (``options``:
     the makespan cap as the model's horizon)."""
-    if _why_no_model(instance) is not None:
+    if why_no_model(instance) is not None:
         return None
     began = time.perf_counter()
     res = solve(instance, objective, best.schedule, budget, options)

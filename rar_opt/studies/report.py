@@ -12,6 +12,14 @@ value over the store, beside the worst ratio (docs/studies.md).
 A store of an arrival family (``tiny-arrivals``, ...) also holds each policy's total flow
 time against the flow optimum: the same statistics of ALG/OPT for flow are in
 ``Report.flow`` (over the instances whose flow optimum is proven; the others counted apart).
+
+The average JCT is reported beside the makespan (``Report.jct``, :func:`jct_stats`): per
+policy its average JCT over the instance's reference, which is the proven optimal average
+JCT where the store has one (an arrival family whose flow optimum is proven: the total
+completion time is the flow time plus the releases) and otherwise the best lower bound the
+row carries. The statistics are labelled ``ALG/OPT`` only when every reference is a proven
+optimum; otherwise they are ratios to a bound, each at least the true ALG/OPT. The mean of
+ALG over the best average JCT known (at most ALG/OPT) is given as the other end.
 """
 
 from __future__ import annotations
@@ -72,6 +80,49 @@ class PolicyStats:
         }
 
 
+JCT_OPT = "ALG/OPT"
+JCT_BOUND = "ALG/bound"
+"""What a policy's average-JCT ratios are taken against: the proven optimum on every
+instance (``ALG/OPT``), or a lower bound on some (``ALG/bound``: at least ALG/OPT)."""
+
+
+@dataclass(frozen=True)
+class JctStats:
+    """One policy's average JCT over each instance's reference (the proven optimum, else the
+    best lower bound), and over the best average JCT known."""
+
+    policy: str
+    count: int  # instances the policy ran on
+    bounded: int  # of them with a positive reference (the statistics below are over these)
+    proven: int  # of those, against a proven optimum
+    basis: str | None  # JCT_OPT when every reference is a proven optimum, else JCT_BOUND (None: no instance)
+    mean_ratio: float | None
+    mean_ci95: tuple[float, float] | None
+    median_ratio: float | None
+    p95_ratio: float | None
+    max_ratio: float | None
+    worst: str | None  # the instance of the largest ratio (the first in task order on ties)
+    mean_ratio_best: float | None  # the mean of ALG / the best average JCT known: at most the mean ALG/OPT
+    best_share: float | None  # the share of instances where the policy has the best average JCT known
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values."""
+        return {
+            "count": self.count,
+            "bounded": self.bounded,
+            "proven": self.proven,
+            "basis": self.basis,
+            "mean_ratio": self.mean_ratio,
+            "mean_ci95": list(self.mean_ci95) if self.mean_ci95 else None,
+            "median_ratio": self.median_ratio,
+            "p95_ratio": self.p95_ratio,
+            "max_ratio": self.max_ratio,
+            "worst": self.worst,
+            "mean_ratio_best": self.mean_ratio_best,
+            "best_share": self.best_share,
+        }
+
+
 @dataclass(frozen=True)
 class Report:
     """A store's report."""
@@ -83,6 +134,8 @@ class Report:
     claims: dict[str, dict[str, int]]  # per SJF-BCO claim: held / violated / inconclusive
     flow: dict[str, PolicyStats] = dataclasses.field(default_factory=dict)  # ALG/OPT for the total flow time (arrivals)
     flow_proven: int = 0  # instances whose flow optimum is proven
+    jct: dict[str, JctStats] = dataclasses.field(default_factory=dict)  # the average JCT's ratios, per policy
+    jct_proven: int = 0  # instances whose optimal average JCT is proven
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object (``flow`` and ``flow_proven`` only for a store that has them)."""
@@ -92,6 +145,8 @@ class Report:
             "policies": {name: s.to_dict() for name, s in self.policies.items()},
             "theorem5_min": self.theorem5_min,
             "sjf_bco_claims": self.claims,
+            "jct_proven": self.jct_proven,
+            "jct": {name: s.to_dict() for name, s in self.jct.items()},
         }
         if self.flow:
             out["flow_proven"] = self.flow_proven
@@ -227,6 +282,69 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
     )
 
 
+@dataclass(frozen=True)
+class JctReference:
+    """An instance's average-JCT reference: the best lower bound (the optimum when proven)
+    and the best average JCT known, both per job."""
+
+    lower: float | None
+    best: float
+    proven: bool
+
+
+def jct_reference(row: TaskRow) -> JctReference | None:
+    """The row's reference for the average JCT: the cheap bounds on the total completion
+    time over J, raised by the flow solve's bound where the row has one (an arrival family:
+    the total is the flow time plus the releases), and the proven optimum when the flow
+    optimum is proven; the best average JCT known likewise. None for a row that carries no
+    average JCT (a store written before they were recorded)."""
+    out = row.outputs
+    if out.get("best_avg_jct") is None:
+        return None
+    lower, best = out.get("lower_bound_avg_jct"), float(out["best_avg_jct"])
+    flow = out.get("flow")
+    if not flow:
+        return JctReference(lower, best, False)
+    jobs = int(out["jobs"])
+    some = next(iter(out["policies"].values()))
+    released = round(some["avg_jct"] * jobs) - int(some["flow"])  # sum_j r_j: total less flow, of any schedule
+    best = min(best, (flow["best"] + released) / jobs)
+    if flow["proven"]:
+        optimum = (flow["optimum"] + released) / jobs
+        return JctReference(optimum, optimum, True)
+    flow_lower = (flow["lower_bound"] + released) / jobs
+    return JctReference(flow_lower if lower is None else max(lower, flow_lower), best, False)
+
+
+def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:
+    """The statistics of ``policy``'s average JCT over each row's :func:`jct_reference`."""
+    mine = [r for r in rows if policy in r.outputs["policies"]]
+    refs = [(r, jct_reference(r)) for r in mine if r.outputs["policies"][policy].get("avg_jct") is not None]
+    bounded = [(r, ref, ref.lower) for r, ref in refs if ref is not None and ref.lower is not None and ref.lower > 0]
+    if not bounded:
+        return JctStats(policy, len(mine), 0, 0, None, None, None, None, None, None, None, None, None)
+    avg = np.array([float(r.outputs["policies"][policy]["avg_jct"]) for r, _, _ in bounded])
+    ratios = avg / np.array([lower for _, _, lower in bounded])
+    to_best = avg / np.array([ref.best for _, ref, _ in bounded])
+    proven = sum(ref.proven for _, ref, _ in bounded)
+    worst = bounded[int(np.argmax(ratios))][0]
+    return JctStats(
+        policy,
+        len(mine),
+        len(bounded),
+        proven,
+        JCT_OPT if proven == len(bounded) else JCT_BOUND,
+        float(np.mean(ratios)),
+        ci95(ratios),
+        float(np.median(ratios)),
+        float(np.percentile(ratios, 95)),
+        float(np.max(ratios)),
+        worst.outputs["instance"],
+        float(np.mean(to_best)),
+        float(np.mean(np.isclose(to_best, 1.0, rtol=0.0, atol=1e-9))),
+    )
+
+
 def report(rows: Iterable[TaskRow]) -> Report:
     """The report of a store's rows."""
     rows = list(rows)
@@ -251,6 +369,8 @@ def report(rows: Iterable[TaskRow]) -> Report:
         claims=claims,
         flow={name: policy_stats(name, with_flow, "flow") for name in names} if with_flow else {},
         flow_proven=sum(bool(r.outputs["flow"]["proven"]) for r in with_flow),
+        jct={name: jct_stats(name, rows) for name in names},
+        jct_proven=sum(bool(ref and ref.proven) for ref in map(jct_reference, rows)),
     )
 
 
@@ -258,7 +378,7 @@ def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]],
     """The report as rows of a text table and its header (``metric``: ``makespan`` or, for a
     store of an arrival family, ``flow``)."""
     header = ("policy", "n", "proven", "optimal", "mean [95% CI]", "median", "p95", "max", "T5 bound", "worst")
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for name, s in (rep.policies if metric == "makespan" else rep.flow).items():
         ci = f"{_f(s.mean_ratio)} [{_f(s.mean_ci95[0])}, {_f(s.mean_ci95[1])}]" if s.mean_ci95 else "-"
         rows.append(
@@ -277,7 +397,15 @@ def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]],
         )
     if metric == "flow":  # Theorem 5 is about the makespan
         return [r[:8] + r[9:] for r in rows], header[:8] + header[9:]
-    return rows, header
+    jct_header = ("JCT vs", "JCT mean [95% CI]", "JCT max", "JCT best-known")
+    for k, name in enumerate(rep.policies):
+        j = rep.jct.get(name)
+        if j is None or j.mean_ci95 is None:
+            rows[k] = (*rows[k], "-", "-", "-", "-")
+            continue
+        ci = f"{_f(j.mean_ratio)} [{_f(j.mean_ci95[0])}, {_f(j.mean_ci95[1])}]"
+        rows[k] = (*rows[k], "OPT" if j.basis == JCT_OPT else "bound", ci, _f(j.max_ratio), _f(j.mean_ratio_best))
+    return rows, header + jct_header
 
 
 def _f(value: float | None) -> str:

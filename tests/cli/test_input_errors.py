@@ -101,3 +101,31 @@ def test_bad_policy_options_exit_2_naming_the_field(args, field) -> None:
     out = run("schedule", str(INSTANCES / "wait-beats-start.json"), *args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert field in out.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--jct-within", "0.5"),
+        ("--jct-within", "nan"),
+        ("--jct-within", "inf"),
+        ("--jct-within=-2",),
+        ("--jct-within", "1.2", "--objective", "total"),
+        ("--jct-within", "1.2", "--formulation", "compact"),
+        ("--makespan-within", "0.5", "--objective", "flow"),
+        ("--makespan-within", "1.2"),
+    ],
+)
+def test_a_bad_trade_off_factor_exits_2_naming_the_flag(extra: tuple[str, ...], capsys) -> None:
+    from rar_opt.cli import main
+
+    code = main(["solve", "tiny-4x2-s13", "--time-limit", "5", *extra])
+    err = capsys.readouterr().err
+    flag = extra[0].split("=")[0]
+    assert code == 2 and err.startswith(f"error: {flag}:") and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_bad_jct_factor_in_a_real_process_has_no_traceback() -> None:
+    out = run("solve", "tiny-4x2-s13", "--jct-within", "0.5")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr == "error: --jct-within: must be a finite factor >= 1, got 0.5\n"

@@ -99,6 +99,31 @@ def test_unproven_flow_is_kept_apart_and_labelled(tmp_path) -> None:
         assert stats.unproven == len(unproven) and stats.unproven_ratio_range is not None
         low, high = stats.unproven_ratio_range
         assert low <= high
+        jct = rep.jct[name]  # some optimum unproven: a ratio to a bound, never called ALG/OPT
+        assert jct.basis == "ALG/bound" and jct.proven == len(rows) - len(unproven)
+        assert jct.mean_ratio_best is not None and jct.mean_ratio is not None
+        assert 1.0 <= jct.mean_ratio_best <= jct.mean_ratio
+
+
+def test_the_jct_side_is_against_the_proven_optimum(tmp_path) -> None:
+    config = StudyConfig(family="tiny-arrivals", seed=40, time_limit=10.0, policies=("lpt", "online-ff"))
+    run_study(tmp_path / "s.db", config, 3, SerialExecutor())
+    with open_store(tmp_path / "s.db") as store:
+        rows = list(store.rows())
+    assert all(r.outputs["flow"]["proven"] for r in rows), "tiny instances prove within 10 s"
+    rep = report(rows)
+    assert rep.jct_proven == 3
+    for name in ("lpt", "online-ff"):
+        ratios = []
+        for r in rows:  # the optimal average JCT: the flow optimum plus the releases, over J
+            inst = instance_of(r.inputs)
+            optimum = (r.outputs["flow"]["optimum"] + int(inst.releases.sum())) / inst.num_jobs
+            ratios.append(r.outputs["policies"][name]["avg_jct"] / optimum)
+        stats = rep.jct[name]
+        assert stats.basis == "ALG/OPT" and stats.proven == stats.bounded == 3
+        assert min(ratios) >= 1.0 - 1e-12  # no schedule beats the optimum
+        assert stats.mean_ratio == pytest.approx(sum(ratios) / 3) and stats.max_ratio == pytest.approx(max(ratios))
+        assert stats.mean_ratio_best == pytest.approx(stats.mean_ratio)  # the best known is the optimum
 
 
 def test_a_study_run_of_an_arrival_family_reports_flow(tmp_path) -> None:

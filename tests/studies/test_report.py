@@ -49,6 +49,34 @@ def test_report_statistics_follow_the_rows(store) -> None:
     assert {"instances", "proven", "policies"} <= set(data)
     for stats in data["policies"].values():
         assert {"count", "optimal_share", "mean_ratio", "p95_ratio", "max_ratio", "worst"} <= set(stats)
+    assert data["jct_proven"] == 0  # a tiny store solves the makespan only
+    for name, stats in data["jct"].items():
+        assert stats["mean_ratio"] == pytest.approx(rep.jct[name].mean_ratio) and stats["basis"] == "ALG/bound"
+
+
+def test_the_average_jct_side_follows_the_rows(store, capsys) -> None:
+    from rar_opt.cli import main
+
+    with open_store(store) as s:
+        rows = list(s.rows())
+    rep = report(rows)
+    for name, stats in rep.jct.items():
+        # no JCT optimum in this store: each ratio is the row's average JCT over its bound
+        high = np.array([r.outputs["policies"][name]["jct_ratio_high"] for r in rows])
+        low = np.array([r.outputs["policies"][name]["jct_ratio_low"] for r in rows])
+        assert stats.count == stats.bounded == len(rows) and stats.proven == 0 and stats.basis == "ALG/bound"
+        assert stats.mean_ratio == pytest.approx(high.mean()) and stats.max_ratio == pytest.approx(high.max())
+        assert stats.median_ratio == pytest.approx(np.median(high))
+        assert stats.mean_ratio_best == pytest.approx(low.mean())
+        assert stats.best_share == pytest.approx(np.mean(np.isclose(low, 1.0)))
+        assert high.min() >= 1.0 and stats.mean_ratio_best <= stats.mean_ratio  # a bound is at most every schedule
+        worst = next(r for r in rows if r.outputs["instance"] == stats.worst)
+        assert worst.outputs["policies"][name]["jct_ratio_high"] == pytest.approx(stats.max_ratio)
+    assert main(["study", "report", str(store)]) == 0
+    text = capsys.readouterr().out
+    assert "JCT vs" in text and "over the proven optimum on 0 of 10 instances" in text
+    line = next(t for t in text.splitlines() if t.startswith("sjf-bco "))
+    assert "bound" in line and f"{rep.jct['sjf-bco'].mean_ratio:.4f}" in line
 
 
 def test_each_picture_is_a_png(store, tmp_path) -> None:
@@ -123,3 +151,5 @@ def test_unproven_instances_are_counted_apart() -> None:
     assert stats.unproven_ratio_range == (1.1, 1.9)  # never mixed into the proven statistics
     assert stats.worst == "i1" and stats.theorem5_at_worst == 3.0
     assert report(rows[:1]).policies["ls"].worst is None  # optimal everywhere: no worst instance
+    jct = report(rows).jct["ls"]  # rows without an average JCT (an older store): nothing to say
+    assert (jct.count, jct.bounded, jct.basis, jct.mean_ratio) == (3, 0, None, None)
