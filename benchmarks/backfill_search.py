@@ -5,8 +5,11 @@ priority order, so a later job may start before an earlier one that does not fit
 each driven by an iterated local search over the priority order, the sum of completion
 times as the score:
 
-* ``servers`` (a real schedule): a job starts on the one server with the fewest free GPUs
-  that holds it (best fit). When no server holds it and ``splits`` is on, it may start
+* ``servers`` (a real schedule): a job starts on one server that holds it, the one with
+  the fewest free GPUs (rule ``best``) or the smallest such server, then the fewest free
+  (``small``); with ``reserve`` (EASY backfilling), the first job that must wait keeps
+  the server where it could start earliest, and a later job takes that server only if it
+  ends by then. When no server holds it and ``splits`` is on, it may start
   split over servers that host no other split job (the ones with the most free GPUs
   first), so no server ever carries two split jobs and every split job sees exactly one
   contender: its time is then ``ceil(F / phi(1, n))`` of the time model
@@ -40,6 +43,7 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 
 NEVER = 1 << 60
+RULES = ("best", "small")
 
 
 @dataclass
@@ -53,12 +57,13 @@ class Found:
     split_jobs: int = 0
     violations: int = 0
     schedule: Schedule | None = None
+    rule: str = ""  # the placement rule of the ``servers`` search
 
 
 class Servers:
     """The backfilling list scheduler on the servers (module docstring)."""
 
-    def __init__(self, instance: Instance, splits: bool = True) -> None:
+    def __init__(self, instance: Instance, splits: bool = True, rule: str = "best", reserve: bool = False) -> None:
         if instance.cluster.topology is not None:
             raise ValueError("the backfilling evidence assumes the paper's star network")
         m = instance.modes
@@ -68,6 +73,13 @@ class Servers:
         self.release = instance.releases.tolist()
         self.cap = instance.cluster.capacity.tolist()
         self.splits = splits
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+        # servers in the order the rule prefers them among those with room: fewest free
+        # GPUs first ("best"), or the smallest servers first, then fewest free ("small")
+        self.rule = rule + ("+reserve" if reserve else "")
+        self.small_first = rule == "small"
+        self.reserve = reserve  # EASY backfilling: the first job that waits keeps its server free for it
         tm = instance.time_model
         jobs, servers = len(self.gpus), len(self.cap)
         split = np.full((jobs, servers + 1), NEVER, dtype=np.int64)
@@ -90,28 +102,32 @@ class Servers:
         arrivals = sorted({r for r in rel if r > 0})
         pending, t, total = list(order), 0, 0
         while pending:
-            waiting = []
+            waiting: list[int] = []
+            held, until = -1, 0  # the server kept for the first waiting job, and until when
             for j in pending:
                 if rel[j] > t:
                     waiting.append(j)
                     continue
                 g = gpus[j]
-                best, best_free = -1, NEVER
+                best, best_key = -1, (NEVER, NEVER)
                 for s in range(n_srv):
-                    if g <= free[s] < best_free:
-                        best, best_free = s, free[s]
+                    if free[s] >= g and (s != held or t + single[j] <= until):
+                        key = (cap[s], free[s]) if self.small_first else (free[s], 0)
+                        if key < best_key:
+                            best, best_key = s, key
                 if best >= 0:
                     used: tuple[tuple[int, int], ...] = ((best, g),)
                     end = t + single[j]
-                elif self.splits and g > 1:
-                    chosen = self._split(j, t, free, split_busy, holding)
+                else:
+                    chosen = self._split(j, t, free, split_busy, holding) if self.splits and g > 1 else None
+                    if chosen is not None and held >= 0 and chosen[1] > until and any(s == held for s, _ in chosen[0]):
+                        chosen = None
                     if chosen is None:
+                        if self.reserve and held < 0 and not waiting:
+                            held, until = self._reservation(g, free, holding)
                         waiting.append(j)
                         continue
                     used, end = chosen
-                else:
-                    waiting.append(j)
-                    continue
                 for s, k in used:
                     free[s] -= k
                     holding[s].append((end, k))
@@ -138,6 +154,22 @@ class Servers:
             else:
                 raise RuntimeError("a job fits nowhere on an empty cluster")
         return total, start, place
+
+    def _reservation(self, g: int, free: list[int], holding: list[list[tuple[int, int]]]) -> tuple[int, int]:
+        """(server, slot): where and when a job of g GPUs could start unsplit at the
+        earliest if nothing else started."""
+        best, when = -1, NEVER
+        for s in range(len(free)):
+            if self.cap[s] < g:
+                continue
+            room = free[s]
+            for e, k in sorted(holding[s]):
+                room += k
+                if room >= g:
+                    if e < when:
+                        best, when = s, e
+                    break
+        return best, when
 
     def _split(
         self, j: int, t: int, free: list[int], busy: list[bool], holding: list[list[tuple[int, int]]]
@@ -282,15 +314,20 @@ def start_orders(instance: Instance, mean_starts: tuple[float, ...] | None) -> l
 def on_servers(
     instance: Instance, mean_starts: tuple[float, ...] | None, seconds: float, splits: bool = True, seed: int = 0
 ) -> Found:
-    """The ``servers`` search for ``seconds``; its best schedule judged by the checker."""
+    """The ``servers`` search for ``seconds`` in all, shared equally by the placement rules
+    with and without a reservation; the best schedule found, judged by the checker."""
     began = time.perf_counter()
-    engine = Servers(instance, splits)
-    _, order, moves = search(engine, start_orders(instance, mean_starts), seconds, seed)
+    starts = start_orders(instance, mean_starts)
+    engines = [Servers(instance, splits, rule, reserve) for rule in RULES for reserve in (False, True)]
+    found = [(*search(e, starts, seconds / len(engines), seed), e) for e in engines]  # an equal share each
+    _, order, _, engine = min(found, key=lambda f: f[0])
+    moves = sum(f[2] for f in found)
     sched = engine.schedule(order)
     report = check(instance, sched)
     total = int(report.result.completion.sum()) if report.result.all_complete else NEVER
     split_jobs = sum(1 for j in range(instance.num_jobs) if len(sched.sparse.row_entries(j)[0]) > 1)
-    return Found(total, order, moves, time.perf_counter() - began, split_jobs, len(report.violations), sched)
+    seconds_used = time.perf_counter() - began
+    return Found(total, order, moves, seconds_used, split_jobs, len(report.violations), sched, engine.rule)
 
 
 def migratory(instance: Instance, mean_starts: tuple[float, ...] | None, seconds: float, seed: int = 0) -> Found:
