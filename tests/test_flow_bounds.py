@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job
 from rar_opt.formulations import flowlp
@@ -190,3 +191,48 @@ def test_any_prices_give_a_valid_bound(tiny_4x2_s13: Instance) -> None:
     ):
         ceil, value = lagrangian_bound(lp, prices)
         assert ceil <= optimum and np.isfinite(value)
+
+
+def _packs(capacity: list[int], sizes: list[int]) -> bool:
+    """Brute force: some assignment of every job to one server keeps each server's load within it."""
+    if not sizes:
+        return True
+    loads = [0] * len(capacity)
+
+    def place(i: int) -> bool:
+        if i == len(sizes):
+            return True
+        for s, o in enumerate(capacity):
+            if loads[s] + sizes[i] <= o:
+                loads[s] += sizes[i]
+                if place(i + 1):
+                    return True
+                loads[s] -= sizes[i]
+        return False
+
+    return place(0)
+
+
+POWERS = st.sampled_from([1, 2, 4, 8])
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(POWERS, min_size=1, max_size=4), st.lists(POWERS, max_size=7))
+def test_one_slots_rows_are_exactly_packing_for_powers_of_two(capacity: list[int], sizes: list[int]) -> None:
+    # the lemma behind "What a slot-by-slot bound cannot see": with power-of-two sizes and
+    # capacities, jobs fit unsplit on the servers iff the pool and class rows hold
+    assert flowlp.rows_hold(np.array(capacity), np.array(sizes)) == _packs(capacity, sizes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 7), min_size=1, max_size=4), st.lists(st.integers(1, 7), max_size=6))
+def test_one_slots_rows_are_necessary_for_any_sizes(capacity: list[int], sizes: list[int]) -> None:
+    # whatever the sizes, a set that packs satisfies the rows (they are valid); the converse may fail
+    if _packs(capacity, sizes):
+        assert flowlp.rows_hold(np.array(capacity), np.array(sizes))
+
+
+def test_rows_can_hold_where_nothing_packs() -> None:
+    # 3-GPU jobs on two 4-GPU servers: 6 <= 8 GPUs, but a server holds one of them only
+    assert flowlp.rows_hold(np.array([4, 4]), np.array([3, 3, 2]))
+    assert not _packs([4, 4], [3, 3, 2])

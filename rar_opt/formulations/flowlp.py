@@ -87,11 +87,32 @@ class FlowLp:
 
 def classes_of(instance: Instance) -> list[tuple[int, int, int]]:
     """The server classes: (c, N_A, largest capacity outside A) for each capacity c above the smallest."""
-    cap = instance.cluster.capacity.astype(np.int64)
+    return capacity_classes(instance.cluster.capacity)
+
+
+def capacity_classes(capacity: np.ndarray) -> list[tuple[int, int, int]]:
+    """:func:`classes_of` for the servers' capacities ``capacity``."""
+    cap = np.asarray(capacity, dtype=np.int64)
     out = []
     for c in np.unique(cap)[1:]:
         out.append((int(c), int(cap[cap >= c].sum()), int(cap[cap < c].max())))
     return out
+
+
+def rows_hold(capacity: np.ndarray, sizes: np.ndarray) -> bool:
+    """Whether jobs of ``sizes`` GPUs, all unsplit at once, satisfy one slot's rows of the
+    LP: the pool row, every class row, and each job on some server of its size or more.
+
+    Necessary for the jobs to fit unsplit on the servers; when every size and capacity is
+    a power of two it is also sufficient (docs/exactness.md, "What a slot-by-slot bound
+    cannot see"): then the LP's integer points are the migratory schedules."""
+    cap = np.asarray(capacity, dtype=np.int64)
+    g = np.asarray(sizes, dtype=np.int64)
+    if len(g) == 0:
+        return True
+    if int(g.max()) > int(cap.max()) or int(g.sum()) > int(cap.sum()):
+        return False
+    return all(int(g[g > outside].sum()) <= n_a for _, n_a, outside in capacity_classes(cap))
 
 
 def build(instance: Instance, options: Options | None = None) -> FlowLp:
