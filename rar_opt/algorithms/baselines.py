@@ -25,6 +25,7 @@ import numpy as np
 from rar_opt.algorithms.engine import (
     ClusterState,
     GpuPicker,
+    Incumbent,
     PlacementRule,
     ThetaCache,
     Trial,
@@ -255,8 +256,10 @@ def _bisected(
     seeded rule draws the same numbers in every trial)."""
     weight = estimate(instance, params.estimator).weight
     order = job_order(instance, params.order)
-    cache = ThetaCache(lambda th: run_list(instance, order, make_rule(), th, weight))
-    best, theta, tried = bisect_theta(instance.horizon, cache, params.bisection)
+    # under the paper's rule a trial that cannot beat the best so far is stopped early
+    incumbent = Incumbent() if params.bisection == "paper" else None
+    cache = ThetaCache(lambda th: run_list(instance, order, make_rule(), th, weight, cutoff=incumbent))
+    best, theta, tried = bisect_theta(instance.horizon, cache, params.bisection, incumbent)
     run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
     return _finish(instance, best, name, params, (order, make_rule), **run)
 

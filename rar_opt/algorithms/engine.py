@@ -154,6 +154,7 @@ def run_list(
     checkpoints: Checkpoints | None = None,
     eligible_only: bool = False,
     relay: Relay | None = None,
+    cutoff: Incumbent | None = None,
 ) -> Trial | Failed:
     """Place the jobs of ``order`` one by one with ``rule``; :class:`Failed` if it fails.
 
@@ -168,7 +169,11 @@ def run_list(
     every completion to the same end. With ``relay``, the trial may start from the state
     another rule's trial reached at the same theta (``relay.offer``) when that is further
     than its own checkpoints, and hands its own state before job ``relay.take_at`` on
-    (``relay.taken``): the next rule's trial, which decides alike up to there."""
+    (``relay.taken``): the next rule's trial, which decides alike up to there. With
+    ``cutoff``, the trial stops as :class:`Failed` (``pruned``) once its makespan provably
+    reaches ``cutoff.makespan`` (read afresh at every step, so it may fall during the run):
+    a job placed at slot s ends no earlier than s + rho_min_j, and every job still in the
+    list starts no earlier than the current slot (docs/algorithms.md section 2.3)."""
     n_jobs = instance.num_jobs
     found = None if checkpoints is None else checkpoints.find(theta)
     saved = found
@@ -193,6 +198,10 @@ def run_list(
     jobs = np.asarray(order)
     if instance.has_releases:  # by release, the given order among equal releases
         jobs = jobs[np.argsort(releases[jobs], kind="stable")]
+    if cutoff is not None:
+        rho_min = instance.bounds.rho_min
+        tail = np.maximum.accumulate(rho_min[jobs][::-1])[::-1].tolist()  # longest rho_min from here on
+        ended = int(np.max(starts[jobs[:begin]] + rho_min[jobs[:begin]], initial=0))  # floor of those placed
     for placed, j in enumerate(jobs[begin:].tolist(), start=begin):
         if checkpoints is not None and placed == checkpoints.next_at:
             checkpoints.save(_Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy()))
@@ -203,6 +212,8 @@ def run_list(
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
             _free(state, gpus_of, clock.run_until(int(releases[j])))
             state.now = int(releases[j])
+        if cutoff is not None and max(ended, state.now + tail[placed]) >= cutoff.makespan:
+            return Failed(state.theta_low, state.theta_high, placed, pruned=True)
         tested = not eligible_only
         while (chosen := rule(state, j)) is None:
             if not tested:  # no load changes while job j waits: one test suffices
@@ -214,12 +225,16 @@ def run_list(
                 return Failed(state.theta_low, state.theta_high, placed)  # nothing to wait for, or past T
             _free(state, gpus_of, clock.run_until(wake))
             state.now = wake
+            if cutoff is not None and state.now + tail[placed] >= cutoff.makespan:
+                return Failed(state.theta_low, state.theta_high, placed, pruned=True)
         gpus = sorted(chosen.tolist() if isinstance(chosen, np.ndarray) else chosen)
         # the servers it uses, ascending (GPUs are numbered server by server)
         clock.start_on(j, np.fromiter(dict.fromkeys(server_of[g] for g in gpus), dtype=np.int64), state.now)
         state.place(j, gpus)
         starts[j] = state.now
         gpus_of[j] = gpus
+        if cutoff is not None:
+            ended = max(ended, state.now + int(rho_min[j]))
     if reporter is not None:
         reporter.report(reporter.trials, n_jobs, n_jobs)
     clock.run_until(NEVER)
@@ -334,11 +349,24 @@ class Relay:
 class Failed:
     """A trial that could not place every job within the horizon, valid on the same range;
     ``at``: the list position of the job it failed on (the number of jobs when every job
-    started and the last ended after the horizon)."""
+    started and the last ended after the horizon). ``pruned``: it was stopped before job
+    ``at`` because its makespan could no longer beat the incumbent (:class:`Incumbent`);
+    it may have been feasible, but it cannot be the answer."""
 
     valid_from: float
     valid_below: float
     at: int = -1
+    pruned: bool = False
+
+
+@dataclass
+class Incumbent:
+    """The makespan a trial must beat to matter (``inf`` until a trial is accepted).
+    :func:`bisect_theta` lowers it as it accepts trials; a caller may lower it further
+    for the trials of one theta. It only ever falls, so a trial stopped against it
+    (``Failed.pruned``) stays irrelevant for every later theta its range covers."""
+
+    makespan: float = float("inf")
 
 
 def beyond_horizon(
@@ -400,7 +428,7 @@ class ThetaCache:
 
 
 def bisect_theta(
-    horizon: int, attempt: Callable[[int], Trial | None], rule: str = "paper"
+    horizon: int, attempt: Callable[[int], Trial | None], rule: str = "paper", incumbent: Incumbent | None = None
 ) -> tuple[Trial | None, int | None, int]:
     """Alg. 1's bisection over the integer load limit theta in [1, T].
 
@@ -409,7 +437,9 @@ def bisect_theta(
     result is the best-makespan trial. ``rule="tightest"``: ``right`` moves down whenever
     the trial is feasible, and the result is the trial at the smallest feasible theta
     found (the load-balancing reading that Lemma 2 needs). Returns (trial, its theta,
-    number of theta values tried).
+    number of theta values tried). With ``incumbent`` (rule ``"paper"`` only), its makespan
+    is kept at the best accepted so far: a later trial that cannot beat it does not move
+    the bisection, so ``attempt`` may cut such trials short (:func:`run_list`'s cutoff).
     """
     if rule not in ("paper", "tightest"):
         raise ValueError(f"bisection rule must be 'paper' or 'tightest', got {rule!r}")
@@ -423,6 +453,8 @@ def bisect_theta(
         if trial is not None and (rule == "tightest" or best is None or trial.makespan < best.makespan):
             best, best_theta = trial, theta
             right = theta - 1
+            if incumbent is not None and rule == "paper":
+                incumbent.makespan = trial.makespan
         else:
             left = theta + 1
     return best, best_theta, tried

@@ -29,6 +29,7 @@ from rar_opt.algorithms.engine import (
     Checkpoints,
     ClusterState,
     Failed,
+    Incumbent,
     PlacementRule,
     Relay,
     ThetaCache,
@@ -193,12 +194,20 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
 
     # one cache per kappa: a trial is reused for every theta it is provably the same for,
     # and a new one starts from the latest trial's state as far as that is the same for it
+    # the paper's bisection only asks whether a theta's best trial beats the best so far:
+    # a trial that cannot (makespan >= the incumbent, or >= a smaller kappa's trial at
+    # the same theta, which wins ties) is stopped early; with reuse_trials=False every
+    # trial runs to its end, as printed
+    incumbent = Incumbent() if params.reuse_trials and params.bisection == "paper" else None
+
     def runner(kappa: int) -> Callable[..., Trial | Failed]:
         rule = rule_for(kappa)
         saved = Checkpoints(instance.num_jobs) if params.reuse_trials else None
 
-        def run(theta: float, relay: Relay | None = None) -> Trial | Failed:
-            return run_list(instance, order, rule, theta, weight, checkpoints=saved, eligible_only=True, relay=relay)
+        def run(theta: float, relay: Relay | None = None, cutoff: Incumbent | None = None) -> Trial | Failed:
+            return run_list(
+                instance, order, rule, theta, weight, checkpoints=saved, eligible_only=True, relay=relay, cutoff=cutoff
+            )
 
         return run
 
@@ -218,7 +227,10 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
                 cache.put(result)
             if result is None:
                 relay = Relay(part[i] if i < len(part) and params.reuse_trials else None, offer)
-                result = cache.result(theta, relay=relay)
+                cutoff = None
+                if incumbent is not None:
+                    cutoff = Incumbent(min(incumbent.makespan, best.makespan if best else np.inf))
+                result = cache.result(theta, relay=relay, cutoff=cutoff)
                 offer = relay.taken
             else:
                 offer = None
@@ -229,7 +241,7 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
                 chosen_kappa[theta] = kappa
         return best
 
-    best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection)
+    best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection, incumbent)
     if best is None or theta is None:  # nothing fits in T: the best kappa without limits, marked
         rules = [rule_for(k) for k in kappas]
         trials = [beyond_horizon(instance, order, [r], weight) for r in rules]
