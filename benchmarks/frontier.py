@@ -1,6 +1,6 @@
 """The exact frontier: which method proves which size, ``python benchmarks/frontier.py``.
 
-Sizes 8x4x60 to 20x8x120 (jobs x servers x slots), three instance seeds each, two families:
+Sizes 8x4x60 to 32x8x200 (jobs x servers x slots), three instance seeds each, two families:
 
 * ``tiny``: the tiny generator's physics with iterations scaled so SJF-BCO ends near 0.8 T
   (the recipe of ``benchmarks/exact.py``);
@@ -15,6 +15,13 @@ phases given 20% of the time each), ``cpsat`` (warm-started from SJF-BCO), ``dec
 and ``auto``. Every row records status, proven or not, makespan, bound, gap and seconds.
 Results go to benchmarks/results/frontier.json (``--summary`` prints the table again;
 ``--sizes 8x4x60,12x4x80``, ``--methods auto,cpsat`` and ``--time-limit S`` narrow a run).
+
+Seed spread: ``--cpsat-seeds 0,1,2,3,4`` runs every instance once per CP-SAT seed (the
+instance seeds are ``--seeds``), ``--instances heavy-16x8x100-s1,...`` picks instances by
+name, ``--workers 2`` runs that many at once (a loaded machine). Each row records its
+CP-SAT seed and the load average when it began and ended; ``--summary --by-seed`` prints
+per instance the worst and median seconds to a proof over the seeds (an unproven run
+counts as infinite) and the proofs per seed.
 """
 
 from __future__ import annotations
@@ -23,21 +30,26 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 from common import RESULTS, save, table
 from exact import scaled
 
+import rar_opt
 from rar_opt import Instance, check
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree, cpsat
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.support.provenance import source_revision
 
-SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120)]
+SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
 SEEDS = (0, 1, 2)
 FAMILIES = ("tiny", "heavy")
 METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
@@ -97,66 +109,106 @@ def run(method: str, inst: Instance, time_limit: float, seed: int = 0):
     return solve(inst, method, time_limit=time_limit, seed=seed)
 
 
+def name_of(family: str, jobs: int, servers: int, horizon: int, seed: int) -> str:
+    """The instance's name in results and in instances/frontier/: ``heavy-16x8x100-s1``."""
+    return f"{family}-{jobs}x{servers}x{horizon}-s{seed}"
+
+
+def parse_name(name: str) -> tuple[str, int, int, int, int]:
+    """The key of :func:`instance` from a name of :func:`name_of`."""
+    family, size, seed = name.split("-")
+    jobs, servers, horizon = (int(v) for v in size.split("x"))
+    return family, jobs, servers, horizon, int(seed.removeprefix("s"))
+
+
+def task(method: str, key: tuple[str, int, int, int, int], cpsat_seed: int, time_limit: float) -> dict:
+    """One run: ``method`` on the instance ``key`` with CP-SAT (and HiGHS) seed ``cpsat_seed``."""
+    family, jobs, servers, horizon, seed = key
+    inst = instance(*key)
+    load_before = os.getloadavg()[0]
+    began, cpu_began = time.perf_counter(), time.process_time()
+    res = run(method, inst, time_limit, cpsat_seed)
+    cpu_s = time.process_time() - cpu_began
+    return {
+        "size": f"{jobs}x{servers}x{horizon}",
+        "family": family,
+        "seed": seed,
+        "cpsat_seed": cpsat_seed,
+        "method": method,
+        "status": str(res.status),
+        "proven": res.status == Status.OPTIMAL,
+        "makespan": res.makespan,
+        "bound": None if res.bound is None else round(res.bound, 3),
+        "gap": None if res.gap is None else round(res.gap, 4),
+        "wall_s": round(time.perf_counter() - began, 2),
+        "cpu_s": round(cpu_s, 2),  # this process's CPU seconds: below wall_s when the machine is loaded
+        "proved_by": res.options.get("proved_by"),
+        "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],  # when it began, when it ended
+        # decompose/auto: each phase's status, objective, bound and seconds
+        "phases": [p.to_dict() for p in res.record.phases],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="with --summary: the README's pivot table")
+    parser.add_argument("--by-seed", action="store_true", help="with --summary: worst and median per instance")
     parser.add_argument("--sizes", help="e.g. 8x4x60,12x4x80")
     parser.add_argument("--methods", help="e.g. auto,cpsat")
     parser.add_argument("--families", help="tiny,heavy")
-    parser.add_argument("--seeds", help="e.g. 0,1,2")
+    parser.add_argument("--seeds", help="instance seeds, e.g. 0,1,2")
+    parser.add_argument("--instances", help="instance names instead of sizes, e.g. heavy-16x8x100-s1")
+    parser.add_argument("--cpsat-seeds", default="0", help="CP-SAT (and HiGHS) seeds, e.g. 0,1,2,3,4")
+    parser.add_argument("--workers", type=int, default=1, help="runs at once (processes)")
+    parser.add_argument("--note", default="", help="recorded in the result file")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT)
     parser.add_argument("--out", default="frontier")
     parser.add_argument("--update", action="store_true", help="keep the rows of --out that this run does not recompute")
     args = parser.parse_args()
     if args.summary:
         data = json.loads((RESULTS / f"{args.out}.json").read_text())
-        print(markdown(data["rows"]) if args.markdown else table(summarise(data["rows"])))
+        if args.by_seed:
+            print(table(by_seed(data["rows"])))
+        else:
+            print(markdown(data["rows"]) if args.markdown else table(summarise(data["rows"])))
         return
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")] if args.sizes else SIZES
     methods = args.methods.split(",") if args.methods else list(METHODS)
     families = args.families.split(",") if args.families else list(FAMILIES)
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else list(SEEDS)
+    cpsat_seeds = [int(s) for s in args.cpsat_seeds.split(",")]
+    if args.instances:
+        keys = [parse_name(n) for n in args.instances.split(",")]
+    else:
+        keys = [(f, j, s, h, seed) for j, s, h in sizes for f in families for seed in seeds]
+    jobs_to_run = [(m, key, cs) for key in keys for cs in cpsat_seeds for m in methods]
     rows, kept = [], []
     if args.update and (RESULTS / f"{args.out}.json").exists():
-        redo = {(f"{j}x{s}x{h}", f, seed, m) for j, s, h in sizes for f in families for seed in seeds for m in methods}
+        redo = {(f"{j}x{s}x{h}", f, seed, cs, m) for m, (f, j, s, h, seed), cs in jobs_to_run}
         old = json.loads((RESULTS / f"{args.out}.json").read_text())["rows"]
-        kept = [r for r in old if (r["size"], r["family"], r["seed"], r["method"]) not in redo]
-    for jobs, servers, horizon in sizes:
-        for family in families:
-            for seed in seeds:
-                inst = instance(family, jobs, servers, horizon, seed)
-                for method in methods:
-                    began = time.perf_counter()
-                    res = run(method, inst, args.time_limit)
-                    rows.append(
-                        {
-                            "size": f"{jobs}x{servers}x{horizon}",
-                            "family": family,
-                            "seed": seed,
-                            "method": method,
-                            "status": str(res.status),
-                            "proven": res.status == Status.OPTIMAL,
-                            "makespan": res.makespan,
-                            "bound": None if res.bound is None else round(res.bound, 3),
-                            "gap": None if res.gap is None else round(res.gap, 4),
-                            "wall_s": round(time.perf_counter() - began, 2),
-                            "proved_by": res.options.get("proved_by"),
-                            # decompose/auto: each phase's status, objective, bound and seconds
-                            "phases": [p.to_dict() for p in res.record.phases],
-                        }
-                    )
-                    lines = table(rows[-1:]).splitlines()
-                    print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
-                    save(
-                        args.out,
-                        ordered(kept + rows),
-                        time_limit_s=args.time_limit,
-                        threads=1,
-                        seeds=SEEDS,
-                        methods=METHODS,
-                    )
+        kept = [r for r in old if (r["size"], r["family"], r["seed"], r.get("cpsat_seed", 0), r["method"]) not in redo]
+    header = {
+        "time_limit_s": args.time_limit,
+        "threads": 1,
+        "seeds": SEEDS,
+        "methods": METHODS,
+        "cpsat_seeds": cpsat_seeds,
+        "workers": args.workers,
+        "code": {"rar_opt": str(Path(rar_opt.__file__).parent), "revision": source_revision()},
+        "note": args.note,
+        "load_1min_at_start": round(os.getloadavg()[0], 2),
+    }
+    with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        futures = [pool.submit(task, m, key, cs, args.time_limit) for m, key, cs in jobs_to_run]
+        for future in futures:
+            rows.append(future.result())
+            lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()
+            print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
+            save(args.out, ordered(kept + rows), **header, load_1min_at_end=round(os.getloadavg()[0], 2))
     print(table(summarise(rows)))
+    if len(cpsat_seeds) > 1:
+        print(table(by_seed(rows)))
     print(f"\nwritten: {RESULTS / args.out}.json", file=sys.stderr)
 
 
@@ -168,9 +220,32 @@ def ordered(rows: list[dict]) -> list[dict]:
         size = sizes.index(r["size"]) if r["size"] in sizes else len(sizes)
         family = FAMILIES.index(r["family"]) if r["family"] in FAMILIES else len(FAMILIES)
         method = METHODS.index(r["method"]) if r["method"] in METHODS else len(METHODS)
-        return size, r["size"], family, r["seed"], method
+        return size, r["size"], family, r["seed"], method, r.get("cpsat_seed", 0)
 
     return sorted(rows, key=key)
+
+
+def by_seed(rows: list[dict]) -> list[dict]:
+    """Per instance and method, over its CP-SAT seeds: proofs, worst and median seconds to a
+    proof (an unproven run counts as infinite) and each seed's seconds (or makespan/bound)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in ordered(rows):
+        groups.setdefault((name_of(r["family"], *map(int, r["size"].split("x")), r["seed"]), r["method"]), []).append(r)
+    out = []
+    for (name, method), rs in groups.items():
+        times = [r["wall_s"] if r["proven"] else math.inf for r in rs]
+        cells = [f"{r['wall_s']:.1f}" if r["proven"] else f"{r['makespan']}/{math.ceil(r['bound'] or 0)}" for r in rs]
+        out.append(
+            {
+                "instance": name,
+                "method": method,
+                "proven": f"{sum(r['proven'] for r in rs)}/{len(rs)}",
+                "worst_s": max(times),
+                "median_s": statistics.median(times),
+                "per_seed": " ".join(f"{r.get('cpsat_seed', 0)}:{c}" for r, c in zip(rs, cells, strict=True)),
+            }
+        )
+    return out
 
 
 def summarise(rows: list[dict]) -> list[dict]:
