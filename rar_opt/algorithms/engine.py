@@ -171,9 +171,10 @@ def run_list(
     than its own checkpoints, and hands its own state before job ``relay.take_at`` on
     (``relay.taken``): the next rule's trial, which decides alike up to there. With
     ``cutoff``, the trial stops as :class:`Failed` (``pruned``) once its makespan provably
-    reaches ``cutoff.makespan`` (read afresh at every step, so it may fall during the run):
-    a job placed at slot s ends no earlier than s + rho_min_j, and every job still in the
-    list starts no earlier than the current slot (docs/algorithms.md section 2.3)."""
+    reaches ``cutoff.makespan`` (read when the trial starts): a job placed at slot s ends
+    no earlier than s + rho_min_j, and every job still in the list starts no earlier than
+    the current slot (docs/algorithms.md section 2.3). The same floor past the horizon
+    fails a trial ``within_horizon`` early, cutoff or not."""
     n_jobs = instance.num_jobs
     found = None if checkpoints is None else checkpoints.find(theta)
     saved = found
@@ -198,10 +199,14 @@ def run_list(
     jobs = np.asarray(order)
     if instance.has_releases:  # by release, the given order among equal releases
         jobs = jobs[np.argsort(releases[jobs], kind="stable")]
-    if cutoff is not None:
-        rho_min = instance.bounds.rho_min
-        tail = np.maximum.accumulate(rho_min[jobs][::-1])[::-1].tolist()  # longest rho_min from here on
-        ended = int(np.max(starts[jobs[:begin]] + rho_min[jobs[:begin]], initial=0))  # floor of those placed
+    # floors of the makespan: ``ended`` for the jobs placed (s + rho_min_j), ``tail`` for
+    # those left (the current slot + their longest rho_min); at ``bar`` the trial cannot
+    # matter: it ends after T (fails) or cannot beat the cutoff (pruned)
+    horizon_bar = instance.horizon + 1 if within_horizon else np.inf
+    bar = min(horizon_bar, np.inf if cutoff is None else cutoff.makespan)
+    rho_min = instance.bounds.rho_min
+    tail = np.maximum.accumulate(rho_min[jobs][::-1])[::-1].tolist()  # longest rho_min from here on
+    ended = int(np.max(starts[jobs[:begin]] + rho_min[jobs[:begin]], initial=0))
     for placed, j in enumerate(jobs[begin:].tolist(), start=begin):
         if checkpoints is not None and placed == checkpoints.next_at:
             checkpoints.save(_Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy()))
@@ -212,8 +217,8 @@ def run_list(
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
             _free(state, gpus_of, clock.run_until(int(releases[j])))
             state.now = int(releases[j])
-        if cutoff is not None and max(ended, state.now + tail[placed]) >= cutoff.makespan:
-            return Failed(state.theta_low, state.theta_high, placed, pruned=True)
+        if max(ended, state.now + tail[placed]) >= bar:
+            return Failed(state.theta_low, state.theta_high, placed, pruned=bar < horizon_bar)
         tested = not eligible_only
         while (chosen := rule(state, j)) is None:
             if not tested:  # no load changes while job j waits: one test suffices
@@ -225,16 +230,15 @@ def run_list(
                 return Failed(state.theta_low, state.theta_high, placed)  # nothing to wait for, or past T
             _free(state, gpus_of, clock.run_until(wake))
             state.now = wake
-            if cutoff is not None and state.now + tail[placed] >= cutoff.makespan:
-                return Failed(state.theta_low, state.theta_high, placed, pruned=True)
+            if state.now + tail[placed] >= bar:
+                return Failed(state.theta_low, state.theta_high, placed, pruned=bar < horizon_bar)
         gpus = sorted(chosen.tolist() if isinstance(chosen, np.ndarray) else chosen)
         # the servers it uses, ascending (GPUs are numbered server by server)
         clock.start_on(j, np.fromiter(dict.fromkeys(server_of[g] for g in gpus), dtype=np.int64), state.now)
         state.place(j, gpus)
         starts[j] = state.now
         gpus_of[j] = gpus
-        if cutoff is not None:
-            ended = max(ended, state.now + int(rho_min[j]))
+        ended = max(ended, state.now + int(rho_min[j]))
     if reporter is not None:
         reporter.report(reporter.trials, n_jobs, n_jobs)
     clock.run_until(NEVER)

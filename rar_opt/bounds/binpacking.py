@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
 
 REL_MARGIN = 1e-6
 """A refusal needs the certified LP bound above ``bins`` by this share (floating point)."""
@@ -146,6 +145,8 @@ def fits(sizes: np.ndarray, demand: np.ndarray, capacity: int, bins: int, max_ro
     # the first columns: one size per bin, and the distinct bins of first fit decreasing
     single = [np.eye(len(sizes), dtype=np.int64)[i] * bound[i] for i in range(len(sizes))]
     known = {c.tobytes(): c for c in (*single, *packed)}  # every column once, by its counts
+    from scipy.optimize import linprog  # only here: the import costs about half a second
+
     columns = list(known.values())
     certified = 0.0
     for _ in range(max_rounds):
