@@ -19,11 +19,13 @@ thread at its next callback. The next HiGHS solve in the process waits for it fi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -105,7 +107,8 @@ class AppsiHighs:
                 return _left_running(opt, model, run, options, solver, handoff_s=run.began - began)
             if run.error is not None:
                 raise run.error
-            res = opt._postsolve(HierarchicalTimer())  # appsi reads the outcome and the solution
+            with _quiet_interrupt(run.stopped):
+                res = opt._postsolve(HierarchicalTimer())  # appsi reads the outcome and the solution
         except Exception as exc:
             return RawOutcome(
                 Status.ERROR,
@@ -153,6 +156,28 @@ class AppsiHighs:
             termination=termination or str(res.termination_condition),
             solver=solver,
         )
+
+
+APPSI_LOG = logging.getLogger("pyomo.contrib.appsi.solvers.highs")
+
+
+def _not_our_interrupt(record: logging.LogRecord) -> bool:
+    return "kInterrupt" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _quiet_interrupt(ours: bool) -> Iterator[None]:
+    """While appsi reads back a run that our callback interrupted, drop its warning about
+    the status it does not know (kInterrupt): the status table maps that run (a time limit
+    or a signal), and the warning would reach the user's terminal, once per solve."""
+    if not ours:
+        yield
+        return
+    APPSI_LOG.addFilter(_not_our_interrupt)
+    try:
+        yield
+    finally:
+        APPSI_LOG.removeFilter(_not_our_interrupt)
 
 
 def _configure(highs: Any, options: SolveOptions, limit: float | None) -> None:
