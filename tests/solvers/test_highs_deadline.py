@@ -115,8 +115,8 @@ def test_solve_ends_within_its_time_limit_on_a_real_process(tmp_path: Path, limi
 def test_a_run_stopped_at_the_deadline_leaves_no_pyomo_warning(capfd, caplog) -> None:
     # appsi warns "Received unhandled status=kInterrupt" on every run our callback stops;
     # the status table maps that run (a time limit), so the user sees no such line
-    inst = tiny(3, jobs=10, servers=4)  # the compact MILP needs far more than a second here
-    res = solve(inst, "compact", time_limit=1.0, threads=1)
+    inst = tiny(3, jobs=8, servers=3)  # the compact MILP needs far more than two seconds here
+    res = solve(inst, "compact", time_limit=2.0, threads=1)
     assert res.status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.OPTIMAL)
     assert "deadline" in res.termination  # the case at hand: our callback stopped HiGHS
     assert "kInterrupt" not in capfd.readouterr().err
