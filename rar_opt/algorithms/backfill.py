@@ -266,22 +266,14 @@ class Builder:
         """Job j split at slot t over servers free of split rings (module docstring), with
         its end, if it ends strictly before any unsplit start the running jobs promise."""
         g = self.gpus[j]
-        pool, total = known.pool()
-        if total < g:
+        found = known.split_place(g)
+        if found is None:
             return None
-        got, place = 0, []
-        for s, k in pool:
-            take = min(k, g - got)
-            place.append((s, take))
-            got += take
-            if got == g:
-                break
-        if len(place) < 2:
-            return None
-        end = t + self.split_time(j, tuple(sorted(s for s, _ in place)))
+        place, servers = found
+        end = t + self.split_time(j, servers)
         if known.earliest(g)[1] <= end - self.single[j]:
             return None  # waiting for one server ends no later
-        return tuple(place), end
+        return place, end
 
 
 class _Known:
@@ -295,6 +287,28 @@ class _Known:
         self.builder, self.free, self.split_on, self.holding = builder, free, split_on, holding
         self._pool: tuple[list[tuple[int, int]], int] | None = None
         self._earliest: dict[int, tuple[int, int]] = {}
+        self._places: dict[int, tuple[tuple[tuple[int, int], ...], tuple[int, ...]] | None] = {}
+
+    def split_place(self, g: int) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]] | None:
+        """Where a split job of g GPUs would go now: (server, GPUs) taken from :meth:`pool`
+        in its order, every free GPU of a server until g, and the servers ascending; None
+        when the pool holds fewer than g GPUs or one server would do."""
+        if g in self._places:
+            return self._places[g]
+        pool, total = self.pool()
+        found = None
+        if total >= g:
+            got, place = 0, []
+            for s, k in pool:
+                take = min(k, g - got)
+                place.append((s, take))
+                got += take
+                if got == g:
+                    break
+            if len(place) >= 2:
+                found = (tuple(place), tuple(sorted(s for s, _ in place)))
+        self._places[g] = found
+        return found
 
     def pool(self) -> tuple[list[tuple[int, int]], int]:
         """(server, free GPUs) of the servers free of split rings with a free GPU, the most
