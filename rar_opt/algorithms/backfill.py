@@ -24,8 +24,9 @@ start now starts now, whether or not a job before it had to wait.
 * **Reservation** (``reserve``, EASY backfilling: Lifka 1995; Mu'alem and Feitelson
   2001). The first released job in priority order that cannot start keeps the server
   where, from the running jobs' completions, it could start unsplit at the earliest;
-  until that slot a later job may take the server only if it ends by then. Without it a
-  stream of small jobs can keep a wide job waiting.
+  until that slot a later job may take the server only if it ends by then, or (``spare``)
+  if it takes only GPUs that the reserved job will not need there. Without it a stream of
+  small jobs can keep a wide job waiting.
 
 Every job's length is fixed when it starts, so the builder knows every completion without
 simulating. The schedules leave the builder through :mod:`rar_opt.gpu_ids` (concrete
@@ -84,24 +85,28 @@ class NoTimeToBuild(InputError):
 
 @dataclass(frozen=True)
 class BuildRules:
-    """The builder's choices: the server rule, the reservation and splitting by choice."""
+    """The builder's choices: the server rule, the reservation (and whether a later job may
+    use the reserved server's spare GPUs) and splitting by choice."""
 
     fit: str = "best"
     reserve: bool = True
     split: str = "may"
+    spare: bool = True
 
     def __post_init__(self) -> None:
         if self.fit not in FITS:
             raise ValueError(f"fit must be one of {', '.join(FITS)}, got {self.fit!r}")
-        if not isinstance(self.reserve, bool):
-            raise ValueError(f"reserve must be true or false, got {self.reserve!r}")
+        for name in ("reserve", "spare"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
 
     @property
     def label(self) -> str:
-        """``best+reserve``, ``small+must``, ... (what the search records)."""
-        return self.fit + ("+reserve" if self.reserve else "") + ("+must" if self.split == "must" else "")
+        """``best+reserve``, ``small+reserve-spare+must``, ``best`` (what the search records)."""
+        held = ("+reserve" if self.spare else "+reserve-spare") if self.reserve else ""
+        return self.fit + held + ("+must" if self.split == "must" else "")
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,7 @@ class Builder:
         pending, t = list(order), 0
         while pending:
             waiting: list[int] = []
-            held, until, head_done = -1, NEVER, False  # the reservation of the first job that waits
+            held, until, spare, head_done = -1, NEVER, 0, False  # the reservation of the first job that waits
             most = max(free)
             known = _Known(self, free, split_on, holding)
             for j in pending:
@@ -216,7 +221,7 @@ class Builder:
                 if g <= most:
                     best, best_key = -1, (NEVER, NEVER)
                     for s in range(n_srv):
-                        if free[s] >= g and (s != held or t + single[j] <= until):
+                        if free[s] >= g and (s != held or t + single[j] <= until or g <= spare):
                             key = (cap[s], free[s]) if small_first else (free[s], 0)
                             if key < best_key:
                                 best, best_key = s, key
@@ -224,15 +229,22 @@ class Builder:
                         place, end = ((best, g),), t + single[j]
                 if place is None and g > 1 and (may_split or single[j] >= NEVER):
                     found = self._split(j, t, known)
-                    if found is not None and not (found[1] > until and any(s == held for s, _ in found[0])):
+                    if found is not None and not (
+                        found[1] > until and any(s == held and k > spare for s, k in found[0])
+                    ):
                         place, end = found
                 if place is None:
                     if reserve and not head_done:
                         head_done = True
                         held, until = known.earliest(g)
+                        if held >= 0 and self.rules.spare:
+                            room = free[held] + sum(k for e, k in holding[held] if e <= until)
+                            spare = room - g
                     waiting.append(j)
                     continue
                 for s, k in place:
+                    if s == held and end > until:
+                        spare -= k
                     free[s] -= k
                     holding[s].append((end, k))
                     if len(place) > 1:
@@ -380,6 +392,7 @@ class BackfillParams(BaselineParams):
     fit: str = "best"
     reserve: bool = True
     split: str = "may"
+    spare: bool = True
     start_order: tuple[int, ...] | None = None  # tried beside the sum orders
     makespan_cap: int | None = None  # schedules ending later score by how much first
 
@@ -401,7 +414,7 @@ class BackfillParams(BaselineParams):
             raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
 
     def rules(self) -> BuildRules:
-        return BuildRules(self.fit, self.reserve, self.split)
+        return BuildRules(self.fit, self.reserve, self.split, self.spare)
 
 
 def _score(plan: Plan, cap: int | None) -> tuple[int, int]:

@@ -27,7 +27,7 @@ from ..helpers import BEYOND_HORIZON
 from ..strategies import reference_simulate, reference_violations, tiny_instances, with_releases
 from ..topology_strategies import micro_topology_instances, reference_topology_simulate
 
-rules = st.builds(BuildRules, st.sampled_from(FITS), st.booleans(), st.sampled_from(SPLITS))
+rules = st.builds(BuildRules, st.sampled_from(FITS), st.booleans(), st.sampled_from(SPLITS), st.booleans())
 
 
 @given(st.one_of(tiny_instances(), with_releases(tiny_instances())), rules, st.data())
@@ -106,6 +106,23 @@ def test_the_reservation_keeps_a_late_long_job_off_the_held_server() -> None:
     assert held.starts.tolist() == [0, 3, 5]
 
 
+def test_a_later_job_may_take_the_gpus_the_reserved_job_will_not_need() -> None:
+    # an 8-GPU server: job a (4 GPUs, 3 slots) runs; the wide job (6 GPUs) waits for slot 3,
+    # when 8 are free: 2 to spare, which the long job (2 GPUs, 10 slots) may take at once
+    cluster = Cluster(servers=(8,), b_inter=1.0, b_intra=10.0)
+    jobs = (
+        Job("a", gpus=4, iterations=3, bwd_time=1.0),
+        Job("wide", gpus=6, iterations=2, bwd_time=1.0),
+        Job("long", gpus=2, iterations=10, bwd_time=1.0),
+    )
+    inst = Instance("spare", 40, cluster, jobs)
+    spare = Builder(inst, BuildRules(spare=True)).plan([0, 1, 2])
+    strict = Builder(inst, BuildRules(spare=False)).plan([0, 1, 2])
+    assert spare is not None and strict is not None
+    assert spare.starts.tolist() == [0, 3, 0]
+    assert strict.starts.tolist() == [0, 3, 3]
+
+
 @given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))
 def test_same_seed_same_result(inst: Instance, seed: int) -> None:
     first = run_policy(inst, "backfill", seed=seed, iterations=30)
@@ -150,7 +167,8 @@ def test_the_time_limit_stops_the_search_and_a_build() -> None:
 
 def test_bad_parameters_are_input_errors() -> None:
     inst = _blocked()
-    for option, value in (("fit", "worst"), ("reserve", 1), ("split", "both"), ("iterations", -1)):
+    bad = (("fit", "worst"), ("reserve", 1), ("spare", "yes"), ("split", "both"), ("iterations", -1))
+    for option, value in bad:
         with pytest.raises(InputError, match=option):
             run_policy(inst, "backfill", **{option: value})
     with pytest.raises(InputError, match="start_order"):
