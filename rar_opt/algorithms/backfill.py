@@ -394,7 +394,7 @@ class BackfillParams(BaselineParams):
     split: str = "may"
     spare: bool = True
     start_order: tuple[int, ...] | None = None  # tried beside the sum orders
-    makespan_cap: int | None = None  # schedules ending later score by how much first
+    makespan_cap: int | None = None  # below T: schedules ending later score by how much first
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -417,9 +417,9 @@ class BackfillParams(BaselineParams):
         return BuildRules(self.fit, self.reserve, self.split, self.spare)
 
 
-def _score(plan: Plan, cap: int | None) -> tuple[int, int]:
+def _score(plan: Plan, cap: int) -> tuple[int, int]:
     """(slots past the makespan cap, sum of completions): smaller is better."""
-    return (0 if cap is None else max(0, plan.makespan - cap), plan.total)
+    return (max(0, plan.makespan - cap), plan.total)
 
 
 def _move(rng: np.random.Generator, order: list[int]) -> list[int]:
@@ -453,7 +453,8 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     3. **Result.** The best order's schedule, checked, its completions confirmed by the
        simulator.
 
-    Scores are (slots past ``makespan_cap``, sum of completions). Random numbers come from
+    Scores are (slots past the horizon T, or past ``makespan_cap`` when it is smaller, sum
+    of completions): a schedule that ends after T is no answer. Random numbers come from
     ``numpy.random.default_rng(seed)`` only and the move budget stops the search, so a seed
     gives the same schedule anywhere; ``time_limit`` (or a stop request) may cut it short,
     and the record says so (``search.capped``).
@@ -467,6 +468,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         if len(p.start_order) != n:
             raise ValueError(f"start_order has {len(p.start_order)} jobs, the instance {n}")
         starts["given"] = list(p.start_order)
+    cap = instance.horizon if p.makespan_cap is None else min(p.makespan_cap, instance.horizon)
     began = time.perf_counter()
     deadline = began + p.time_limit
     best_name, best_order, best, capped = "", list[int](), None, False
@@ -475,7 +477,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         if plan is None or (best is not None and stop_requested() is not None):
             capped = True
             break
-        if best is None or _score(plan, p.makespan_cap) < _score(best, p.makespan_cap):
+        if best is None or _score(plan, cap) < _score(best, cap):
             best_name, best_order, best = name, order, plan
     if best is None:
         raise NoTimeToBuild(
@@ -499,12 +501,12 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         plan = found
         done += 1
         since += 1
-        key = _score(plan, p.makespan_cap)
-        if key <= _score(current_plan, p.makespan_cap):
-            if key < _score(current_plan, p.makespan_cap):
+        key = _score(plan, cap)
+        if key <= _score(current_plan, cap):
+            if key < _score(current_plan, cap):
                 since = 0
             current, current_plan = candidate, plan
-            if key < _score(best, p.makespan_cap):
+            if key < _score(best, cap):
                 best_order, best = candidate, plan
                 improved += 1
         if since > PATIENCE:

@@ -4,6 +4,8 @@ jobs that start out of list order, determinism, the search's floor and its time 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -140,6 +142,18 @@ def test_the_search_is_never_worse_than_its_starts(inst: Instance, seed: int) ->
         start = builder.plan(make(inst, "best").tolist())
         assert start is not None and total <= start.total
     assert result.search is not None and total <= result.search["start_total_completion"]
+
+
+@settings(max_examples=25)
+@given(tiny_instances(), st.integers(0, 1000))
+def test_the_search_keeps_within_the_horizon_when_a_start_does(inst: Instance, seed: int) -> None:
+    # the horizon cut to the shortest start's makespan: the sum alone might prefer a longer one
+    builder = Builder(inst)
+    plans = [builder.plan(make(inst, "best").tolist()) for make in SUM_ORDERS.values()]
+    tight = dataclasses.replace(inst, horizon=min(p.makespan for p in plans if p is not None))
+    result = run_policy(tight, "backfill", seed=seed, iterations=40)
+    assert not result.exceeds_horizon
+    assert check(tight, result.schedule).feasible
 
 
 def test_the_policy_at_paper_scale_searches_and_keeps_its_floor() -> None:
