@@ -499,6 +499,15 @@ def markdown(data: dict[str, Any], before: dict[str, dict[str, Any]], earlier: d
         "clock given, and often less CPU.",
     ]
     lines += _shows(rows, before)
+    missed = [r for r in rows if r["goal"] is not None and not r["within_goal"]]
+    if missed:
+        cells = [f"`{r['instance']}` {_pct(r['gap'])} (migratory {_pct(_migratory(r, earlier))})" for r in missed]
+        lines += [
+            "",
+            "The goal rows still missed: " + ", ".join(cells) + ". Their migratory schedules are within the",
+            "percentage given of the same bound, so no cut on the LP's variables could close more than that:",
+            "the rest of each gap is the schedules' (or a bound that fixes each job's servers for its run).",
+        ]
     if data.get("note"):
         lines += ["", data["note"]]
     lines += ["", END]
