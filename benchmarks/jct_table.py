@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -136,21 +137,22 @@ def holding_side(r: dict[str, Any]) -> tuple[str, str]:
     return "unknown", f"LP solved; the best schedule's extra time share {extra:.1%} < gap"
 
 
-def row(spec: dict[str, Any], seconds: float) -> dict[str, Any]:
+def row(spec: dict[str, Any], seconds: float, judge_policies: bool = True) -> dict[str, Any]:
     inst = build(spec)
     jobs = inst.num_jobs
     flow = spec.get("load") is not None
     objective = "flow" if flow else "total"
     mean_release = float(inst.releases.mean())
     policies = {}
-    for name in POLICIES:
+    for name in POLICIES if judge_policies else ():
         run = judge(inst, name, seed=spec["seed"])
         avg = run.avg_jct - mean_release if flow else run.avg_jct
         policies[name] = {"avg_jct": round(avg, 3), "makespan": run.makespan, "seconds": round(run.wall_s, 2)}
     _LP.clear()
-    began = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    began, cpu = time.perf_counter(), time.process_time()
     res = solve(inst, "auto", objective=objective, time_limit=seconds, seed=0)
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     phases = list(res.record.phases)
     shift = int(inst.releases.sum()) if flow else 0
     best, bound = int(res.objective), int(res.bound)
@@ -160,7 +162,7 @@ def row(spec: dict[str, Any], seconds: float) -> dict[str, Any]:
         (
             p
             for p in phases
-            if (p.kind == PhaseKind.IMPROVE and source == "improve")
+            if (p.kind == PhaseKind.IMPROVE and source == (p.search or "improve"))
             or (p.kind == PhaseKind.FULL and source == "cpsat")
             or (p.kind == PhaseKind.HEURISTICS and p.tried and source in p.tried)
         ),
@@ -194,6 +196,8 @@ def row(spec: dict[str, Any], seconds: float) -> dict[str, Any]:
         "status": str(res.status),
         "stopped": res.record.stopped,
         "auto_s": round(wall, 2),
+        "auto_cpu_s": round(cpu, 2),
+        "load_avg": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "heuristics_best": heur.objective,
         "phases": [
             {
@@ -348,15 +352,24 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.2%}"
 
 
-def _best_gap(r: dict[str, Any]) -> float:
-    """The row's gap with the backfilling search's schedule counted (when checked)."""
-    b = r.get("backfill")
-    return min(r["gap"], b["gap"]) if b and b["violations"] == 0 else r["gap"]
+def _by_name(path: Path | None) -> dict[str, dict[str, Any]]:
+    """The rows of a results file by instance name (empty without a file)."""
+    if path is None or not path.exists():
+        return {}
+    return {r["instance"]: r for r in json.loads(path.read_text())["rows"]}
 
 
-def markdown(data: dict[str, Any]) -> str:
-    """The JCT part of docs/bounds-table.md: per size and preset, every instance, every
-    policy's ratio, then how the rows were made (cells short: one line per row)."""
+def _migratory(r: dict[str, Any], earlier: dict[str, dict[str, Any]]) -> float | None:
+    """The gap of the best migratory schedule over the same bound (the earlier run's
+    backfill evidence; the flow LP is unchanged since), or None where not measured."""
+    e = earlier.get(r["instance"], {}).get("backfill")
+    return None if e is None else e["migratory_gap"]
+
+
+def markdown(data: dict[str, Any], before: dict[str, dict[str, Any]], earlier: dict[str, dict[str, Any]]) -> str:
+    """The JCT part of docs/bounds-table.md: per size and preset (with the rows of
+    ``before``, the same instances on the commit before the backfill phase), every
+    instance, every policy's ratio, then how the rows were made."""
     rows = data["rows"]
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in rows:
@@ -375,157 +388,155 @@ def markdown(data: dict[str, Any]) -> str:
         "(best - bound) / bound is the same on both. Goals (issue 31): gap ≤ 1% on every",
         "160 x 20 instance of every preset, ≤ 3% at 160 x 10 and 320 x 20. The other rows are",
         "reported without a goal; with Poisson arrivals (`L0.9`) the objective is the flow time",
-        "sum_j (C_j - r_j), and the JCT counts from each job's arrival.",
+        "sum_j (C_j - r_j), and the JCT counts from each job's arrival. *Before*: the same",
+        "instances, limit and seed on the commit before `auto` had its backfill phase",
+        "(docs/algorithms.md section 5.5).",
         "",
         "### Per size and preset",
         "",
-        "| size | preset | within goal | mean gap | max gap | bound by | auto s | with backfill | max migratory |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| size | preset | within goal | before | mean gap | before | max gap | before | bound by | auto s (CPU s) "
+        "| max migratory |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (size, kind, objective), g in groups.items():
         goal = g[0]["goal"]
+        old = [before[r["instance"]] for r in g if r["instance"] in before]
         within = "-" if goal is None else f"{sum(r['within_goal'] for r in g)}/{len(g)} (≤ {goal:.0%})"
+        was = "-" if goal is None or len(old) < len(g) else f"{sum(r['within_goal'] for r in old)}/{len(old)}"
         by = ", ".join(sorted({r["bound_by"] for r in g}))
         label = kind + (" (flow)" if objective == "flow" else "")
-        after = "-" if goal is None else f"{sum(_best_gap(r) <= goal + 1e-12 for r in g)}/{len(g)}"
-        migr = [r["backfill"]["migratory_gap"] for r in g if "backfill" in r]
+        migr = [m for m in (_migratory(r, earlier) for r in g) if m is not None]
+        cpu = [r["auto_cpu_s"] for r in g if "auto_cpu_s" in r]
+        secs_cell = f"{statistics.fmean(r['auto_s'] for r in g):.0f}" + (
+            f" ({statistics.fmean(cpu):.0f})" if len(cpu) == len(g) else ""
+        )
+        old_mean = _pct(statistics.fmean(r["gap"] for r in old)) if len(old) == len(g) else "-"
+        old_max = _pct(max(r["gap"] for r in old)) if len(old) == len(g) else "-"
         lines.append(
-            f"| {size} | {label} | {within} | {_pct(statistics.fmean(r['gap'] for r in g))} "
-            f"| {_pct(max(r['gap'] for r in g))} | {by} | {statistics.fmean(r['auto_s'] for r in g):.0f} "
-            f"| {after} | {_pct(max(migr)) if migr else '-'} |"
+            f"| {size} | {label} | {within} | {was} | {_pct(statistics.fmean(r['gap'] for r in g))} | {old_mean} "
+            f"| {_pct(max(r['gap'] for r in g))} | {old_max} | {by} | {secs_cell} "
+            f"| {_pct(max(migr)) if migr else '-'} |"
         )
     lines += [
         "",
-        "*within goal*: instances whose certified gap meets the issue's goal for that size;",
-        "*bound by*: the bounds that gave the best bound (`flow_lp`, the time-indexed LP on the",
-        "GPU pool with server classes; `completion_rank`, the per-rank floor; `cp-sat`, the full",
-        "model's bound); *auto s*: the mean wall seconds `auto` used of its limit; *with",
-        "backfill*: instances within the goal when the backfilling search's checked schedule",
-        "(below) counts too; *max migratory*: the largest gap of a migratory schedule over the",
-        "bound, the most any cut on the flow LP's variables could add (docs/exactness.md, \"What a",
-        'slot-by-slot bound cannot see"); `-` where not measured.',
+        "*within goal*: instances whose certified gap meets the issue's goal for that size",
+        "(*before*: on the commit before the backfill phase); *bound by*: the bounds that gave",
+        "the best bound (`flow_lp`, the time-indexed LP on the GPU pool with server classes;",
+        "`completion_rank`, the per-rank floor); *auto s (CPU s)*: the mean wall seconds",
+        "`auto` used of its limit and the CPU seconds it got in them (the machine was shared);",
+        "*max migratory*: the largest gap of a migratory schedule over the bound, the most any",
+        "cut on the flow LP's variables could add (docs/exactness.md, \"What a slot-by-slot",
+        'bound cannot see"; measured on the rows that missed before, with the same bound);',
+        "`-` where not measured.",
         "",
         "### Every instance",
         "",
-        "| instance | avg JCT | by | s | bound | by | s | gap | makespan | held by | longer | backfill | migratory |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| instance | avg JCT | by | s | bound | by | s | gap | before | makespan | held by | migratory |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        e = r.get("evidence")
-        longer = "-" if e is None else f"{e['best_avg']:.2f} ({_pct(e['gap'])})"
-        b = r.get("backfill")
-        back = "-" if b is None else f"{b['best_avg']:.2f} ({_pct(b['gap'])})"
-        migr = "-" if b is None else f"{b['migratory_avg']:.2f} ({_pct(b['migratory_gap'])})"
+        old = before.get(r["instance"])
+        migr = _migratory(r, earlier)
         lines.append(
             f"| {r['instance']} | {r['best_avg']:.2f} | {r['best_by']} | {r['best_s']:.0f} | {r['bound_avg']:.2f} "
-            f"| {r['bound_by']} | {r['bound_s']:.0f} | {_pct(r['gap'])} | {r['best_makespan']} | {r['held_by']} "
-            f"| {longer} | {back} | {migr} |"
+            f"| {r['bound_by']} | {r['bound_s']:.0f} | {_pct(r['gap'])} | {_pct(old and old['gap'])} "
+            f"| {r['best_makespan']} | {r['held_by']} | {_pct(migr)} |"
         )
     lines += [
         "",
         "*avg JCT* and its *by*, *s*: the best average JCT, the phase of `auto` that found it",
-        "(`improve`, the search over job orders; a policy's name: that policy in the heuristics",
-        "phase) and that phase's seconds. *bound*, *by*, *s*: the best lower bound on the",
-        "average JCT, the bound that proved it and its seconds. *makespan*: that schedule's",
-        "makespan (the price of the short JCT: compare the makespan table above). *held by*",
-        "(where the gap is open beyond the goal, or on a reported row): `bound` where the LP",
-        "stopped at its time limit with a Lagrangian value below its optimum; `bound?` where",
-        "the best schedule spends a share of extra time (contention, overhead and splitting",
-        "over each job's fastest run, `rar_opt.shares.realized_shares`) at least as large as",
-        "the gap, time the LP counts nowhere, so a loose bound is likely but not proven;",
-        "`schedule` where a longer search finds a schedule within the goal (the bound was",
-        "good enough), `schedule+` where it finds a better one still short of the goal (the",
-        "schedule side holds at least that part; the rest is as the earlier tag says);",
-        "`unknown` otherwise; `-` within the goal. *longer*: the average JCT (and gap) that",
-        f"`improve` finds when given {data.get('evidence_seconds') or 0:g} s of its own, from the LP's order",
-        "(`--evidence`; rows that miss, and reported rows with a gap). *backfill*: the best",
-        "schedule of `benchmarks/backfill_search.py` (a backfilling list scheduler on the",
-        "servers with contention-free splits, a local search over priority orders for",
-        f"{data.get('backfill_seconds') or 0:g} s, judged by the checker: 0 violations on every row),",
-        "its average JCT and gap; *migratory*: the same search's best schedule of the migratory",
-        "relaxation (jobs may change servers between slots, never split), whose gap caps what",
-        "any cut on the flow LP's variables could add to the bound (`--backfill`; rows that",
-        "miss). The tags `schedule` and `schedule+` count the backfilling schedules too. The",
-        "reason for each tag is in the row's `held_why` in the results file.",
+        "(`backfill`, the backfilling search; `improve`, the search over the engine's job",
+        "orders; a policy's name: that policy in the heuristics phase) and that phase's",
+        "seconds. *bound*, *by*, *s*: the best lower bound on the average JCT, the bound that",
+        "proved it and its seconds. *gap*, *before*: the certified gap, and the gap on the",
+        "commit before the backfill phase. *makespan*: that schedule's makespan (the price of",
+        "the short JCT: compare the makespan table above). *held by* (where the gap is open",
+        "beyond the goal, or on a reported row): `bound` where the LP stopped at its time",
+        "limit with a Lagrangian value below its optimum; `bound?` where the best schedule",
+        "spends a share of extra time (contention, overhead and splitting over each job's",
+        "fastest run, `rar_opt.shares.realized_shares`) at least as large as the gap, time the",
+        "LP counts nowhere, so a loose bound is likely but not proven; `unknown` otherwise;",
+        "`-` within the goal. *migratory*: the gap of the best migratory schedule (jobs may",
+        "change servers between slots, never split) that `benchmarks/backfill_search.py`",
+        "found on that row in the earlier run, which caps what any cut on the flow LP's",
+        "variables could add to the bound.",
     ]
     names = list(rows[0]["policies"]) if rows else []
-    lines += [
-        "",
-        "### Every policy's JCT ratio to the bound",
-        "",
-        "Each policy's average JCT over the instance's bound (the table above). *best*: the",
-        "best of `auto` over the bound (1 + gap).",
-        "",
-        "| instance | best | " + " | ".join(names) + " |",
-        "|---|---|" + "---|" * len(names),
-    ]
-    for r in rows:
-        ratios = " | ".join(f"{r['policies'][n]['ratio']:.3f}" for n in names)
-        lines.append(f"| {r['instance']} | {1 + r['gap']:.3f} | {ratios} |")
+    if names:
+        lines += [
+            "",
+            "### Every policy's JCT ratio to the bound",
+            "",
+            "Each policy's average JCT over the instance's bound (the table above), each with its",
+            "defaults (`backfill`: 200 moves). *best*: the best of `auto` over the bound (1 + gap).",
+            "",
+            "| instance | best | " + " | ".join(names) + " |",
+            "|---|---|" + "---|" * len(names),
+        ]
+        for r in rows:
+            ratios = " | ".join(f"{r['policies'][n]['ratio']:.3f}" for n in names)
+            lines.append(f"| {r['instance']} | {1 + r['gap']:.3f} | {ratios} |")
     lines += [
         "",
         "### How the JCT rows were made",
         "",
-        "By `benchmarks/jct_table.py` (rows in `benchmarks/results/jct-table.json`): per",
+        "By `benchmarks/jct_table.py` (rows in `benchmarks/results/jct-table.json`, the rows",
+        "before the backfill phase in `benchmarks/results/jct-table-before.json`): per",
         f"instance, `auto` on the total completion time with {secs:g} s of wall clock and seed 0",
         "on one thread (heuristics of `SUM_POLICIES`; the floor `completion_rank`; the flow LP",
-        "`flow_lp` on half the time left; `improve` aimed at the sum, also from the LP's order;",
-        "the CP-SAT model only where it fits, which it does not at these sizes), the best",
-        "schedule re-simulated; every policy of `POLICIES` judged by the simulator with the",
-        "instance's seed. The run records, beside `solve`'s phases, whether the LP reached its",
-        "optimum (`lp` in each row). "
+        "`flow_lp` on half the time left; `improve` aimed at the sum, also from the LP's order,",
+        "on 45% of the time left; the backfilling search `backfill` from the same starts on 90%",
+        "of the rest; the CP-SAT model only where it fits, which it does not at these sizes),",
+        "the best schedule re-simulated; every policy of `POLICIES` judged by the simulator",
+        "with the instance's seed. The run records, beside `solve`'s phases, whether the LP",
+        "reached its optimum (`lp` in each row), and the CPU seconds and load average around",
+        "each `auto`. "
         + (f"Commit {data['commit'][:10]}; " if data.get("commit") else "")
         + "versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted(data["versions"].items()))
         + ".",
-        "The run shared a two-core machine with other work, so each run got at most the",
-        "wall clock given, and often less CPU.",
+        "The runs shared a two-core machine with other work, so each got at most the wall",
+        "clock given, and often less CPU.",
     ]
-    lines += [
-        "",
-        "What the rows show (the run of the results file): the LP's value hardly moves with the",
-        "preset (132.89 on all three presets of `paper-160x20-s0`): it runs every job at its",
-        "fastest time and sees no contention, overhead or split cost, while the best schedules",
-        "pay for them (their makespans grow with contention too). Where splits are cheap",
-        "(`paper-literal`) every goal is met; where they cost (`paper-split15`,",
-        "`contention-heavy`) `auto` meets none. At 640 x 20 the LP stops at its time limit (a",
-        "Lagrangian value).",
-    ]
-    lines += _sides(rows)
+    lines += _shows(rows, before)
+    missed = [r for r in rows if r["goal"] is not None and not r["within_goal"]]
+    if missed:
+        cells = [f"`{r['instance']}` {_pct(r['gap'])} (migratory {_pct(_migratory(r, earlier))})" for r in missed]
+        lines += [
+            "",
+            "The goal rows still missed: " + ", ".join(cells) + ". Their migratory schedules are within the",
+            "percentage given of the same bound, so no cut on the LP's variables could close more than that:",
+            "the rest of each gap is the schedules' (or a bound that fixes each job's servers for its run).",
+        ]
     if data.get("note"):
         lines += ["", data["note"]]
     lines += ["", END]
     return "\n".join(lines) + "\n"
 
 
-def _sides(rows: list[dict[str, Any]]) -> list[str]:
-    """The paragraph on which side holds the gaps, from the rows' backfill evidence."""
-    done = [r for r in rows if r.get("backfill") and r["goal"] is not None]
-    if not done:
+def _shows(rows: list[dict[str, Any]], before: dict[str, dict[str, Any]]) -> list[str]:
+    """What the goal rows show, before and after, per preset (from the rows)."""
+    goal = [r for r in rows if r["goal"] is not None and r["instance"] in before]
+    if not goal:
         return []
-    cut = [r["gap"] - _best_gap(r) for r in done]
-    migr = [r["backfill"]["migratory_gap"] for r in done]
-    rest = [_best_gap(r) - r["backfill"]["migratory_gap"] for r in done]
-    met = sum(_best_gap(r) <= r["goal"] + 1e-12 for r in done)
-    return [
-        "",
-        f"Which side holds them (`--backfill`, {len(done)} rows that `auto` misses): the schedules,",
-        f"mostly. The backfilling search's checked schedules cut the gaps by {min(cut):.2%} to",
-        f"{max(cut):.2%} and meet the goal on {met} of the {len(done)}: `auto`'s list engine starts",
-        "the jobs in list order, so a job waiting for room on one server holds back every job",
-        "after it, or splits and pays for it. On the bound side, the migratory schedules are",
-        f"within {min(migr):.2%} to {max(migr):.2%} of the LP, so no cut on the LP's variables can",
-        'add more than that (docs/exactness.md, "What a slot-by-slot bound cannot see"); the',
-        f"{min(rest):.2%} to {max(rest):.2%} between the best schedules and the migratory ones is the",
-        "price of keeping every job on its servers for its whole run, or search still to do: no",
-        "bound we have can tell which.",
-    ]
+    out = ["", "What the rows show, per preset (goal rows, before and after the backfill phase):", ""]
+    for preset in sorted({r["preset"] for r in goal}):
+        g = [r for r in goal if r["preset"] == preset]
+        old = [before[r["instance"]] for r in g]
+        by = sorted({r["best_by"] for r in g})
+        out.append(
+            f"* `{preset}`: within the goal {sum(r['within_goal'] for r in old)} of {len(g)} before, "
+            f"{sum(r['within_goal'] for r in g)} of {len(g)} after; gaps {_pct(min(r['gap'] for r in old))} to "
+            f"{_pct(max(r['gap'] for r in old))} before, {_pct(min(r['gap'] for r in g))} to "
+            f"{_pct(max(r['gap'] for r in g))} after; best schedules by {', '.join(by)}."
+        )
+    return out
 
 
-def write_markdown(data: dict[str, Any]) -> None:
+def write_markdown(data: dict[str, Any], before: dict[str, dict[str, Any]], earlier: dict[str, dict[str, Any]]) -> None:
     """Replace the marked JCT region of docs/bounds-table.md (append it when absent)."""
     text = DOC.read_text() if DOC.exists() else ""
-    part = markdown(data)
+    part = markdown(data, before, earlier)
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
     text = pattern.sub(lambda _: part, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + part
     DOC.write_text(text)
@@ -538,7 +549,10 @@ def main() -> None:
     parser.add_argument("--name", default=NAME, help="results file name (a smoke test: another name)")
     parser.add_argument("--limit", type=int, help="stop after this many new instances")
     parser.add_argument("--fresh", action="store_true", help="start over (default: skip the stored instances)")
+    parser.add_argument("--no-policies", action="store_true", help="leave out every policy's own row (auto only)")
     parser.add_argument("--markdown", action="store_true", help="write the JCT part of docs/bounds-table.md")
+    parser.add_argument("--before", help="with --markdown: the results file (name) of the same rows before a change")
+    parser.add_argument("--earlier", help="with --markdown: a results file (name) whose backfill evidence to show")
     parser.add_argument("--evidence", type=float, help="improve for this many seconds on the rows that miss a goal")
     parser.add_argument("--reported", action="store_true", help="with --evidence: also the reported rows with a gap")
     parser.add_argument("--only", help="with --evidence/--backfill: these instances only (comma-separated names)")
@@ -588,7 +602,9 @@ def main() -> None:
             print(f"{r['instance']}: gap {r['gap']:.2%} -> {e['gap']:.2%} ({r['held_by']})", flush=True)
         return
     if args.markdown:
-        write_markdown(json.loads(path.read_text()))
+        before = _by_name(RESULTS / f"{args.before}.json" if args.before else None)
+        earlier = _by_name(RESULTS / f"{args.earlier}.json" if args.earlier else None)
+        write_markdown(json.loads(path.read_text()), before, earlier)
         print(f"wrote {DOC}")
         return
     stored = json.loads(path.read_text()) if path.exists() and not args.fresh else {"rows": []}
@@ -609,14 +625,15 @@ def main() -> None:
             continue
         if args.limit is not None and new >= args.limit:
             break
-        r = row(spec, args.seconds)
+        r = row(spec, args.seconds, judge_policies=not args.no_policies)
         rows.append(r)
         new += 1
         save(args.name, rows, **meta)
         print(
             f"{r['instance']} {r['objective']}: best {r['best_avg']:.2f} ({r['best_by']}), bound {r['bound_avg']:.2f} "
             f"({r['bound_by']}, {r['bound_s']} s), gap {r['gap']:.2%}, makespan {r['best_makespan']}, "
-            f"lp {r['lp'] and r['lp']['method']}, held {r['held_by']}, auto {r['auto_s']} s",
+            f"lp {r['lp'] and r['lp']['method']}, held {r['held_by']}, auto {r['auto_s']} s "
+            f"({r['auto_cpu_s']} s CPU, load {r['load_avg']})",
             flush=True,
         )
 

@@ -199,6 +199,7 @@ SLOW_IN_CI = (
     "tests/solvers/test_probe.py::test_probes_bracket_the_optimum_where_contention_decides",
     "tests/solvers/test_scip.py::test_scip_solves_the_nonconvex_model_to_the_proven_optimum",
     "tests/solvers/test_solve.py::test_auto_at_paper_scale_returns_the_best_schedule_and_bound",
+    "tests/solvers/test_sums.py::test_the_backfill_phase_never_makes_the_answer_worse_on_the_library",
     "tests/studies/test_arrival_families.py::test_a_study_run_of_an_arrival_family_reports_flow",
     "tests/studies/test_arrival_families.py::test_flow_ratios_against_the_flow_optimum",
     "tests/studies/test_faults.py::test_a_full_disk_says_so_and_keeps_the_rows",

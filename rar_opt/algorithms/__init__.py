@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rar_opt.algorithms.backfill import BackfillParams, backfill_policy
 from rar_opt.algorithms.baselines import (
     BaselineParams,
     BisectedParams,
@@ -80,6 +81,7 @@ POLICIES: dict[str, Policy] = {
         Policy("laf", laf_policy, ClassicalParams, "largest area (GPUs x estimated time) first, theta = T"),
         Policy("improve", improve_policy, SearchParams, "seeded iterated greedy from the best lpt/laf schedule"),
         Policy("pack", pack_policy, PackParams, "unsplit where possible, backfilled, forward-backward improved"),
+        Policy("backfill", backfill_policy, BackfillParams, "backfilling on the servers, searched for the average JCT"),
         # online: decisions at arrivals and completions, later jobs unseen (algorithms/online.py)
         Policy("online-sjf-bco", online_sjf_bco, OnlineSjfBcoParams, "online SJF-BCO: smallest first, FA-FFP/LBSGF"),
         Policy("online-ff", online_first_fit, OnlineParams, "online first come first served, first fit"),
@@ -126,6 +128,7 @@ def run_policy(
 __all__ = [
     "PLACEMENTS",
     "POLICIES",
+    "BackfillParams",
     "BaselineParams",
     "BisectedParams",
     "ClassicalParams",

@@ -30,6 +30,7 @@ import numpy as np
 
 from rar_opt.algorithms.state import LOAD_TOL, ClusterState
 from rar_opt.cluster.timemodel import NEVER
+from rar_opt.gpu_ids import lowest_free_ids
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.support.progress import TRIALS
@@ -122,6 +123,27 @@ class Trial:
     def to_schedule(self, instance: Instance, meta: dict) -> Schedule:
         """The trial as a schedule (with GPU ids) carrying ``meta``."""
         return Schedule._from_gpu_ids(instance.name, self.starts, self.gpu_ids, instance.num_servers, meta)
+
+
+def planned_trial(
+    capacity: np.ndarray,
+    weight: np.ndarray,
+    starts: np.ndarray,
+    completion: np.ndarray,
+    job: np.ndarray,
+    server: np.ndarray,
+    count: np.ndarray,
+) -> Trial:
+    """The trial of a schedule planned outside the engine (``pack``, ``backfill``), whose
+    completions are known: job ``job[k]`` has ``count[k]`` GPUs on ``server[k]``. Its GPU
+    ids come from :func:`rar_opt.gpu_ids.lowest_free_ids` (GPUs come free at completion),
+    and its largest load sums ``weight`` over each GPU's jobs in job order."""
+    ids = lowest_free_ids(capacity, starts, completion, job, server, count)
+    load: dict[tuple[int, int], float] = {}
+    for j, held in enumerate(ids):
+        for gpu in held:
+            load[gpu] = load.get(gpu, 0.0) + float(weight[j])
+    return Trial(starts, ids, completion, int(completion.max()), max(load.values(), default=0.0))
 
 
 Progress = Callable[[int, int, int], None]

@@ -64,13 +64,12 @@ import numpy as np
 
 from rar_opt.algorithms import lanes
 from rar_opt.algorithms.baselines import BaselineParams
-from rar_opt.algorithms.engine import Trial
+from rar_opt.algorithms.engine import Trial, planned_trial
 from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.algorithms.search import MAX_SEED
 from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
-from rar_opt.gpu_ids import lowest_free_ids
 from rar_opt.instance import Instance
 from rar_opt.support.checks import is_int, is_real
 from rar_opt.support.processes import stop_requested
@@ -398,20 +397,10 @@ class _Packer:
             best = cand
 
 
-def _gpu_ids(plan: _Plan, capacity: np.ndarray) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """Concrete GPUs for the plan (:func:`rar_opt.gpu_ids.lowest_free_ids`: the profile
-    guarantees enough; GPUs come free at completion)."""
-    job, server = np.nonzero(plan.y)
-    return lowest_free_ids(capacity, plan.starts, plan.completion, job, server, plan.y[job, server])
-
-
 def _trial(plan: _Plan, capacity: np.ndarray, weight: np.ndarray) -> Trial:
-    ids = _gpu_ids(plan, capacity)
-    load: dict[tuple[int, int], float] = {}
-    for j, held in enumerate(ids):
-        for gpu in held:
-            load[gpu] = load.get(gpu, 0.0) + float(weight[j])
-    return Trial(plan.starts, ids, plan.completion, int(plan.completion.max()), max(load.values(), default=0.0))
+    """The plan as a trial (:func:`.engine.planned_trial`: the profile guarantees the GPUs)."""
+    job, server = np.nonzero(plan.y)
+    return planned_trial(capacity, weight, plan.starts, plan.completion, job, server, plan.y[job, server])
 
 
 START_ORDERS = ("fewest-hosts", "longest-first", "largest-area-first")

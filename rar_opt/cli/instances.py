@@ -84,15 +84,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--bisection", choices=["paper", "tightest"], help="sjf-bco, ff, ls: theta bisection rule")
     p.add_argument("--order", choices=["smallest-first", "input"], help="ff, ls, rand, consolidate: job order")
     p.add_argument("--placement", choices=list(PLACEMENTS), help="lpt, laf: GPUs per job (default consolidate)")
-    p.add_argument("--iterations", type=int, help="improve, pack: iterations (restarts), the stopping rule (40, 20)")
-    p.add_argument("--time-limit", type=float, help="improve, pack: wall-time cap in seconds (default 10)")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        help="improve, pack, backfill: iterations (restarts, moves), the stopping rule (40, 20, 200)",
+    )
+    p.add_argument("--time-limit", type=float, help="improve, pack, backfill: wall-time cap in seconds (default 10)")
     p.add_argument("--jitter", type=float, help="pack: a restart's largest shift, a share of a job's length (0.3)")
     p.add_argument("--no-justify", action="store_true", help="pack: no forward-backward improvement")
     p.add_argument(
         "--split",
         choices=["both", "must", "may"],
-        help="pack: which jobs may split: those no server holds (must), any (may), the better start (both, default)",
+        help="pack, backfill: which jobs may split: those no server holds (must), any (may), "
+        "pack's better start (both, pack's default; backfill's: may)",
     )
+    p.add_argument("--fit", choices=["best", "small"], help="backfill: fewest free GPUs (best) or smallest server")
+    p.add_argument("--no-reserve", action="store_true", help="backfill: no reservation for the first job that waits")
     p.add_argument("--lanes", type=float, help="pack: share of --time-limit for the buddy-lanes search (0.5; 0: none)")
     p.add_argument("--lanes-patience", type=int, help="pack: lanes search: failures in a row to stop (30)")
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
@@ -218,6 +225,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             ("split", args.split),
             ("lanes", args.lanes),
             ("lanes_patience", args.lanes_patience),
+            ("fit", args.fit),
+            ("reserve", False if args.no_reserve else None),
         )
         if v is not None
     }

@@ -7,13 +7,17 @@ in place of the makespan):
 
 1. **Heuristics.** Every policy of :data:`SUM_POLICIES` (list schedules built for short
    completion times: shortest first and its relatives), each judged by the simulator.
-2. **Improve.** ``improve`` aimed at the sum (its ``objective="total"``): an iterated-greedy
-   search over job orders from shortest-first starts, judged by the simulator, on a share
-   of the time.
-3. **Floor.** The cheap bounds on the total completion time of the bounds registry.
-4. **Relaxation.** Each solver bound on the total completion time of the registry (the
+2. **Floor.** The cheap bounds on the total completion time of the bounds registry.
+3. **Relaxation.** Each solver bound on the total completion time of the registry (the
    time-indexed LP on the GPU pool when registered), on a share of the time.
-5. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
+4. **Improve.** ``improve`` aimed at the sum (its ``objective="total"``): an iterated-greedy
+   search over the engine's job orders from shortest-first starts and the relaxation's
+   order, judged by the simulator, on a share of the time.
+5. **Backfill.** ``backfill``: an iterated local search over priority orders for the
+   backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
+   when they fit, splits never share a server), from the same starts, on a share of what
+   is left; its best schedule is re-simulated like every other.
+6. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
    with the best schedule as its start; its bound joins the others.
 
 The best schedule is re-simulated; the result's objective is its sum, its bound the best
@@ -72,6 +76,19 @@ BOUND_SHARE = 0.5
 
 IMPROVE_ITERATIONS_PER_JOB = 50
 """The improvement search's iterations per job (it stops earlier on its time share)."""
+
+IMPROVE_SHARE_BEFORE_BACKFILL = 0.45
+"""``improve``'s share of the time left when the backfill phase runs after it and the
+full model does not (the backfill phase then gets :data:`ALONE_SHARE` of what is left)."""
+
+BACKFILL_SHARE = 0.4
+"""The backfill phase's share of the time left when the full model runs after it."""
+
+BACKFILL_ITERATIONS_PER_JOB = 100
+"""The backfill search's moves per job (it stops earlier on its time share)."""
+
+BACKFILL_MIN_SECONDS = 0.2
+"""Less time than this left, the backfill phase is not run."""
 
 DEFAULT_SECONDS = 30.0
 """The improvement and bound phases' time when the caller gives no limit."""
@@ -148,6 +165,10 @@ def solve_sum(
         bound = max(bound, relaxed - shift)
     if best.value != bound and not budget.expired():
         phases.append(_improve(instance, objective, best, budget, order))
+    if best.value != bound and not budget.expired() and stop_requested() is None:
+        found = _backfill(instance, objective, best, budget, order)
+        if found is not None:
+            phases.append(found)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
     if best.value != bound and not budget.expired() and stop_requested() is None:
@@ -257,8 +278,9 @@ def _improve(
 
     began = time.perf_counter()
     left = budget.left()
-    # the whole time when the full model will not use the rest (the bounds ran before)
-    share = IMPROVE_SHARE if why_no_model(instance) is None else ALONE_SHARE
+    # most of the time when the full model will not use the rest (the bounds ran
+    # before), shared with the backfill phase after it
+    share = IMPROVE_SHARE if why_no_model(instance) is None else IMPROVE_SHARE_BEFORE_BACKFILL
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
     iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
     run = run_policy(
@@ -276,6 +298,40 @@ def _improve(
     status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
     total = None if value is None else value[0]
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
+
+
+def _backfill(
+    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
+) -> PhaseRecord | None:
+    """The backfill search (``backfill`` with ``start_order``, the relaxation's order) on
+    its share of the time left; None when too little is left to run it."""
+    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms.backfill import NoTimeToBuild
+
+    began = time.perf_counter()
+    left = budget.left()
+    share = BACKFILL_SHARE if why_no_model(instance) is None else ALONE_SHARE
+    seconds = DEFAULT_SECONDS if left is None else share * left
+    if seconds < BACKFILL_MIN_SECONDS:
+        return None
+    try:
+        run = run_policy(
+            instance,
+            "backfill",
+            makespan_cap=best.cap,
+            start_order=order,
+            iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
+            time_limit=seconds,
+            seed=budget.seed,
+        )
+    except NoTimeToBuild:  # not one schedule built in its time (an instance far larger than the paper's)
+        seconds = time.perf_counter() - began
+        return PhaseRecord(PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, seconds, search="backfill")
+    value = sum_of(instance, run.schedule, objective)
+    best.offer(run.schedule, value, "backfill")
+    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
+    total = None if value is None else value[0]
+    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
 
 
 def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:

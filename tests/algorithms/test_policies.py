@@ -37,14 +37,15 @@ def test_every_policy_returns_a_feasible_schedule(inst: Instance, name: str, see
 
 def test_a_horizon_no_trial_fits_gives_a_marked_schedule(wait_beats_start: Instance) -> None:
     # T = 7: the optimum (6) fits, but every list heuristic starts both jobs at once (8
-    # slots); pack never runs two split jobs on one server at once, so it finds the 6
+    # slots); pack and backfill never run two split jobs on one server at once: they find the 6
     short = dataclasses.replace(wait_beats_start, horizon=7)
-    packed = run_policy(short, "pack")
-    assert not packed.exceeds_horizon and max(reference_simulate(short, packed.schedule)["completion"]) == 6
+    for name in ("pack", "backfill"):
+        packed = run_policy(short, name)
+        assert not packed.exceeds_horizon and max(reference_simulate(short, packed.schedule)["completion"]) == 6
     too_short = dataclasses.replace(wait_beats_start, horizon=5)  # below the optimum: nothing fits
     assert run_policy(too_short, "pack").exceeds_horizon
     assert reference_violations(too_short, run_policy(too_short, "pack").schedule) == {"completion_in_horizon"}
-    for name in [n for n in POLICY_NAMES if n != "pack"]:
+    for name in [n for n in POLICY_NAMES if n not in ("pack", "backfill")]:
         result = run_policy(short, name)
         assert result.exceeds_horizon and result.schedule.meta["exceeds_horizon"] is True
         assert max(reference_simulate(short, result.schedule)["completion"]) == 8
@@ -92,7 +93,8 @@ def test_every_params_class_validates_its_own_fields(paper_instance: Instance) -
     for name in POLICY_NAMES:
         with pytest.raises(InputError, match="unknown estimator 'nope'"):
             run_policy(paper_instance, name, estimator="nope")
-    assert [n for n in POLICY_NAMES if POLICIES[n].seeded] == ["improve", "ls", "pack", "rand"]  # ls: its tie-break
+    seeded = ["backfill", "improve", "ls", "pack", "rand"]  # ls: its tie-break
+    assert [n for n in POLICY_NAMES if POLICIES[n].seeded] == seeded
     with pytest.raises(InputError, match=r"ff does not take kappa \(its options: bisection, estimator, order\)"):
         run_policy(paper_instance, "ff", kappa=3)
     bad = (("ls", "tie_break", "coin"), ("rand", "mode", "racks"), ("ff", "order", "longest"))

@@ -89,3 +89,53 @@ def test_bad_trade_off_factors_are_refused(wait_beats_start: Instance, factor: f
 
     with pytest.raises(ParameterError, match="factor >= 1"):
         solve(wait_beats_start, "auto", time_limit=5, objective="total", makespan_within=factor)
+
+
+def _without_backfill(monkeypatch: pytest.MonkeyPatch, inst: Instance, objective: str, time_limit: float):
+    """auto as it answered before the backfill phase (the phase left out)."""
+    from rar_opt.solvers import sums
+
+    with monkeypatch.context() as m:
+        m.setattr(sums, "_backfill", lambda *args: None)
+        return solve(inst, "auto", time_limit=time_limit, objective=objective)
+
+
+def test_the_backfill_phase_never_makes_the_answer_worse_on_the_library(library, monkeypatch) -> None:
+    # (the library has no releases: the flow time is the total completion time there)
+    for known in library:
+        res = solve(known.instance, "auto", time_limit=30, objective="total")
+        before = _without_backfill(monkeypatch, known.instance, "total", 30)
+        assert res.objective is not None and before.objective is not None
+        assert res.objective <= before.objective, known.name
+        assert res.objective == _sum(known.instance, res, "total")
+
+
+def test_the_backfill_phase_is_recorded_and_its_schedule_re_simulated() -> None:
+    from rar_opt.instances.generate import paper
+
+    inst = paper(0, jobs=40, servers=4, preset="contention-heavy")
+    res = solve(inst, "auto", time_limit=4, objective="total")
+    phases = {p.name: p for p in res.record.phases}
+    assert "improve (backfill)" in phases and "improve" in phases
+    found = phases["improve (backfill)"]
+    assert found.status in (Status.FEASIBLE, Status.NO_SOLUTION) and found.bound is None
+    assert res.objective == _sum(inst, res, "total")
+    searched = [p for p in res.record.phases if p.kind in (PhaseKind.HEURISTICS, PhaseKind.IMPROVE)]
+    assert res.objective <= min(p.objective for p in searched if p.objective is not None)
+    assert "improve (backfill)" in [p["phase"] for p in res.record.to_dict()["phases"]]
+
+
+def test_auto_for_sums_returns_within_a_short_limit_and_when_backfill_builds_nothing(
+    paper_instance: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rar_opt.algorithms.backfill import Builder
+    from rar_opt.instances.generate import paper
+
+    res = solve(paper_instance, "auto", time_limit=2, objective="flow")  # returns: the phases keep the clock
+    assert res.schedule is not None and res.objective == _sum(paper_instance, res, "flow")
+    monkeypatch.setattr(Builder, "plan", lambda self, order, deadline=None: None)  # never built in time
+    inst = paper(0, jobs=40, servers=4, preset="contention-heavy")
+    res = solve(inst, "auto", time_limit=3, objective="total")
+    found = [p for p in res.record.phases if p.name == "improve (backfill)"]
+    assert [p.status for p in found] == [Status.NO_SOLUTION]
+    assert res.schedule is not None and res.schedule.meta["method"] != "backfill"

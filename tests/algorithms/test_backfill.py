@@ -1,0 +1,200 @@
+"""The backfilling builder and the ``backfill`` policy (rar_opt/algorithms/backfill.py):
+checked schedules whose completions the builder knows, splits that never share a server,
+jobs that start out of list order, determinism, the search's floor and its time limit."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rar_opt import Cluster, Instance, Job, check, simulate
+from rar_opt.algorithms import run_policy
+from rar_opt.algorithms.backfill import (
+    FITS,
+    SPLITS,
+    Builder,
+    BuildRules,
+    NoTimeToBuild,
+    backfill_schedule,
+)
+from rar_opt.algorithms.orders import SUM_ORDERS
+from rar_opt.errors import InputError
+from rar_opt.instances.generate import paper
+
+from ..helpers import BEYOND_HORIZON
+from ..strategies import reference_simulate, reference_violations, tiny_instances, with_releases
+from ..topology_strategies import micro_topology_instances, reference_topology_simulate
+
+rules = st.builds(BuildRules, st.sampled_from(FITS), st.booleans(), st.sampled_from(SPLITS), st.booleans())
+
+
+@given(st.one_of(tiny_instances(), with_releases(tiny_instances())), rules, st.data())
+def test_every_schedule_passes_the_checker_and_ends_when_planned(inst: Instance, how: BuildRules, data) -> None:
+    order = data.draw(st.permutations(range(inst.num_jobs)))
+    sched = backfill_schedule(inst, order, how)
+    # the builder ignores the horizon: ending after T is the only violation allowed
+    assert check(inst, sched).names() <= BEYOND_HORIZON
+    assert reference_violations(inst, sched) <= BEYOND_HORIZON
+    plan = Builder(inst, how).plan(list(order))
+    assert plan is not None
+    assert reference_simulate(inst, sched)["completion"] == plan.completion.tolist()
+    assert all(plan.starts >= inst.releases)
+
+
+@given(tiny_instances(max_jobs=6, max_servers=4), rules, st.data())
+def test_no_server_ever_carries_two_split_rings(inst: Instance, how: BuildRules, data) -> None:
+    sched = backfill_schedule(inst, data.draw(st.permutations(range(inst.num_jobs))), how)
+    for segment in simulate(inst, sched).segments:
+        assert segment.contention.max(initial=0) <= 1
+
+
+@settings(max_examples=30)
+@given(micro_topology_instances(), rules, st.data())
+def test_on_a_topology_one_split_ring_at_a_time_and_planned_ends(inst: Instance, how: BuildRules, data) -> None:
+    order = list(data.draw(st.permutations(range(inst.num_jobs))))
+    sched = backfill_schedule(inst, order, how)
+    assert check(inst, sched).names() <= BEYOND_HORIZON
+    plan = Builder(inst, how).plan(order)
+    assert plan is not None
+    assert reference_topology_simulate(inst, sched)["completion"] == plan.completion.tolist()
+    split = [j for j, u in enumerate(plan.used) if len(u) > 1]
+    for a in split:
+        for b in split:
+            if a < b:  # never at the same time
+                assert plan.completion[a] <= plan.starts[b] or plan.completion[b] <= plan.starts[a]
+
+
+def _blocked() -> Instance:
+    """One 4-GPU server: a 4-GPU job listed after a 2-GPU one (running 6 slots), and a
+    short 2-GPU job listed last. The list engine keeps the wide job waiting for the first
+    one and the short job behind it; backfilling starts the short job at once."""
+    cluster = Cluster(servers=(4,), b_inter=1.0, b_intra=10.0)
+    jobs = (
+        Job("long", gpus=2, iterations=6, bwd_time=1.0),
+        Job("wide", gpus=4, iterations=2, bwd_time=1.0),
+        Job("short", gpus=2, iterations=2, bwd_time=1.0),
+    )
+    return Instance("blocked", 40, cluster, jobs)
+
+
+def test_a_later_job_starts_before_an_earlier_one_that_waits() -> None:
+    inst = _blocked()
+    plan = Builder(inst, BuildRules(reserve=False)).plan([0, 1, 2])
+    assert plan is not None
+    assert plan.starts.tolist() == [0, 6, 0]  # the short job fills the room the wide one cannot use
+    # with the reservation the wide job keeps the server from slot 6: the short job ends by then
+    reserved = Builder(inst, BuildRules(reserve=True)).plan([0, 1, 2])
+    assert reserved is not None and reserved.starts.tolist() == [0, 6, 0]
+
+
+def test_the_reservation_keeps_a_late_long_job_off_the_held_server() -> None:
+    # a 4-GPU server: job 0 (2 GPUs, 3 slots) runs; job 1 (4 GPUs) waits for slot 3;
+    # job 2 (2 GPUs, 10 slots) would delay it to 10 without the reservation
+    cluster = Cluster(servers=(4,), b_inter=1.0, b_intra=10.0)
+    jobs = (
+        Job("a", gpus=2, iterations=3, bwd_time=1.0),
+        Job("wide", gpus=4, iterations=2, bwd_time=1.0),
+        Job("long", gpus=2, iterations=10, bwd_time=1.0),
+    )
+    inst = Instance("held", 40, cluster, jobs)
+    free = Builder(inst, BuildRules(reserve=False)).plan([0, 1, 2])
+    held = Builder(inst, BuildRules(reserve=True)).plan([0, 1, 2])
+    assert free is not None and held is not None
+    assert free.starts.tolist() == [0, 10, 0]
+    assert held.starts.tolist() == [0, 3, 5]
+
+
+def test_a_later_job_may_take_the_gpus_the_reserved_job_will_not_need() -> None:
+    # an 8-GPU server: job a (4 GPUs, 3 slots) runs; the wide job (6 GPUs) waits for slot 3,
+    # when 8 are free: 2 to spare, which the long job (2 GPUs, 10 slots) may take at once
+    cluster = Cluster(servers=(8,), b_inter=1.0, b_intra=10.0)
+    jobs = (
+        Job("a", gpus=4, iterations=3, bwd_time=1.0),
+        Job("wide", gpus=6, iterations=2, bwd_time=1.0),
+        Job("long", gpus=2, iterations=10, bwd_time=1.0),
+    )
+    inst = Instance("spare", 40, cluster, jobs)
+    spare = Builder(inst, BuildRules(spare=True)).plan([0, 1, 2])
+    strict = Builder(inst, BuildRules(spare=False)).plan([0, 1, 2])
+    assert spare is not None and strict is not None
+    assert spare.starts.tolist() == [0, 3, 0]
+    assert strict.starts.tolist() == [0, 3, 3]
+
+
+@given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))
+def test_same_seed_same_result(inst: Instance, seed: int) -> None:
+    first = run_policy(inst, "backfill", seed=seed, iterations=30)
+    assert first == run_policy(inst, "backfill", seed=seed, iterations=30)
+    assert first.search is not None and not first.search["capped"]
+
+
+@settings(max_examples=25)
+@given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000))
+def test_the_search_is_never_worse_than_its_starts(inst: Instance, seed: int) -> None:
+    result = run_policy(inst, "backfill", seed=seed, iterations=40)
+    total = int(check(inst, result.schedule).result.completion.sum())
+    builder = Builder(inst)
+    for make in SUM_ORDERS.values():
+        start = builder.plan(make(inst, "best").tolist())
+        assert start is not None and total <= start.total
+    assert result.search is not None and total <= result.search["start_total_completion"]
+
+
+@settings(max_examples=25)
+@given(tiny_instances(), st.integers(0, 1000))
+def test_the_search_keeps_within_the_horizon_when_a_start_does(inst: Instance, seed: int) -> None:
+    # the horizon cut to the shortest start's makespan: the sum alone might prefer a longer one
+    builder = Builder(inst)
+    plans = [builder.plan(make(inst, "best").tolist()) for make in SUM_ORDERS.values()]
+    tight = dataclasses.replace(inst, horizon=min(p.makespan for p in plans if p is not None))
+    result = run_policy(tight, "backfill", seed=seed, iterations=40)
+    assert not result.exceeds_horizon
+    assert check(tight, result.schedule).feasible
+
+
+def test_the_policy_at_paper_scale_searches_and_keeps_its_floor() -> None:
+    inst = paper(0, jobs=60, servers=6, preset="contention-heavy")
+    result = run_policy(inst, "backfill", iterations=60)
+    search = result.search
+    assert search is not None and search["iterations"] == 60 and search["rules"] == "best+reserve"
+    total = int(check(inst, result.schedule).result.completion.sum())
+    assert total <= search["start_total_completion"]
+    assert result.schedule.meta["method"] == "backfill"
+
+
+def test_the_time_limit_stops_the_search_and_a_build() -> None:
+    inst = paper(0, jobs=60, servers=6)
+    # a move budget far beyond the limit: the clock stops the search, which answers
+    result = run_policy(inst, "backfill", iterations=10**9, time_limit=0.3)
+    assert result.search is not None and result.search["capped"]
+    assert check(inst, result.schedule).feasible
+    # a deadline already passed stops a build: no plan, and the policy says so
+    builder = Builder(inst)
+    assert builder.plan(list(range(inst.num_jobs)), deadline=0.0) is None
+    with pytest.raises(NoTimeToBuild, match="time limit"):
+        run_policy(inst, "backfill", time_limit=1e-9)
+
+
+def test_bad_parameters_are_input_errors() -> None:
+    inst = _blocked()
+    bad = (("fit", "worst"), ("reserve", 1), ("spare", "yes"), ("split", "both"), ("iterations", -1))
+    for option, value in bad:
+        with pytest.raises(InputError, match=option):
+            run_policy(inst, "backfill", **{option: value})
+    with pytest.raises(InputError, match="start_order"):
+        run_policy(inst, "backfill", start_order=(0, 0, 1))
+    with pytest.raises(ValueError, match="every job"):
+        backfill_schedule(inst, [0, 1])
+
+
+def test_a_job_wider_than_every_server_splits_even_under_must() -> None:
+    cluster = Cluster(servers=(2, 2, 2), b_inter=1.0, b_intra=10.0)
+    jobs = (Job("wide", gpus=3, iterations=2, bwd_time=0.5), Job("one", gpus=1, iterations=2, bwd_time=0.5))
+    inst = Instance("wide", 40, cluster, jobs)
+    plan = Builder(inst, BuildRules(split="must")).plan([0, 1])
+    assert plan is not None and len(plan.used[0]) == 2 and len(plan.used[1]) == 1
+    assert np.array_equal(plan.starts, [0, 0])
