@@ -43,6 +43,11 @@ FAR = np.int32(2**30)
 BLOCK = 32
 """Servers per block of ``top`` (the query reads servers / BLOCK rows per slot)."""
 
+TABLE_CELLS = 120_000_000
+"""The most servers x slots cells (4 bytes each) that the tables of one profile hold
+together (:meth:`RunIndex.has_room`); past it a GPU count has no table and its fit is read
+from the profile directly, which gives the same decision."""
+
 
 def _ends(bad: np.ndarray, first: int = 0) -> np.ndarray:
     """For every row and column t of ``bad`` (slots from ``first``): the first bad slot >= t, or FAR."""
@@ -81,6 +86,10 @@ class RunIndex:
             self.top[g] = np.maximum.reduceat(self.end[g], self.heads, axis=0)
         return self.end[g], self.top[g]
 
+    def has_room(self, g: int) -> bool:
+        """Whether g has its table or one more fits in :data:`TABLE_CELLS`."""
+        return g in self.end or (len(self.end) + 1) * self.free.size <= TABLE_CELLS
+
     def rows(self, blocks: np.ndarray) -> np.ndarray:
         """The servers of ``blocks`` (ascending block numbers), ascending."""
         first = blocks * self.block
@@ -90,6 +99,9 @@ class RunIndex:
     def grow(self, free: np.ndarray, held: np.ndarray | None = None) -> None:
         """The profile got longer (its new arrays; the new slots are idle and not held)."""
         old, self.free, self.held = self.free.shape[1], free, held
+        if len(self.end) * free.size > TABLE_CELLS:  # too long for them all: from here on, no tables
+            self.end.clear()
+            self.top.clear()
         col = np.arange(old, free.shape[1], dtype=np.int32)
         for g in list(self.end):
             extra = np.where((self.capacity >= max(g, 1))[:, None], FAR, col[None, :]).astype(np.int32)

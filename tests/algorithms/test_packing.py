@@ -91,8 +91,13 @@ def test_the_window_search_sees_the_same_idle_gpus_as_slot_by_slot(servers: int,
     cap = inst.cluster.capacity
     profile.free[:] = rng.integers(0, cap[:, None] + 1, profile.free.shape)
     profile.split_busy = rng.random(profile.free.shape) < 0.2
-    profile.runs = RunIndex(profile.free, cap, profile.split_busy)  # the profile was set by hand
     cand = np.unique(rng.integers(0, slots, 4))
+    _check_windows(profile, cand, d, servers, cap)  # every server read (a small cluster)
+    profile.runs = RunIndex(profile.free, cap, profile.split_busy)  # the index, on the profile set by hand
+    _check_windows(profile, cand, d, servers, cap)
+
+
+def _check_windows(profile, cand: np.ndarray, d: int, servers: int, cap: np.ndarray) -> None:
     for most in sorted({1, servers}):  # the spans tried never pass ``most``: its first rows
         _, top, total = profile._windows(cand, d, most)
         for k, t in enumerate(cand.tolist()):

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from rar_opt.algorithms.runs import FAR, OPEN, RunIndex
 
+from ..strategies import tiny_instances, with_releases
+
 NEVER = 2**62
 
 
@@ -124,3 +126,37 @@ def test_the_index_tables_equal_the_profile_after_many_takes(servers: int) -> No
         if k == 150:
             prof.runs.table(OPEN)  # built from the profile halfway, then kept up to date
     prof.check_tables()
+
+
+def _pack(inst, **options):
+    from rar_opt.algorithms import run_policy
+
+    result = run_policy(inst, "pack", time_limit=1000.0, lanes=0.0, **options)
+    return result.schedule.to_dict()["jobs"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.one_of(tiny_instances(max_jobs=8, max_servers=4), with_releases(tiny_instances(max_jobs=6))),
+    st.sampled_from(["must", "may", "both"]),
+)
+def test_pack_places_every_job_alike_with_the_index_the_scan_or_no_room_for_tables(inst, rule: str) -> None:
+    from rar_opt.algorithms import packing, runs
+
+    scanned = _pack(inst, iterations=2, split=rule)  # a small cluster: scanned
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(packing, "INDEX_SERVERS", 1)
+        assert _pack(inst, iterations=2, split=rule) == scanned  # the index
+        mp.setattr(runs, "TABLE_CELLS", 2 * inst.num_servers * (inst.horizon + 1))
+        assert _pack(inst, iterations=2, split=rule) == scanned  # tables for one or two counts, then none
+
+
+def test_pack_at_paper_scale_alike_with_the_index_and_the_scan() -> None:
+    from rar_opt.algorithms import packing
+    from rar_opt.instances.generate import paper
+
+    inst = paper(1, jobs=160, servers=20, preset="contention-heavy")
+    scanned = _pack(inst, iterations=1, split="both")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(packing, "INDEX_SERVERS", 1)
+        assert _pack(inst, iterations=1, split="both") == scanned
