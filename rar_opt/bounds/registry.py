@@ -13,6 +13,13 @@ Solver bounds name their function as ``"module:function"`` and are loaded on fir
 this module sits below the solver layer (the floor phase imports it), and the functions
 that solve sit above it (:mod:`rar_opt.bounds.solved`). A solver bound is only computed
 when the caller gives it a time limit, so the cheap path never loads a solver.
+
+A solver bound whose model grows with the instance names its size guard the same way
+(``guard``: ``instance -> str | None``, the reason its model is too large to build, from
+the formulation that builds it). :meth:`Bound.compute` asks the guard first: a model over
+its guard is never built, and the bound is reported without a value and with the note
+``not built: <reason>`` (docs/exactness.md, "Size guards of the solver bounds"). This is the
+one place where a bound is skipped for its size; the cheap bounds have no guard.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from rar_opt.instance import Instance
 from rar_opt.support.processes import stop_requested
@@ -85,6 +92,7 @@ class Bound:
     applies: Callable[[Instance], bool] | None = None  # None: on every instance
     flag: str = ""  # solver bounds offered by ``rar-opt bounds``: the flag of their seconds
     default_seconds: float = 0.0  # solver bounds: the command line's default time limit
+    guard: str = ""  # solver bounds: "module:function", instance -> why the model is too large (None: build it)
 
     def __post_init__(self) -> None:
         solver = self.family == "solver"
@@ -94,24 +102,43 @@ class Bound:
             )
         if self.flag and not (solver and self.flag.startswith("--")):
             raise ValueError(f"bound {self.name!r}: only a solver bound has a flag, and it starts with '--'")
+        if self.guard and not (solver and ":" in self.guard):
+            raise ValueError(f"bound {self.name!r}: only a solver bound has a size guard, as 'module:function'")
 
     @property
     def needs_solver(self) -> bool:
         """Whether computing it solves a model (it then needs a time limit)."""
         return self.family == "solver"
 
+    def too_large(self, instance: Instance) -> str | None:
+        """Why this bound's model is not built on ``instance`` (its size guard), or None."""
+        return _load(self.guard)(instance) if self.guard else None
+
     def compute(self, instance: Instance, ask: Ask | None = None) -> NamedBound:
-        """This bound on ``instance``, timed (solver bounds need ``ask``)."""
+        """This bound on ``instance``, timed (solver bounds need ``ask``); a solver bound over
+        its size guard is skipped: no value, the note says why."""
         began = time.perf_counter()
         if isinstance(self.function, str):
             if ask is None:
                 raise ValueError(f"bound {self.name!r} solves a model: give it a time limit")
-            module, _, attr = self.function.partition(":")
-            answer: Answer = getattr(importlib.import_module(module), attr)(instance, ask)
+            why = self.too_large(instance)
+            if why is not None:
+                return NamedBound(self.name, None, time.perf_counter() - began, f"{NOT_BUILT}{why}")
+            answer: Answer = _load(self.function)(instance, ask)
             seconds = time.perf_counter() - began
             return NamedBound(self.name, answer.value, seconds, answer.note or self.summary, answer.exact, answer.order)
         value = int(self.function(instance))
         return NamedBound(self.name, value, time.perf_counter() - began, self.summary)
+
+
+NOT_BUILT = "not built: "
+"""How the note of a bound skipped by its size guard begins."""
+
+
+def _load(name: str) -> Any:
+    """The function ``"module:function"``, its module imported now."""
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 BOUNDS: dict[str, Bound] = {}
@@ -257,6 +284,7 @@ def _builtin() -> None:
             applies=_star,
             flag="--relaxation-time",
             default_seconds=10.0,
+            guard="rar_opt.formulations.cfree:too_large",
         )
     )
     register(
@@ -269,6 +297,7 @@ def _builtin() -> None:
             "rar_opt.bounds.solved:server_bins",
             flag="--bins-time",
             default_seconds=10.0,
+            guard="rar_opt.formulations.gpubins:too_large",
         )
     )
     register(
@@ -301,6 +330,7 @@ def _builtin() -> None:
             "rar_opt.bounds.solved:flow_lp",
             flag="--lp-time",
             default_seconds=10.0,
+            guard="rar_opt.formulations.flowlp:too_large",
         )
     )
 

@@ -43,7 +43,8 @@ def flow_lp(instance: Instance, ask: Ask) -> Answer:
     order = None
     if found.mean_starts is not None:
         order = tuple(int(j) for j in np.argsort(np.array(found.mean_starts), kind="stable"))
-    how = {"lp": "the LP's optimum", "lagrangian": "a Lagrangian value (time limit)", "floor": "the floor was larger"}
+    stopped = f" ({found.note})" if found.note else ""
+    how = {"lp": "the LP's optimum", "lagrangian": f"a Lagrangian value{stopped}", "floor": "the floor was larger"}
     note = f"time-indexed LP on the GPU pool with server classes: {how.get(found.method, found.method)}"
     return Answer(found.total, found.proven, note, order)
 

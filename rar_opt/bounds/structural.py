@@ -81,18 +81,25 @@ def energetic_bound(instance: Instance) -> int:
 
 def disjunctive_bound(instance: Instance) -> int:
     """Jobs that can never overlap: the sum of rho_min over jobs with G_j > N / 2 (they
-    exclude each other pairwise), and the best pair with G_i + G_j > N."""
+    exclude each other pairwise), and the best pair with G_i + G_j > N.
+
+    With the jobs sorted by G from the largest, the jobs that clash with job j and come
+    before it are a prefix of the order (those with G_i > N - G_j), so the best partner of
+    j is a prefix maximum of rho_min: O(J log J) for all pairs."""
     m = instance.modes
     n_gpus = m.num_gpus
     big = 2 * m.gpus > n_gpus
     best = int(m.rho[big].sum()) if big.any() else 0
     order = np.argsort(-m.gpus, kind="stable")
-    g, r = m.gpus[order], m.rho[order]
-    for i in range(len(g)):
-        clash = g[i] + g[i + 1 :] > n_gpus
-        if not clash.any():
-            break  # sizes only fall: no later pair clashes either
-        best = max(best, int(r[i] + r[i + 1 :][clash].max()))
+    g, r = m.gpus[order].astype(np.int64), m.rho[order].astype(np.int64)
+    if len(g) < 2:
+        return best
+    clash = np.searchsorted(-g, -(n_gpus - g), side="left")  # jobs i with G_i > N - G_j
+    before = np.minimum(clash, np.arange(len(g)))  # ... that come before j
+    has = before > 0
+    if has.any():
+        longest = np.maximum.accumulate(r)
+        best = max(best, int((r[has] + longest[before[has] - 1]).max()))
     return best
 
 
@@ -237,15 +244,29 @@ def split_pairs_bound(instance: Instance) -> int:
     if len(forced) < 2:
         return 0
     n_servers = len(m.capacity)
-    span = np.maximum(m.n_min[forced], 2)
+    # in order of n_min, the partners of a job that it must share a server with are a suffix
+    forced = forced[np.argsort(m.n_min[forced], kind="stable")]
+    n_min = m.n_min[forced].astype(np.int64)
+    first = np.maximum(np.searchsorted(n_min, n_servers - n_min, side="right"), np.arange(1, len(forced) + 1))
+    paired = np.flatnonzero(first < len(forced))
+    if not len(paired):
+        return 0  # O(J log J) when no two jobs must share (the common case)
+    span = np.maximum(n_min, 2)
     alone = tm.phi(np.ones(len(forced)), span, forced)
     shared = tm.phi(np.full(len(forced), 2), span, forced)
     iters = instance.arrays.iterations[forced]
+    # a pair never needs more than its two jobs one after the other (no overlap, o = 0):
+    # pairs that cannot beat the best so far are not evaluated (the value is the same)
+    apart = -(-iters // np.maximum(alone, 1))
+    tail = np.maximum.accumulate(apart[::-1])[::-1]  # the longest from each position on
     best = 0
-    for x in range(len(forced)):
-        for y in range(x + 1, len(forced)):
-            if m.n_min[forced[x]] + m.n_min[forced[y]] <= n_servers:
-                continue
+    for x in paired.tolist():
+        if apart[x] + tail[first[x]] <= best:
+            continue
+        rest = first[x] + np.argsort(-apart[first[x] :], kind="stable")
+        for y in rest.tolist():
+            if apart[x] + apart[y] <= best:
+                break
             best = max(best, _pair_floor(iters[[x, y]], shared[[x, y]], alone[[x, y]]))
     return best
 
@@ -270,13 +291,13 @@ def release_energy_bound(instance: Instance) -> int:
     """max over release slots r of r + ceil(W(r) / N), W(r) = sum of G_j rho_min_j over the
     jobs with r_j >= r: they hold their GPUs only inside [r, C), which has N (C - r) GPU-slots."""
     m = instance.modes
-    releases = instance.releases
-    energy = m.gpus * m.rho
-    best = 0
-    for r in np.unique(releases).tolist():
-        work = float(energy[releases >= r].sum()) / m.num_gpus
-        best = max(best, int(r) + math.ceil(work - _EPS))
-    return best
+    order = np.argsort(instance.releases, kind="stable")
+    releases = instance.releases[order].astype(np.int64)
+    energy = (m.gpus * m.rho).astype(np.int64)[order]
+    after = np.concatenate([np.cumsum(energy[::-1])[::-1], [0]])  # after[i]: the energy from i on
+    at = np.unique(releases)  # one suffix sum per release: O(J log J)
+    work = after[np.searchsorted(releases, at, side="left")].astype(float) / m.num_gpus
+    return int(np.max(at + np.ceil(work - _EPS).astype(np.int64), initial=0))
 
 
 # -- (g) the GPUs as bins -------------------------------------------------------------------

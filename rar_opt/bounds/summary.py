@@ -65,6 +65,7 @@ class LowerBounds:
     def to_dict(self) -> dict[str, Any]:
         """{name: value} for every registered bound on the objective (None: not computed),
         ``NAME_proven`` where a solver bound says whether it is its relaxation's optimum,
+        ``NAME_note`` where a solver bound ran but gave no value (why: e.g. its size guard),
         and ``structural_seconds`` (the structural floors' time together)."""
         out: dict[str, Any] = {}
         for bound in entries(self.objective):
@@ -72,6 +73,8 @@ class LowerBounds:
             out[bound.name] = None if got is None else got.value
             if got is not None and got.exact is not None:
                 out[f"{bound.name}_proven"] = got.exact
+            if got is not None and got.value is None and bound.needs_solver:
+                out[f"{bound.name}_note"] = got.note
         names = {b.name for b in entries(self.objective, families=("structural",))}
         timed = [b.seconds for b in self.found if b.name in names]
         out["structural_seconds"] = sum(timed) if timed else None

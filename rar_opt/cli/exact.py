@@ -358,5 +358,5 @@ def _bounds_line(found: dict[str, Any], instance: Instance) -> str:
             )
         elif bound.needs_solver and bound.flag:
             why = "does not apply to this instance" if bound.applies and not bound.applies(instance) else "not computed"
-            parts.append(f"{bound.name} {why}")
+            parts.append(f"{bound.name} {found.get(f'{bound.name}_note') or why}")
     return "lower bounds (docs/exactness.md): " + ", ".join(parts)

@@ -27,6 +27,12 @@ Resources and kinds (``Options.classes``):
   holds less), and a job that is a member of no class has one kind, d = rho_min_j.
 
 Rows are indexed resource-major: row q * slots + tau; the job rows follow.
+
+Size: each kind can start in every slot, so the full LP has up to kinds x slots columns,
+and column generation prices all of them in every round (about a second per 20 million
+at 100 times the paper). :func:`too_large` refuses an instance whose jobs x slots
+(:func:`count_cells`) pass :data:`MAX_CELLS`: a loose horizon (10^9 slots) or an
+instance far beyond 100 times the paper.
 """
 
 from __future__ import annotations
@@ -38,6 +44,22 @@ import numpy as np
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.formulations.base import check_flag
 from rar_opt.instance import Instance
+
+MAX_CELLS = 50_000_000
+"""The largest LP built by the bounds, in jobs x slots cells (16,000 jobs x 1,500 slots is 24 million)."""
+
+
+def count_cells(instance: Instance) -> int:
+    """The LP's size measure: jobs x slots, slots = the horizon plus the longest kind."""
+    m = instance.modes
+    longest = max(int(np.max(np.where(t < NEVER, t, 0), initial=0)) for t in (m.rho, m.single, m.split))
+    return instance.num_jobs * (instance.horizon + longest)
+
+
+def too_large(instance: Instance, max_cells: int = MAX_CELLS) -> str | None:
+    """Why the LP of ``instance`` is not built for a bound, or None."""
+    cells = count_cells(instance)
+    return f"{cells:,} job x slot cells (limit {max_cells:,})" if cells > max_cells else None
 
 
 @dataclass(frozen=True)

@@ -299,6 +299,10 @@ class _Run:
         )
 
 
+MIN_SOLVE_SECONDS = 0.05
+"""What the relaxation's solve must have left after its build to be started."""
+
+
 @dataclass(frozen=True)
 class RelaxationBound:
     """The contention-free relaxation's lower bound on the makespan, as far as it was solved."""
@@ -313,12 +317,20 @@ def relaxation_bound(
     instance: Instance, *, time_limit: float | None = 10.0, seed: int = 0, threads: int = 1
 ) -> RelaxationBound:
     """Phase 1 alone: the contention-free relaxation's optimum, or CP-SAT's bound on it when
-    the time runs out (still a lower bound on OPT: docs/exactness.md)."""
+    the time runs out (still a lower bound on OPT: docs/exactness.md). ``time_limit``
+    covers the model's build: CP-SAT gets what the build left, and a build that does not
+    end in time is stopped (no bound; ``status`` says so). A model over the formulation's
+    size guard is refused (:func:`rar_opt.formulations.cfree.too_large`)."""
     began = time.perf_counter()
-    relaxed = Cpsat().solve(
-        cfree.build(instance, cfree.Options(restrict=False)),
-        SolveOptions(time_limit=time_limit, threads=threads, seed=seed),
-    )
+    deadline = None if time_limit is None else began + time_limit
+    try:
+        model = cfree.build(instance, cfree.Options(restrict=False), deadline=deadline)
+    except cfree.BuildStopped:
+        return RelaxationBound(None, False, "model not built within the time limit", time.perf_counter() - began)
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left < MIN_SOLVE_SECONDS:
+        return RelaxationBound(None, False, "no time left after the build", time.perf_counter() - began)
+    relaxed = Cpsat().solve(model, SolveOptions(time_limit=left, threads=threads, seed=seed))
     bound = ceil_bound_or_none(relaxed.objective if relaxed.status == Status.OPTIMAL else relaxed.bound)
     return RelaxationBound(bound, relaxed.status == Status.OPTIMAL, str(relaxed.status), time.perf_counter() - began)
 

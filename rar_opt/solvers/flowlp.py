@@ -54,6 +54,11 @@ SCALE_BITS = 24
 REDUCED_COST_TOL = 1e-7
 """A column enters the master when its reduced cost is below minus this."""
 
+MAX_COLUMNS = 1_000_000
+"""Column generation adds no column beyond this many in the master (its memory); the bound
+is then the best Lagrangian value met, as at a time limit (about 440 MB held 310,000
+columns at 100 times the paper)."""
+
 METHODS = ("colgen", "full")
 FORMS = ("events", "dense")
 
@@ -328,6 +333,9 @@ def flow_lp_bound(
         if best >= _ceil_tol(master):  # the LP's ceiling is reached: more columns cannot raise it
             proven, lp_value = True, master
             note = "stopped at the LP's integer ceiling"
+            break
+        if int(h.getNumCol()) + len(kinds) > MAX_COLUMNS:
+            note = f"column cap ({MAX_COLUMNS:,} columns)"
             break
         _add_columns(h, lp, form, kinds, starts)
         col_kinds, col_starts = np.concatenate([col_kinds, kinds]), np.concatenate([col_starts, starts])

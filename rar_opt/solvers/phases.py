@@ -253,6 +253,8 @@ def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
     or the proof that nothing fits (every job alone at its uncontended rate)."""
     if not ctx.plan.contention_free or (best.schedule is not None and stop_requested() is not None):
         return  # left out by the plan, or a signal: keep what is found
+    if cfree.too_large(ctx.instance) is not None:
+        return  # over the contention-free model's size guard (formulations/cfree.py)
     horizon = best.within(ctx.horizon)
     model = cfree.build(ctx.instance, cfree.Options(restrict=False, horizon=horizon, symmetry=ctx.symmetry))
     # when the full model cannot be built even over this horizon, the two contention-free
@@ -266,8 +268,8 @@ def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
 def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The contention-free restriction (split jobs sharing a server never overlap): a
     schedule whose makespan the model knows exactly (a mismatch is a bug, raised)."""
-    if not ctx.plan.contention_free:
-        return
+    if not ctx.plan.contention_free or cfree.too_large(ctx.instance) is not None:
+        return  # left out by the plan, or over the model's size guard
     model = cfree.build(ctx.instance, cfree.Options(restrict=True, horizon=ctx.horizon, symmetry=ctx.symmetry))
     relaxed = best.last(PhaseKind.RELAXATION)
     share = ctx.plan.restrict_share

@@ -83,6 +83,7 @@ def test_splitting_by_choice_beats_keeping_every_job_whole_on_a_frontier_instanc
 @given(st.integers(1, 4), st.integers(2, 12), st.integers(1, 9), st.integers(0, 2**31 - 1))
 def test_the_window_search_sees_the_same_idle_gpus_as_slot_by_slot(servers: int, slots: int, d: int, seed: int) -> None:
     from rar_opt.algorithms.packing import _jobs, _Profile
+    from rar_opt.algorithms.runs import RunIndex
 
     rng = np.random.default_rng(seed)
     inst = paper(seed % 7, jobs=6, servers=servers)
@@ -91,12 +92,30 @@ def test_the_window_search_sees_the_same_idle_gpus_as_slot_by_slot(servers: int,
     profile.free[:] = rng.integers(0, cap[:, None] + 1, profile.free.shape)
     profile.split_busy = rng.random(profile.free.shape) < 0.2
     cand = np.unique(rng.integers(0, slots, 4))
-    _, top, total = profile._windows(cand, d)
-    for k, t in enumerate(cand.tolist()):
-        idle = profile.free[:, t : t + d].min(axis=1).astype(np.int64)
-        idle[profile.split_busy[:, t : t + d].any(axis=1)] = 0
-        assert top[:, k].tolist() == sorted(idle.tolist(), reverse=True)
-        assert total[:, k].tolist() == np.cumsum(sorted(idle.tolist(), reverse=True)).tolist()
+    _check_windows(profile, cand, d, servers, cap)  # every server read (a small cluster)
+    profile.runs = RunIndex(profile.free, cap, profile.split_busy)  # the index, on the profile set by hand
+    _check_windows(profile, cand, d, servers, cap)
+
+
+def _check_windows(profile, cand: np.ndarray, d: int, servers: int, cap: np.ndarray) -> None:
+    for most in sorted({1, servers}):  # the spans tried never pass ``most``: its first rows
+        _, top, total = profile._windows(cand, d, most)
+        for k, t in enumerate(cand.tolist()):
+            idle = profile.free[:, t : t + d].min(axis=1).astype(np.int64)
+            idle[profile.split_busy[:, t : t + d].any(axis=1)] = 0
+            assert top[:, k].tolist() == sorted(idle.tolist(), reverse=True)[:most]
+            assert total[:, k].tolist() == np.cumsum(sorted(idle.tolist(), reverse=True))[:most].tolist()
+    # asked for spans of ``fewest`` servers or more, a start fits a span n exactly as before
+    for fewest in range(1, servers + 1):
+        _, top, total = profile._windows(cand, d, servers, fewest)
+        for k, t in enumerate(cand.tolist()):
+            idle = profile.free[:, t : t + d].min(axis=1).astype(np.int64)
+            idle[profile.split_busy[:, t : t + d].any(axis=1)] = 0
+            ranked = np.array(sorted(idle.tolist(), reverse=True))
+            for n in range(fewest, servers + 1):
+                for g in range(1, int(cap.sum()) + 1):
+                    want = ranked[n - 1] >= 1 and ranked[:n].sum() >= g
+                    assert (top[n - 1, k] >= 1 and total[n - 1, k] >= g) == want
 
 
 @settings(max_examples=25, deadline=None)

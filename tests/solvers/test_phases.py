@@ -63,6 +63,16 @@ def test_auto_leaves_out_the_contention_free_phases(wait_beats_start: Instance) 
         assert list(PHASES[kind](_context(wait_beats_start), Incumbent(span=8))) == []
 
 
+def test_the_contention_free_phases_are_left_out_over_their_size_guard(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rar_opt.formulations import cfree
+
+    monkeypatch.setattr(cfree.too_large, "__defaults__", (2,))  # wait-beats-start: 2 jobs x 3 servers
+    for kind in (PhaseKind.RELAXATION, PhaseKind.RESTRICTION):
+        assert list(PHASES[kind](_context(wait_beats_start, WITH_CF), Incumbent(span=8))) == []
+
+
 def test_the_relaxation_phase_bounds_below(wait_beats_start: Instance) -> None:
     found = _only(list(PHASES[PhaseKind.RELAXATION](_context(wait_beats_start, WITH_CF), Incumbent(span=8))))
     assert found.record.status == Status.OPTIMAL and found.record.lower_bound() == 3  # each job alone: 3 slots
