@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -190,8 +190,9 @@ def run_list(
     (:meth:`ClusterState.dead_end`): the trial fails at once instead of waiting through
     every completion to the same end. With ``relay``, the trial may start from the state
     another rule's trial reached at the same theta (``relay.offer``) when that is further
-    than its own checkpoints, and hands its own state before job ``relay.take_at`` on
-    (``relay.taken``): the next rule's trial, which decides alike up to there. With
+    than its own checkpoints, and hands on its own state before each list position of
+    ``relay.take_at`` (``relay.taken``): for other rules' trials, which decide alike up to
+    there. With
     ``cutoff``, the trial stops as :class:`Failed` (``pruned``) once its makespan provably
     reaches ``cutoff.makespan`` (read when the trial starts): a job placed at slot s ends
     no earlier than s + rho_min_j, and every job still in the list starts no earlier than
@@ -232,15 +233,15 @@ def run_list(
     for placed, j in enumerate(jobs[begin:].tolist(), start=begin):
         if checkpoints is not None and placed == checkpoints.next_at:
             checkpoints.save(_Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy()))
-        if relay is not None and placed == relay.take_at and placed > begin:
-            relay.taken = _Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy())
+        if relay is not None and placed in relay.take_at and placed > begin:
+            relay.taken[placed] = _Saved(placed, state.fork(state.theta), starts.copy(), gpus_of.copy())
         if reporter is not None and (placed % step == 0 or placed == begin):
             reporter.report(reporter.trials, placed, n_jobs)
         if releases[j] > state.now:  # not available before its release: wait, freeing what completes
             _free(state, gpus_of, clock.run_until(int(releases[j])))
             state.now = int(releases[j])
         if max(ended, state.now + tail[placed]) >= bar:
-            return Failed(state.theta_low, state.theta_high, placed, pruned=bar < horizon_bar)
+            return _stopped(state, placed, bar, horizon_bar)
         tested = not eligible_only
         while (chosen := rule(state, j)) is None:
             if not tested:  # no load changes while job j waits: one test suffices
@@ -253,7 +254,7 @@ def run_list(
             _free(state, gpus_of, clock.run_until(wake))
             state.now = wake
             if state.now + tail[placed] >= bar:
-                return Failed(state.theta_low, state.theta_high, placed, pruned=bar < horizon_bar)
+                return _stopped(state, placed, bar, horizon_bar)
         gpus = sorted(chosen.tolist() if isinstance(chosen, np.ndarray) else chosen)
         # the servers it uses, ascending (GPUs are numbered server by server)
         clock.start_on(j, np.fromiter(dict.fromkeys(server_of[g] for g in gpus), dtype=np.int64), state.now)
@@ -277,6 +278,14 @@ def run_list(
         state.theta_low,
         state.theta_high,
     )
+
+
+def _stopped(state: ClusterState, placed: int, bar: float, horizon_bar: float) -> Failed:
+    """The trial stopped before its ``placed``-th job because its makespan floor reached
+    ``bar``: past the horizon (failed) or at the cutoff (pruned, against ``bar``)."""
+    if bar < horizon_bar:
+        return Failed(state.theta_low, state.theta_high, placed, pruned=True, bar=bar)
+    return Failed(state.theta_low, state.theta_high, placed)
 
 
 def _free(state: ClusterState, gpus_of: list[list[int]], done: np.ndarray) -> None:
@@ -362,13 +371,14 @@ class Checkpoints:
 @dataclass
 class Relay:
     """What one rule's trial hands to another's at the same theta when the two rules decide
-    alike for the jobs before list position ``take_at`` (:func:`run_list`): the state
-    before that job (``taken``, filled by the trial when it gets there from an earlier
-    start), which the other trial may start from (``offer``)."""
+    alike for the jobs before a list position of ``take_at`` (:func:`run_list`): the state
+    before that job (``taken``, by position, filled by the trial when it gets there from an
+    earlier start), which the other trial may start from (``offer``). One trial may hand
+    states to several others, one position each."""
 
-    take_at: int | None = None
+    take_at: frozenset[int] = frozenset()
     offer: _Saved | None = None
-    taken: _Saved | None = None
+    taken: dict[int, _Saved] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -377,12 +387,16 @@ class Failed:
     ``at``: the list position of the job it failed on (the number of jobs when every job
     started and the last ended after the horizon). ``pruned``: it was stopped before job
     ``at`` because its makespan could no longer beat the incumbent (:class:`Incumbent`);
-    it may have been feasible, but it cannot be the answer."""
+    it may have been feasible, but it cannot be the answer. ``bar``: the cutoff it was
+    stopped against (its makespan, had it run on, is at least that); ``inf`` when not
+    pruned. Another question answered by the same trial may reuse the result only with a
+    cutoff of at most ``bar`` (:meth:`ThetaCache.lookup`)."""
 
     valid_from: float
     valid_below: float
     at: int = -1
     pruned: bool = False
+    bar: float = float("inf")
 
 
 @dataclass
@@ -390,7 +404,9 @@ class Incumbent:
     """The makespan a trial must beat to matter (``inf`` until a trial is accepted).
     :func:`bisect_theta` lowers it as it accepts trials; a caller may lower it further
     for the trials of one theta. It only ever falls, so a trial stopped against it
-    (``Failed.pruned``) stays irrelevant for every later theta its range covers."""
+    (``Failed.pruned``) stays irrelevant for every later theta its range covers; one
+    stopped against a value lowered for one theta is reused only where the cutoff is no
+    higher (``Failed.bar``, :meth:`ThetaCache.lookup`)."""
 
     makespan: float = float("inf")
 
@@ -432,16 +448,22 @@ class ThetaCache:
     def __call__(self, theta: float) -> Trial | None:
         return as_trial(self.result(theta))
 
-    def lookup(self, theta: float) -> Trial | Failed | None:
-        """The result already known for ``theta``, or None."""
+    def lookup(self, theta: float, bar: float = -np.inf) -> Trial | Failed | None:
+        """The result already known for ``theta``, or None. ``bar``: the cutoff the caller
+        would run the trial with now; a pruned result stopped against a lower cutoff says
+        nothing about it and is not returned. The default accepts every pruned result,
+        which is right when the cutoffs only fall (:class:`Incumbent`)."""
         for t in self._seen if self._reuse else ():
             if t.valid_from <= theta + LOAD_TOL and theta + LOAD_TOL < t.valid_below:
+                if isinstance(t, Failed) and t.pruned and t.bar < bar:
+                    continue
                 return t
         return None
 
-    def result(self, theta: float, **extra: Any) -> Trial | Failed:
-        """The trial at ``theta`` (``extra`` goes to the runner when it runs)."""
-        if (known := self.lookup(theta)) is not None:
+    def result(self, theta: float, bar: float = -np.inf, **extra: Any) -> Trial | Failed:
+        """The trial at ``theta`` (``extra`` goes to the runner when it runs; ``bar`` as
+        in :meth:`lookup`)."""
+        if (known := self.lookup(theta, bar)) is not None:
             return known
         self.runs += 1
         t = self._run(theta, **extra)

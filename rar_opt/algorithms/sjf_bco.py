@@ -195,9 +195,9 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
     # one cache per kappa: a trial is reused for every theta it is provably the same for,
     # and a new one starts from the latest trial's state as far as that is the same for it
     # the paper's bisection only asks whether a theta's best trial beats the best so far:
-    # a trial that cannot (makespan >= the incumbent, or >= a smaller kappa's trial at
-    # the same theta, which wins ties) is stopped early; with reuse_trials=False every
-    # trial runs to its end, as printed
+    # a trial that cannot (makespan >= the incumbent, >= a smaller kappa's trial at the
+    # same theta, or > a larger kappa's: the smaller wins ties) is stopped early; with
+    # reuse_trials=False every trial runs to its end, as printed
     incumbent = Incumbent() if params.reuse_trials and params.bisection == "paper" else None
 
     def runner(kappa: int) -> Callable[..., Trial | Failed]:
@@ -212,34 +212,60 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
         return run
 
     caches = {k: ThetaCache(runner(k), reuse=params.reuse_trials) for k in kappas}
-    part = parting_positions(instance, order, kappas)
+    n_jobs, reuse = instance.num_jobs, params.reuse_trials
+    top, rest = kappas[-1], kappas[:-1]
+    part = parting_positions(instance, order, kappas)  # kappa rest[i] parts from rest[i + 1] there
+    apart = [min(part[i:]) for i in range(len(rest))]  # ... and from the largest kappa there
+
+    def bar(kappa: int, results: dict[int, Trial | Failed]) -> float:
+        """The makespan kappa's trial must stay below to matter at this theta: below the
+        incumbent, a smaller kappa's trial, and at most a larger kappa's (smaller wins ties)."""
+        if incumbent is None:
+            return -np.inf  # no cutoff: nothing is pruned
+        c = incumbent.makespan
+        for k, r in results.items():
+            if isinstance(r, Trial):
+                c = min(c, r.makespan if k < kappa else r.makespan + 1)
+        return c
 
     def attempt(theta: int) -> Trial | None:
-        best: Trial | None = None
-        previous: Trial | Failed | None = None
-        offer = None
-        for i, kappa in enumerate(kappas):
-            cache = caches[kappa]
-            result = cache.lookup(theta)
-            known = previous is not None and params.reuse_trials and result is None
-            if known and previous is not None and decided(previous, part[i - 1], instance.num_jobs):
-                result = previous  # the two kappas decide alike as far as the earlier trial went
-                cache.put(result)
+        # the largest kappa runs first: every other kappa decides like it up to where they
+        # part, so it hands each its state there, and its makespan caps theirs (section 2.3);
+        # then the others ascending, each also from the state of the one before it
+        results: dict[int, Trial | Failed] = {}
+        handed = Relay(frozenset(p for p in apart if p < n_jobs) if reuse else frozenset())
+        results[top] = _ask(caches[top], theta, handed, bar(top, results))
+        chain: Relay | None = None
+        for i, kappa in enumerate(rest):
+            cutoff = bar(kappa, results)
+            result = caches[kappa].lookup(theta, cutoff)
+            if result is None and reuse:  # decided alike with the largest or the previous kappa
+                same = [(results[top], apart[i])] + ([(results[rest[i - 1]], part[i - 1])] if i else [])
+                result = next((r for r, at in same if decided(r, at, n_jobs)), None)
+                if result is not None:
+                    caches[kappa].put(result)
             if result is None:
-                relay = Relay(part[i] if i < len(part) and params.reuse_trials else None, offer)
-                cutoff = None
-                if incumbent is not None:
-                    cutoff = Incumbent(min(incumbent.makespan, best.makespan if best else np.inf))
-                result = cache.result(theta, relay=relay, cutoff=cutoff)
-                offer = relay.taken
+                offers = [handed.taken.get(apart[i])] + ([chain.taken.get(part[i - 1])] if chain else [])
+                known = [o for o in offers if o is not None]
+                offer = max(known, key=lambda o: o.placed) if known else None
+                take = frozenset([part[i]]) if reuse and i + 1 < len(rest) and part[i] < n_jobs else frozenset()
+                chain = Relay(take, offer)
+                result = _ask(caches[kappa], theta, chain, cutoff)
             else:
-                offer = None
-            previous = result
-            trial = result if isinstance(result, Trial) else None
-            if trial is not None and (best is None or trial.makespan < best.makespan):
-                best = trial
-                chosen_kappa[theta] = kappa
+                chain = None
+            results[kappa] = result
+        found = [(r.makespan, k, r) for k, r in results.items() if isinstance(r, Trial)]
+        if not found:
+            return None
+        _, kappa, best = min(found, key=lambda f: (f[0], f[1]))
+        chosen_kappa[theta] = kappa
         return best
+
+    def _ask(cache: ThetaCache, theta: int, relay: Relay, cutoff: float) -> Trial | Failed:
+        if (known := cache.lookup(theta, cutoff)) is not None:
+            return known
+        cut = None if incumbent is None else Incumbent(cutoff)
+        return cache.result(theta, relay=relay if reuse else None, cutoff=cut)
 
     best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection, incumbent)
     if best is None or theta is None:  # nothing fits in T: the best kappa without limits, marked

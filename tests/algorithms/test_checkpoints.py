@@ -17,7 +17,7 @@ from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import fewest_gpus_first as sjf_order
 from rar_opt.algorithms.sjf_bco import SjfBcoParams, fa_ffp, lbsgf, parting_positions, sjf_bco
 from rar_opt.algorithms.state import ClusterState
-from rar_opt.instances.generate import paper
+from rar_opt.instances.generate import paper, with_arrivals
 from rar_opt.simulate import simulate
 
 sjf_bco_module = importlib.import_module("rar_opt.algorithms.sjf_bco")  # the package exports a function by that name
@@ -69,15 +69,24 @@ def _makespan(inst) -> int:
     servers=st.integers(2, 6),
     tight=st.floats(0.3, 1.5),
     packing=st.booleans(),
+    arrivals=st.booleans(),
+    kappas=st.sampled_from(["distinct", "all"]),
 )
-def test_shared_work_changes_no_result(seed: int, jobs: int, servers: int, tight: float, packing: bool) -> None:
-    """Checkpoints, the kappas' shared prefixes and the dead-end test (reuse_trials=True)
-    give the run without any reuse, on horizons tight enough that trials fail."""
+def test_shared_work_changes_no_result(
+    seed: int, jobs: int, servers: int, tight: float, packing: bool, arrivals: bool, kappas: str
+) -> None:
+    """Checkpoints, the kappas' shared prefixes (the largest kappa first), the cutoffs and
+    the dead-end test (reuse_trials=True) give the run without any reuse, on horizons
+    tight enough that trials fail; with releases the list (and so where kappas part) is
+    no longer sorted by size."""
     base = paper(seed, jobs=jobs, servers=servers)
-    inst = dataclasses.replace(base, horizon=max(int(base.bounds.rho_min.max()), int(tight * _makespan(base))))
+    if arrivals:
+        base = with_arrivals(base, load=0.9, seed=seed)
+    earliest = int((base.releases + base.bounds.rho_min).max())  # every job can still end by T
+    inst = dataclasses.replace(base, horizon=max(earliest, int(tight * _makespan(base))))
     rule = "packing" if packing else "printed"
-    a = sjf_bco(inst, SjfBcoParams(small_rule=rule))
-    b = sjf_bco(inst, SjfBcoParams(small_rule=rule, reuse_trials=False))
+    a = sjf_bco(inst, SjfBcoParams(small_rule=rule, kappas=kappas))
+    b = sjf_bco(inst, SjfBcoParams(small_rule=rule, kappas=kappas, reuse_trials=False))
     assert a.schedule == b.schedule
     assert (a.theta, a.kappa, a.exceeds_horizon) == (b.theta, b.kappa, b.exceeds_horizon)
     assert a.trials <= b.trials

@@ -79,3 +79,24 @@ def test_policies_choose_alike_with_and_without_the_cutoff(seed: int) -> None:
     assert trial is not None and ff.theta == theta
     assert np.array_equal(ff.schedule.start_array, trial.starts)
     assert ff.trials <= plain.runs
+
+
+def test_a_pruned_result_answers_only_cutoffs_no_higher_than_its_own() -> None:
+    # a trial stopped at cutoff 50 has a makespan of at least 50: it answers a question
+    # asked with cutoff 50 or less at any theta of its range, but not one with cutoff 60
+    # (where a smaller kappa's longer trial, say, lets it matter again)
+    runs: list[float] = []
+
+    def run(theta: float, cutoff: Incumbent | None = None) -> Failed:
+        runs.append(theta)
+        bar = np.inf if cutoff is None else cutoff.makespan
+        return Failed(10.0, 20.0, at=3, pruned=bar < np.inf, bar=bar)
+
+    cache = ThetaCache(run)
+    first = cache.result(12.0, bar=50.0, cutoff=Incumbent(50.0))
+    assert first.pruned and first.bar == 50.0
+    assert cache.lookup(15.0, 50.0) is first and cache.lookup(15.0, 40.0) is first
+    assert cache.lookup(15.0) is first  # no cutoff given: cutoffs only fall (baselines)
+    assert cache.lookup(15.0, 60.0) is None and cache.lookup(25.0, 10.0) is None
+    again = cache.result(15.0, bar=60.0, cutoff=Incumbent(60.0))
+    assert again is not first and again.bar == 60.0 and runs == [12.0, 15.0]

@@ -99,9 +99,9 @@ def test_reusing_trials_at_paper_scale(paper_instance: Instance) -> None:
 
 def test_paper_instance_run_as_documented(paper_instance: Instance) -> None:
     # docs/algorithms.md section 2.1 and 2.3: theta 600, largest load 326 (paper rule),
-    # theta 326 (tightest); 12 trials run for 66 (theta, kappa) pairs
+    # theta 326 (tightest); 10 trials run for 66 (theta, kappa) pairs
     run = sjf_bco(paper_instance)
-    assert (run.theta, math.ceil(run.max_load), run.trials, run.trials_requested) == (600, 326, 12, 66)
+    assert (run.theta, math.ceil(run.max_load), run.trials, run.trials_requested) == (600, 326, 10, 66)
     tight = sjf_bco(paper_instance, SjfBcoParams(bisection="tightest"))
     assert tight.theta == 326 and tight.theta - 1 < tight.max_load <= tight.theta
 
