@@ -284,7 +284,7 @@ def _builtin() -> None:
             applies=_star,
             flag="--relaxation-time",
             default_seconds=10.0,
-            guard="rar_opt.formulations.cfree:too_large",
+            guard="rar_opt.formulations.sizes:cfree_too_large",
         )
     )
     register(
@@ -297,7 +297,7 @@ def _builtin() -> None:
             "rar_opt.bounds.solved:server_bins",
             flag="--bins-time",
             default_seconds=10.0,
-            guard="rar_opt.formulations.gpubins:too_large",
+            guard="rar_opt.formulations.sizes:gpubins_too_large",
         )
     )
     register(

@@ -18,67 +18,85 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from rar_opt.formulations import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
+from typing import Any
+
 from rar_opt.formulations.base import Formulation, ModelData, model_data
 
-FORMULATIONS: dict[str, Formulation] = {
-    f.name: f
-    for f in (
-        Formulation(
-            "compact",
-            "the exact time-indexed MILP (default)",
-            compact.Options,
-            compact.build,
-            compact.read_schedule,
-            compact_start.set_start,
-            relax=relax.build,
-        ),
-        Formulation(
-            "enumerative",
-            "the paper's ILP (10)-(13) over every feasible schedule (tiny instances)",
-            enumerative.Options,
-            enumerative.build,
-            enumerative.read_schedule,
-            enumerative.set_start,
-        ),
-        Formulation(
-            "nonconvex",
-            "RAR-DDLS (1)-(9) as stated, a non-convex MINLP (SCIP; tiny instances)",
-            nonconvex.Options,
-            nonconvex.build,
-            nonconvex.read_schedule,
-            None,
-            problem="minlp",
-            default_warm_start="sjf-bco",  # the horizon T makes the MINLP far larger than needed
-        ),
-        Formulation(
-            "gdp",
-            "the compact model as Pyomo.GDP disjunctions, transformed by bigm, hull or mbigm (small instances)",
-            gdp.Options,
-            gdp.build,
-            gdp.read_schedule,
-            None,
-        ),
-        Formulation(
-            "cpsat",
-            "an exact constraint-programming model for OR-Tools CP-SAT (experimental)",
-            cpsat.Options,
-            cpsat.build,
-            cpsat.read_schedule,
-            cpsat.set_start,
-            problem="cp",
-        ),
-    )
-}
+FORMULATIONS: dict[str, Formulation]  # built on first use (module __getattr__ below)
+
+
+def _catalogue() -> dict[str, Formulation]:
+    """Every formulation by name. Built when first asked for, so that importing one module
+    of the package (a size guard, the flow LP) does not import every model and solver."""
+    from rar_opt.formulations import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
+
+    return {
+        f.name: f
+        for f in (
+            Formulation(
+                "compact",
+                "the exact time-indexed MILP (default)",
+                compact.Options,
+                compact.build,
+                compact.read_schedule,
+                compact_start.set_start,
+                relax=relax.build,
+            ),
+            Formulation(
+                "enumerative",
+                "the paper's ILP (10)-(13) over every feasible schedule (tiny instances)",
+                enumerative.Options,
+                enumerative.build,
+                enumerative.read_schedule,
+                enumerative.set_start,
+            ),
+            Formulation(
+                "nonconvex",
+                "RAR-DDLS (1)-(9) as stated, a non-convex MINLP (SCIP; tiny instances)",
+                nonconvex.Options,
+                nonconvex.build,
+                nonconvex.read_schedule,
+                None,
+                problem="minlp",
+                default_warm_start="sjf-bco",  # the horizon T makes the MINLP far larger than needed
+            ),
+            Formulation(
+                "gdp",
+                "the compact model as Pyomo.GDP disjunctions, transformed by bigm, hull or mbigm (small instances)",
+                gdp.Options,
+                gdp.build,
+                gdp.read_schedule,
+                None,
+            ),
+            Formulation(
+                "cpsat",
+                "an exact constraint-programming model for OR-Tools CP-SAT (experimental)",
+                cpsat.Options,
+                cpsat.build,
+                cpsat.read_schedule,
+                cpsat.set_start,
+                problem="cp",
+            ),
+        )
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMULATIONS":  # once: the built dict then shadows this hook
+        if "FORMULATIONS" not in globals():
+            globals()["FORMULATIONS"] = _catalogue()
+        return globals()["FORMULATIONS"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def formulation(name: str) -> Formulation:
     """The registered formulation ``name``; an unknown name is an InputError listing the known."""
     from rar_opt.errors import InputError
 
-    if name not in FORMULATIONS:
-        raise InputError(f"unknown formulation {name!r} (known: {', '.join(FORMULATIONS)})", where="formulation")
-    return FORMULATIONS[name]
+    known: dict[str, Formulation] = __getattr__("FORMULATIONS")
+    if name not in known:
+        raise InputError(f"unknown formulation {name!r} (known: {', '.join(known)})", where="formulation")
+    return known[name]
 
 
 __all__ = ["FORMULATIONS", "Formulation", "ModelData", "formulation", "model_data"]

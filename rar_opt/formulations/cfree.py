@@ -49,6 +49,9 @@ from rar_opt.formulations.base import (
     resolve_horizon,
 )
 from rar_opt.formulations.cpsat import CpsatModel, execution_times, read_schedule, set_objective
+from rar_opt.formulations.sizes import CFREE_MAX_CELLS as MAX_CELLS
+from rar_opt.formulations.sizes import cfree_cells as count_cells
+from rar_opt.formulations.sizes import cfree_too_large as too_large
 from rar_opt.instance import Instance
 
 __all__ = [
@@ -62,24 +65,9 @@ __all__ = [
     "too_large",
 ]
 
-MAX_CELLS = 100_000
-"""The largest model built, in jobs x servers cells (about 4 s and 150 MB to build, some 350 MB
-with the solve; the paper's 160 x 20 is 3,200)."""
-
 
 class BuildStopped(TimeoutError):
     """A build given a deadline passed it (nothing is returned: the model is incomplete)."""
-
-
-def count_cells(instance: Instance) -> int:
-    """The model's size measure: jobs x servers."""
-    return instance.num_jobs * instance.num_servers
-
-
-def too_large(instance: Instance, max_cells: int = MAX_CELLS) -> str | None:
-    """Why the model of ``instance`` is not built, or None."""
-    cells = count_cells(instance)
-    return f"{cells:,} job x server cells (limit {max_cells:,})" if cells > max_cells else None
 
 
 @dataclass(frozen=True)

@@ -41,16 +41,14 @@ from ortools.sat.python import cp_model
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.errors import InputError
 from rar_opt.formulations.base import ModelData, check_count, check_flag
+from rar_opt.formulations.sizes import GPUBINS_MAX_CELLS as MAX_CELLS
+from rar_opt.formulations.sizes import gpubins_too_large as too_large
 from rar_opt.instance import Instance
 
 PARAMS: tuple[tuple[str, Any], ...] = (("linearization_level", 2),)
 """CP-SAT settings for this model: it is a bin packing, where the linear relaxation is what
 proves (heavy-20x8x120-s0 at 57: 4.1-4.8 s with level 2, 15 s with CP-SAT's default
 level 1, undecided after 100 s with no relaxation; docs/exactness.md)."""
-
-
-MAX_CELLS = 20_000
-"""The largest model built by default, in jobs x GPUs cells (the frontier's are 340 at most)."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +80,6 @@ class GpuBinsModel:
         """Keep the solution that ``value`` (the solver's ``value`` of a variable) gives."""
         n_bins = len(self.servers)
         self.bins = tuple(tuple(j for (j, b), v in self.x.items() if b == k and value(v)) for k in range(n_bins))
-
-
-def count_cells(instance: Instance) -> int:
-    """The model's size measure: jobs x GPUs."""
-    return instance.num_jobs * instance.cluster.num_gpus
-
-
-def too_large(instance: Instance, max_cells: int = MAX_CELLS) -> str | None:
-    """Why the model of ``instance`` is not built, or None."""
-    cells = count_cells(instance)
-    return f"{cells:,} job x GPU cells (limit {max_cells:,})" if cells > max_cells else None
 
 
 def build(instance: Instance, options: Options) -> GpuBinsModel:
