@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import math
 import time
 from dataclasses import dataclass
 
@@ -57,7 +56,7 @@ from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real
+from rar_opt.support.checks import check_cap, check_search
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import TRIALS
 
@@ -398,20 +397,9 @@ class BackfillParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not is_int(self.iterations) or self.iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
-        limit = self.time_limit
-        if not is_real(limit) or not math.isfinite(limit) or limit <= 0:
-            raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
-        if not is_int(self.seed) or not 0 <= self.seed <= SOLVER_MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {SOLVER_MAX_SEED}], got {self.seed!r}")
+        check_search(self.iterations, self.time_limit, self.seed, self.start_order)
+        check_cap("makespan_cap", self.makespan_cap)
         self.rules()  # the builder's own checks
-        order = self.start_order
-        if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
-            raise ValueError("start_order must be a tuple holding every job index once")
-        cap = self.makespan_cap
-        if cap is not None and (not is_int(cap) or cap < 1):
-            raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
 
     def rules(self) -> BuildRules:
         return BuildRules(self.fit, self.reserve, self.split, self.spare)

@@ -32,7 +32,6 @@ says so (``search.capped``).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass
 
@@ -45,7 +44,7 @@ from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import ORDERS, SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.instance import Instance
-from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real
+from rar_opt.support.checks import SOLVER_MAX_SEED, check_cap, check_search
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -72,25 +71,14 @@ class SearchParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not is_int(self.iterations) or self.iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
-        limit = self.time_limit
-        if not is_real(limit) or not math.isfinite(limit) or limit <= 0:
-            raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
-        seed = self.seed
-        if not is_int(seed) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
+        check_search(self.iterations, self.time_limit, self.seed, self.start_order)
         if self.moves not in MOVES:
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
-        order = self.start_order
-        if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
-            raise ValueError("start_order must be a tuple holding every job index once")
         for name, aimed in (("makespan_cap", "total"), ("total_cap", "makespan")):
             cap = getattr(self, name)
-            if cap is not None and (not is_int(cap) or cap < 1):
-                raise ValueError(f"{name} must be a positive integer or None, got {cap!r}")
+            check_cap(name, cap)
             if cap is not None and self.objective != aimed:
                 raise ValueError(f"{name} caps the other axis: it takes objective {aimed!r}, not {self.objective!r}")
 
