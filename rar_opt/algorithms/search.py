@@ -7,7 +7,10 @@ judged by the simulator; the candidate is scored by (makespan, sum of completion
 compared lexicographically: makespan first, average JCT as the tie-break. With
 ``objective="total"`` the sum comes first; a cap on the other axis (``makespan_cap`` for
 the sum, ``total_cap`` for the makespan) puts how far a candidate is past it before both,
-so a candidate within the cap beats every one beyond it (:func:`score`).
+so a candidate within the cap beats every one beyond it. The horizon T comes before all of
+it, for either objective: the slots a candidate ends past T, so the search first gets
+back within T (a schedule ending later is no answer: the checker refuses it) and only
+then shortens its objective (:func:`score`; ``backfill`` follows the same rule).
 
 1. **Start.** Every classical order of :data:`~.orders.ORDERS` (longest first, largest
    area first) with every placement rule, one rule for all jobs: 6 list schedules. The
@@ -110,17 +113,24 @@ class _Evaluator:
 
 
 def score(
-    trial: Trial, objective: str = "makespan", cap: int | None = None, total_cap: int | None = None
+    trial: Trial,
+    objective: str = "makespan",
+    cap: int | None = None,
+    total_cap: int | None = None,
+    horizon: int | None = None,
 ) -> tuple[int, ...]:
     """(makespan, sum of completion times), smaller is better, compared in that order; with
     ``objective="total"`` the sum first. A cap on the other axis comes before both: with
     a makespan ``cap`` (objective ``total``) the slots past it, with a ``total_cap`` on the
     sum (objective ``makespan``) how far the sum exceeds it; so a schedule within its cap
-    beats every one beyond it."""
+    beats every one beyond it. The ``horizon`` T comes first of all, for both objectives:
+    the slots past it, so a schedule ending after T loses to every one within T (the
+    checker refuses it), and among those past T the one that ends earliest wins."""
     span, total = trial.makespan, int(trial.completion.sum())
+    late = () if horizon is None else (max(0, span - horizon),)
     if objective != "total":
-        return (max(0, total - total_cap), span, total) if total_cap is not None else (span, total)
-    return (max(0, span - cap), total, span) if cap is not None else (total, span)
+        return late + ((max(0, total - total_cap), span, total) if total_cap is not None else (span, total))
+    return late + ((max(0, span - cap), total, span) if cap is not None else (total, span))
 
 
 def _neighbour(
@@ -169,7 +179,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         for c, placement in enumerate(PLACEMENT_NAMES):
             choice = np.full(n, c, dtype=np.int64)
             trial = evaluate(order, choice)
-            key = score(trial, p.objective, p.makespan_cap, p.total_cap)
+            key = score(trial, p.objective, p.makespan_cap, p.total_cap, instance.horizon)
             if best is None or key < best[0]:
                 best = (key, trial, order, choice, f"{order_name}/{placement}")
     assert best is not None
@@ -185,7 +195,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         cand_order, cand_choice = _neighbour(rng, order, choice, last, p.moves == "order+placement")
         cand = evaluate(cand_order, cand_choice)
         done += 1
-        cand_score = score(cand, p.objective, p.makespan_cap, p.total_cap)
+        cand_score = score(cand, p.objective, p.makespan_cap, p.total_cap, instance.horizon)
         if cand_score <= key:
             if cand_score < key:
                 improved += 1
