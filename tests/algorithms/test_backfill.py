@@ -20,6 +20,7 @@ from rar_opt.algorithms.backfill import (
     BuildRules,
     NoTimeToBuild,
     backfill_schedule,
+    walk_orders,
 )
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.errors import InputError
@@ -118,6 +119,24 @@ def test_the_reservation_and_its_spare_gpus(
         plan = Builder(inst, BuildRules(**{option: value})).plan([0, 1, 2])
         assert plan is not None
         assert plan.starts.tolist() == starts
+
+
+def test_the_walk_stops_when_its_values_run_out_and_keeps_the_best_order() -> None:
+    # orders valued by sum_i i * order[i] (smallest: the largest job index first); the
+    # evaluation runs out (None: out of time) after 8 values
+    seen: list[int] = []
+
+    def value(order: list[int]) -> int | None:
+        if len(seen) == 8:
+            return None
+        seen.append(sum(i * j for i, j in enumerate(order)))
+        return seen[-1]
+
+    start = list(range(6))
+    walk = walk_orders(np.random.default_rng(0), start, 55, value, lambda v: (v,), 100)
+    assert walk.capped and walk.moves == 8
+    assert walk.value == min([55, *seen]) == sum(i * j for i, j in enumerate(walk.order))
+    assert sorted(walk.order) == start and walk.improvements <= 8
 
 
 @given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))
