@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import heapq
 import logging
-import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -57,7 +58,7 @@ from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real
+from rar_opt.support.checks import check_cap, check_search
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import TRIALS
 
@@ -398,20 +399,9 @@ class BackfillParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not is_int(self.iterations) or self.iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
-        limit = self.time_limit
-        if not is_real(limit) or not math.isfinite(limit) or limit <= 0:
-            raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
-        if not is_int(self.seed) or not 0 <= self.seed <= SOLVER_MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {SOLVER_MAX_SEED}], got {self.seed!r}")
+        check_search(self.iterations, self.time_limit, self.seed, self.start_order)
+        check_cap("makespan_cap", self.makespan_cap)
         self.rules()  # the builder's own checks
-        order = self.start_order
-        if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
-            raise ValueError("start_order must be a tuple holding every job index once")
-        cap = self.makespan_cap
-        if cap is not None and (not is_int(cap) or cap < 1):
-            raise ValueError(f"makespan_cap must be a positive integer or None, got {cap!r}")
 
     def rules(self) -> BuildRules:
         return BuildRules(self.fit, self.reserve, self.split, self.spare)
@@ -422,7 +412,7 @@ def _score(plan: Plan, cap: int) -> tuple[int, int]:
     return (max(0, plan.makespan - cap), plan.total)
 
 
-def _move(rng: np.random.Generator, order: list[int]) -> list[int]:
+def move(rng: np.random.Generator, order: list[int]) -> list[int]:
     """A neighbour of ``order``: one job shifted by up to :data:`SHIFT` places (half of the
     moves), two neighbours swapped (three in ten), or two to five jobs taken out and put
     back at drawn places (one in five)."""
@@ -441,15 +431,72 @@ def _move(rng: np.random.Generator, order: list[int]) -> list[int]:
     return out
 
 
+V = TypeVar("V")
+
+
+@dataclass
+class Walk(Generic[V]):
+    """Where :func:`walk_orders` ended: the best order and its value, the moves made, how
+    many of them improved on the best, and whether time or a stop request cut it short."""
+
+    order: list[int]
+    value: V
+    moves: int = 0
+    improvements: int = 0
+    capped: bool = False
+
+
+def walk_orders(
+    rng: np.random.Generator,
+    order: list[int],
+    value: V,
+    evaluate: Callable[[list[int]], V | None],
+    key: Callable[[V], tuple[int, ...]],
+    moves: int,
+) -> Walk[V]:
+    """An iterated local search over priority orders from ``order`` (its value ``value``):
+    up to ``moves`` moves (:func:`move`) from the current order, each neighbour valued by
+    ``evaluate`` (None: out of time, the walk stops) and compared by ``key``, smaller
+    better. A neighbour no worse than the current order replaces it (plateaus are
+    crossed); after :data:`PATIENCE` moves without a strict gain the walk returns to the
+    best. The policy below walks the builder's schedules; the evidence code of issue 31
+    (``benchmarks/backfill_search.py``) walks a relaxation's."""
+    best = Walk(list(order), value)
+    current, current_value, since = best.order, value, 0
+    for _ in range(moves if len(order) > 1 else 0):
+        if stop_requested() is not None:
+            best.capped = True
+            break
+        candidate = move(rng, current)
+        found = evaluate(candidate)
+        if found is None:
+            best.capped = True
+            break
+        best.moves += 1
+        since += 1
+        found_key = key(found)
+        if found_key <= key(current_value):
+            if found_key < key(current_value):
+                since = 0
+            current, current_value = candidate, found
+            if found_key < key(best.value):
+                best.order, best.value = candidate, found
+                best.improvements += 1
+        if since > PATIENCE:
+            current, current_value, since = best.order, best.value, 0
+    return best
+
+
 def backfill_policy(instance: Instance, params: BackfillParams | None = None) -> PolicyResult:
     """backfill: the builder driven by an iterated local search over priority orders.
 
     1. **Start.** The sum orders of :data:`~.orders.SUM_ORDERS` (shortest first, smallest
        area first, fewest GPUs first) and ``start_order`` if given; the best is the
        incumbent, so the search is never worse than any of them.
-    2. **Iterate** ``iterations`` moves (:func:`_move`) from the current order; a
-       neighbour no worse than the current one replaces it (plateaus are crossed), and
-       after :data:`PATIENCE` moves without a strict gain the search returns to the best.
+    2. **Iterate** ``iterations`` moves (:func:`walk_orders`, :func:`move`) from the
+       current order; a neighbour no worse than the current one replaces it (plateaus are
+       crossed), and after :data:`PATIENCE` moves without a strict gain the search returns
+       to the best.
     3. **Result.** The best order's schedule, checked, its completions confirmed by the
        simulator.
 
@@ -487,30 +534,9 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         )
     start_plan = best
     rng = np.random.default_rng(p.seed)
-    current, current_plan = best_order, best
-    done, improved, since = 0, 0, 0
-    for _ in range(0 if capped or n < 2 else p.iterations):
-        if stop_requested() is not None:
-            capped = True
-            break
-        candidate = _move(rng, current)
-        found = builder.plan(candidate, deadline)
-        if found is None:  # the time limit: keep the best
-            capped = True
-            break
-        plan = found
-        done += 1
-        since += 1
-        key = _score(plan, cap)
-        if key <= _score(current_plan, cap):
-            if key < _score(current_plan, cap):
-                since = 0
-            current, current_plan = candidate, plan
-            if key < _score(best, cap):
-                best_order, best = candidate, plan
-                improved += 1
-        if since > PATIENCE:
-            current, current_plan, since = best_order, best, 0
+    moves = 0 if capped else p.iterations
+    walk = walk_orders(rng, best_order, best, lambda o: builder.plan(o, deadline), lambda q: _score(q, cap), moves)
+    best, done, improved, capped = walk.value, walk.moves, walk.improvements, capped or walk.capped
     if capped:
         log.info("backfill: the time limit of %g s stopped the search after %d moves", p.time_limit, done)
     search = {

@@ -7,7 +7,10 @@ judged by the simulator; the candidate is scored by (makespan, sum of completion
 compared lexicographically: makespan first, average JCT as the tie-break. With
 ``objective="total"`` the sum comes first; a cap on the other axis (``makespan_cap`` for
 the sum, ``total_cap`` for the makespan) puts how far a candidate is past it before both,
-so a candidate within the cap beats every one beyond it (:func:`score`).
+so a candidate within the cap beats every one beyond it. The horizon T comes before all of
+it, for either objective: the slots a candidate ends past T, so the search first gets
+back within T (a schedule ending later is no answer: the checker refuses it) and only
+then shortens its objective (:func:`score`; ``backfill`` follows the same rule).
 
 1. **Start.** Every classical order of :data:`~.orders.ORDERS` (longest first, largest
    area first) with every placement rule, one rule for all jobs: 6 list schedules. The
@@ -32,7 +35,6 @@ says so (``search.capped``).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass
 
@@ -45,7 +47,7 @@ from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import ORDERS, SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.instance import Instance
-from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real
+from rar_opt.support.checks import SOLVER_MAX_SEED, check_cap, check_search
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -72,25 +74,14 @@ class SearchParams(BaselineParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not is_int(self.iterations) or self.iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {self.iterations!r}")
-        limit = self.time_limit
-        if not is_real(limit) or not math.isfinite(limit) or limit <= 0:
-            raise ValueError(f"time_limit must be a positive finite number of seconds, got {limit!r}")
-        seed = self.seed
-        if not is_int(seed) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
+        check_search(self.iterations, self.time_limit, self.seed, self.start_order)
         if self.moves not in MOVES:
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
-        order = self.start_order
-        if order is not None and (not isinstance(order, tuple) or sorted(order) != list(range(len(order)))):
-            raise ValueError("start_order must be a tuple holding every job index once")
         for name, aimed in (("makespan_cap", "total"), ("total_cap", "makespan")):
             cap = getattr(self, name)
-            if cap is not None and (not is_int(cap) or cap < 1):
-                raise ValueError(f"{name} must be a positive integer or None, got {cap!r}")
+            check_cap(name, cap)
             if cap is not None and self.objective != aimed:
                 raise ValueError(f"{name} caps the other axis: it takes objective {aimed!r}, not {self.objective!r}")
 
@@ -122,17 +113,24 @@ class _Evaluator:
 
 
 def score(
-    trial: Trial, objective: str = "makespan", cap: int | None = None, total_cap: int | None = None
+    trial: Trial,
+    objective: str = "makespan",
+    cap: int | None = None,
+    total_cap: int | None = None,
+    horizon: int | None = None,
 ) -> tuple[int, ...]:
     """(makespan, sum of completion times), smaller is better, compared in that order; with
     ``objective="total"`` the sum first. A cap on the other axis comes before both: with
     a makespan ``cap`` (objective ``total``) the slots past it, with a ``total_cap`` on the
     sum (objective ``makespan``) how far the sum exceeds it; so a schedule within its cap
-    beats every one beyond it."""
+    beats every one beyond it. The ``horizon`` T comes first of all, for both objectives:
+    the slots past it, so a schedule ending after T loses to every one within T (the
+    checker refuses it), and among those past T the one that ends earliest wins."""
     span, total = trial.makespan, int(trial.completion.sum())
+    late = () if horizon is None else (max(0, span - horizon),)
     if objective != "total":
-        return (max(0, total - total_cap), span, total) if total_cap is not None else (span, total)
-    return (max(0, span - cap), total, span) if cap is not None else (total, span)
+        return late + ((max(0, total - total_cap), span, total) if total_cap is not None else (span, total))
+    return late + ((max(0, span - cap), total, span) if cap is not None else (total, span))
 
 
 def _neighbour(
@@ -181,7 +179,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         for c, placement in enumerate(PLACEMENT_NAMES):
             choice = np.full(n, c, dtype=np.int64)
             trial = evaluate(order, choice)
-            key = score(trial, p.objective, p.makespan_cap, p.total_cap)
+            key = score(trial, p.objective, p.makespan_cap, p.total_cap, instance.horizon)
             if best is None or key < best[0]:
                 best = (key, trial, order, choice, f"{order_name}/{placement}")
     assert best is not None
@@ -197,7 +195,7 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
         cand_order, cand_choice = _neighbour(rng, order, choice, last, p.moves == "order+placement")
         cand = evaluate(cand_order, cand_choice)
         done += 1
-        cand_score = score(cand, p.objective, p.makespan_cap, p.total_cap)
+        cand_score = score(cand, p.objective, p.makespan_cap, p.total_cap, instance.horizon)
         if cand_score <= key:
             if cand_score < key:
                 improved += 1

@@ -44,6 +44,17 @@ WORST_CASE_WARNING = (
 )
 
 
+def _stats_dict(stats: Any) -> dict[str, Any]:
+    """One policy's statistics (a dataclass) as JSON-ready values: every field but the
+    policy's name (the key it is stored under), in field order, pairs as lists."""
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(stats):
+        if field.name != "policy":
+            value = getattr(stats, field.name)
+            out[field.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
 @dataclass(frozen=True)
 class PolicyStats:
     """ALG/OPT of one policy over a store's proven instances."""
@@ -64,20 +75,7 @@ class PolicyStats:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
-        return {
-            "count": self.count,
-            "proven": self.proven,
-            "optimal_share": self.optimal_share,
-            "mean_ratio": self.mean_ratio,
-            "mean_ci95": list(self.mean_ci95) if self.mean_ci95 else None,
-            "median_ratio": self.median_ratio,
-            "p95_ratio": self.p95_ratio,
-            "max_ratio": self.max_ratio,
-            "worst": self.worst,
-            "theorem5_at_worst": self.theorem5_at_worst,
-            "unproven": self.unproven,
-            "unproven_ratio_range": list(self.unproven_ratio_range) if self.unproven_ratio_range else None,
-        }
+        return _stats_dict(self)
 
 
 JCT_OPT = "ALG/OPT"
@@ -107,20 +105,7 @@ class JctStats:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
-        return {
-            "count": self.count,
-            "bounded": self.bounded,
-            "proven": self.proven,
-            "basis": self.basis,
-            "mean_ratio": self.mean_ratio,
-            "mean_ci95": list(self.mean_ci95) if self.mean_ci95 else None,
-            "median_ratio": self.median_ratio,
-            "p95_ratio": self.p95_ratio,
-            "max_ratio": self.max_ratio,
-            "worst": self.worst,
-            "mean_ratio_best": self.mean_ratio_best,
-            "best_share": self.best_share,
-        }
+        return _stats_dict(self)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from rar_opt.algorithms.backfill import (
     BuildRules,
     NoTimeToBuild,
     backfill_schedule,
+    walk_orders,
 )
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.errors import InputError
@@ -91,38 +92,51 @@ def test_a_later_job_starts_before_an_earlier_one_that_waits() -> None:
     assert reserved is not None and reserved.starts.tolist() == [0, 6, 0]
 
 
-def test_the_reservation_keeps_a_late_long_job_off_the_held_server() -> None:
-    # a 4-GPU server: job 0 (2 GPUs, 3 slots) runs; job 1 (4 GPUs) waits for slot 3;
-    # job 2 (2 GPUs, 10 slots) would delay it to 10 without the reservation
-    cluster = Cluster(servers=(4,), b_inter=1.0, b_intra=10.0)
+@pytest.mark.parametrize(
+    ("capacity", "first_gpus", "wide_gpus", "option", "starts_off", "starts_on"),
+    [
+        # a 4-GPU server: job a (2 GPUs) runs; the wide job (4 GPUs) waits for slot 3;
+        # without the reservation the long job starts at once and delays it to 10
+        pytest.param(4, 2, 4, "reserve", [0, 10, 0], [0, 3, 5], id="the-reservation-keeps-a-long-job-off"),
+        # an 8-GPU server: job a (4 GPUs) runs; the wide job (6 GPUs) waits for slot 3,
+        # when 8 are free: 2 to spare, which the long job may take at once
+        pytest.param(8, 4, 6, "spare", [0, 3, 3], [0, 3, 0], id="a-later-job-takes-the-spare-gpus"),
+    ],
+)
+def test_the_reservation_and_its_spare_gpus(
+    capacity: int, first_gpus: int, wide_gpus: int, option: str, starts_off: list[int], starts_on: list[int]
+) -> None:
+    # one server: job a (3 slots) runs, the wide job waits for it, the long job (2 GPUs,
+    # 10 slots) is listed last; the option off, then on (the other rules at their defaults)
+    cluster = Cluster(servers=(capacity,), b_inter=1.0, b_intra=10.0)
     jobs = (
-        Job("a", gpus=2, iterations=3, bwd_time=1.0),
-        Job("wide", gpus=4, iterations=2, bwd_time=1.0),
+        Job("a", gpus=first_gpus, iterations=3, bwd_time=1.0),
+        Job("wide", gpus=wide_gpus, iterations=2, bwd_time=1.0),
         Job("long", gpus=2, iterations=10, bwd_time=1.0),
     )
     inst = Instance("held", 40, cluster, jobs)
-    free = Builder(inst, BuildRules(reserve=False)).plan([0, 1, 2])
-    held = Builder(inst, BuildRules(reserve=True)).plan([0, 1, 2])
-    assert free is not None and held is not None
-    assert free.starts.tolist() == [0, 10, 0]
-    assert held.starts.tolist() == [0, 3, 5]
+    for value, starts in ((False, starts_off), (True, starts_on)):
+        plan = Builder(inst, BuildRules(**{option: value})).plan([0, 1, 2])
+        assert plan is not None
+        assert plan.starts.tolist() == starts
 
 
-def test_a_later_job_may_take_the_gpus_the_reserved_job_will_not_need() -> None:
-    # an 8-GPU server: job a (4 GPUs, 3 slots) runs; the wide job (6 GPUs) waits for slot 3,
-    # when 8 are free: 2 to spare, which the long job (2 GPUs, 10 slots) may take at once
-    cluster = Cluster(servers=(8,), b_inter=1.0, b_intra=10.0)
-    jobs = (
-        Job("a", gpus=4, iterations=3, bwd_time=1.0),
-        Job("wide", gpus=6, iterations=2, bwd_time=1.0),
-        Job("long", gpus=2, iterations=10, bwd_time=1.0),
-    )
-    inst = Instance("spare", 40, cluster, jobs)
-    spare = Builder(inst, BuildRules(spare=True)).plan([0, 1, 2])
-    strict = Builder(inst, BuildRules(spare=False)).plan([0, 1, 2])
-    assert spare is not None and strict is not None
-    assert spare.starts.tolist() == [0, 3, 0]
-    assert strict.starts.tolist() == [0, 3, 3]
+def test_the_walk_stops_when_its_values_run_out_and_keeps_the_best_order() -> None:
+    # orders valued by sum_i i * order[i] (smallest: the largest job index first); the
+    # evaluation runs out (None: out of time) after 8 values
+    seen: list[int] = []
+
+    def value(order: list[int]) -> int | None:
+        if len(seen) == 8:
+            return None
+        seen.append(sum(i * j for i, j in enumerate(order)))
+        return seen[-1]
+
+    start = list(range(6))
+    walk = walk_orders(np.random.default_rng(0), start, 55, value, lambda v: (v,), 100)
+    assert walk.capped and walk.moves == 8
+    assert walk.value == min([55, *seen]) == sum(i * j for i, j in enumerate(walk.order))
+    assert sorted(walk.order) == start and walk.improvements <= 8
 
 
 @given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))

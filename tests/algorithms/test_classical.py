@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rar_opt import Instance, check
+from rar_opt import Cluster, Instance, Job, check
 from rar_opt.algorithms import PLACEMENTS, run_policy
+from rar_opt.algorithms.engine import Trial
+from rar_opt.algorithms.search import score
 from rar_opt.errors import InputError
 from rar_opt.instances.generate import paper
 
@@ -85,6 +87,39 @@ def test_improve_lowers_average_jct_at_the_same_makespan() -> None:
     # another seed walks another path
     other = run_policy(inst, "improve", iterations=60, seed=1)
     assert other.schedule != found.schedule
+
+
+def _tight_horizon() -> Instance:
+    """One 4-GPU server and 2-GPU jobs: a long one (10 slots) listed first, three short ones
+    (4 slots each), T = 12. Shortest first ends the long job at 14, past T, with the
+    smallest sum (30); the long job first (the list order, so fewest GPUs first) ends
+    everything by 12 with a sum of 34."""
+    cluster = Cluster(servers=(4,), b_inter=1.0, b_intra=10.0)
+    short = tuple(Job(f"short{i}", gpus=2, iterations=4, bwd_time=1.0) for i in range(3))
+    return Instance("tight", 12, cluster, (Job("long", gpus=2, iterations=10, bwd_time=1.0), *short))
+
+
+@pytest.mark.parametrize("iterations", [0, 40])
+def test_improve_for_the_sum_gets_within_the_horizon_before_shortening_the_sum(iterations: int) -> None:
+    inst = _tight_horizon()
+    result = run_policy(inst, "improve", objective="total", iterations=iterations)
+    report = check(inst, result.schedule)
+    assert report.feasible and report.result.makespan <= inst.horizon
+    assert int(report.result.completion.sum()) == 34  # the best sum within T, not the 30 past it
+
+
+def test_the_horizon_comes_before_either_objective_and_its_cap() -> None:
+    completion = np.array([3, 9])
+    trial = Trial(np.zeros(2, dtype=np.int64), ((), ()), completion, 9, 1.0)
+    assert score(trial, horizon=12) == (0, 9, 12)
+    assert score(trial, horizon=7) == (2, 9, 12)
+    assert score(trial, total_cap=10, horizon=7) == (2, 2, 9, 12)
+    assert score(trial, "total", horizon=7) == (2, 12, 9)
+    assert score(trial, "total", cap=5, horizon=12) == (0, 4, 12, 9)
+    # past T by a slot loses to a schedule within T whatever its sum or cap
+    within = Trial(np.zeros(2, dtype=np.int64), ((), ()), np.array([8, 8]), 8, 1.0)
+    assert score(within, "total", horizon=8) < score(trial, "total", horizon=8)
+    assert score(within, total_cap=10, horizon=8) < score(trial, total_cap=12, horizon=8)
 
 
 def test_the_time_cap_stops_the_search_and_says_so() -> None:
