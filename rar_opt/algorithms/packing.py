@@ -54,7 +54,12 @@ The search:
 
 Every schedule is checked by :func:`rar_opt.check.check`, and its completions from the
 simulator must equal the planned ones; a difference would be a bug and raises.
-Determinism and ``time_limit`` work as in ``improve`` (:mod:`.search`).
+Determinism and ``time_limit`` work as in ``improve`` (:mod:`.search`). The time limit
+covers every step: the first start's first plan is always built, and the other starts,
+the justification rounds, the lanes and the restarts each begin only while time is left
+(the record's ``search.starts`` says how many starts ran). Where the limit binds, the
+result depends on the machine's speed: at 100 times the paper the starts alone take
+minutes, so a run stops after the first.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ import bisect
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +78,7 @@ from rar_opt.algorithms.baselines import BaselineParams
 from rar_opt.algorithms.engine import Trial, planned_trial
 from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.result import PolicyResult, searched_result
-from rar_opt.algorithms.runs import OPEN, RunIndex
+from rar_opt.algorithms.runs import OPEN, RunIndex, ranked, scan_earliest, window
 from rar_opt.algorithms.search import MAX_SEED
 from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
@@ -251,7 +257,7 @@ class _Profile:
         if self.runs is not None and self.runs.has_room(g):
             t, s = self.runs.earliest(g, d, lo, latest)  # the earliest slot, then best fit (.runs)
         else:
-            t, s = _scan(self.free, self.jobs.capacity, g, d, lo, latest)
+            t, s = scan_earliest(self.free, self.jobs.capacity, g, d, lo, latest)
         return t, d, np.array([s], dtype=np.int64), np.array([g], dtype=np.int64)
 
     def _place_split(self, j: int, lo: int, beat: int | None) -> tuple[int, int, np.ndarray, np.ndarray] | None:
@@ -307,9 +313,9 @@ class _Profile:
         self._room(hi)
         if self.runs is None or not self.runs.has_room(OPEN):  # read every server
             assert self.split_busy is not None
-            idle = _window(self.free[:, lo:hi], cand - lo, d, np.minimum).astype(np.int64)
-            idle[_window(self.split_busy[:, lo:hi], cand - lo, d, np.maximum)] = 0
-            return cand, *_ranked(idle, most)
+            idle = window(self.free[:, lo:hi], cand - lo, d, np.minimum).astype(np.int64)
+            idle[window(self.split_busy[:, lo:hi], cand - lo, d, np.maximum)] = 0
+            return cand, *ranked(idle, most)
         end, top = self.runs.table(OPEN)
         servers = self.runs.rows(np.flatnonzero((top[:, cand] >= cand + d).any(axis=1)))  # blocks open somewhere
         opened = end[servers][:, cand] >= cand + d  # (those servers, candidates)
@@ -317,9 +323,9 @@ class _Profile:
         rows = np.flatnonzero(opened[:, some].any(axis=1))
         idle = np.zeros((max(len(rows), most), len(cand)), dtype=np.int64)
         if len(rows):
-            mins = _window(self.free[servers[rows], lo:hi], cand[some] - lo, d, np.minimum)
+            mins = window(self.free[servers[rows], lo:hi], cand[some] - lo, d, np.minimum)
             idle[: len(rows), some] = np.where(opened[np.ix_(rows, some)], mins, 0)
-        return cand, *_ranked(idle, most)
+        return cand, *ranked(idle, most)
 
     def _split_at(self, j: int, g: int, n: int, t: int, d: int) -> tuple[int, np.ndarray, np.ndarray] | None:
         """Job j on the n servers with the most idle GPUs over [t, t + d), if they hold it:
@@ -358,40 +364,6 @@ class _Profile:
         at = bisect.bisect_left(self.ends, t + d)
         if self.ends[at : at + 1] != [t + d]:
             self.ends.insert(at, t + d)
-
-
-def _scan(free: np.ndarray, capacity: np.ndarray, g: int, d: int, lo: int, latest: int) -> tuple[int, int]:
-    """The earliest slot t in [lo, latest] where a server holds g GPUs for d slots, and the
-    server chosen there, read from every host over the whole window (the rule of
-    :meth:`.runs.RunIndex.earliest`, for small clusters and GPU counts without a table)."""
-    rows = np.flatnonzero(capacity >= g)
-    ok = free[rows, lo : latest + d] >= g
-    count = np.zeros((len(rows), ok.shape[1] + 1), dtype=np.int32)
-    np.cumsum(ok, axis=1, out=count[:, 1:])
-    fits = (count[:, d:] - count[:, :-d]) == d  # the d slots from here are all roomy
-    first = np.where(fits.any(axis=1), fits.argmax(axis=1), NEVER)
-    t = int(first.min())
-    tied = rows[first == t]
-    t += lo
-    return t, int(tied[np.lexsort((capacity[tied], free[tied, t]))[0]])
-
-
-def _window(values: np.ndarray, at: np.ndarray, d: int, op: np.ufunc) -> np.ndarray:
-    """``op`` (minimum or maximum) of ``values[:, t : t + d]`` for every t of ``at`` (every
-    window inside the columns), by doubling: after k rounds column x holds [x, x + 2^k)."""
-    width, m = 1, values
-    while 2 * width <= d:
-        m = op(m[:, :-width], m[:, width:])
-        width *= 2
-    return op(m[:, at], m[:, at + d - width])
-
-
-def _ranked(idle: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``most`` largest of each column of ``idle``, from the largest, and their running sums."""
-    if most < len(idle):
-        idle = -np.partition(-idle, most - 1, axis=0)[:most]
-    top = -np.sort(-idle, axis=0)
-    return top, np.cumsum(top, axis=0)
 
 
 @dataclass(frozen=True)
@@ -451,11 +423,12 @@ class _Packer:
         job = np.repeat(np.arange(n, dtype=np.int64), [len(s) for s in on])
         return _Plan(starts, lengths, job, np.concatenate(on), np.concatenate(y))
 
-    def justify(self, plan: _Plan) -> _Plan:
+    def justify(self, plan: _Plan, stop: Callable[[], bool] = lambda: False) -> _Plan:
         """Forward-backward improvement: backward in order of completion, forward in order
-        of the backward starts, while the makespan falls (the best plan seen is returned)."""
+        of the backward starts, while the makespan falls (the best plan seen is returned);
+        ``stop()`` true before a round ends it there (the time limit)."""
         best = plan
-        while True:
+        while not stop():
             back = self.build(np.lexsort((-best.starts, -best.completion)), releases=False)
             span = int(back.completion.max())
             mirrored = dataclasses.replace(back, starts=span - back.completion)  # the same plan read backwards
@@ -464,6 +437,7 @@ class _Packer:
             if cand.score[0] >= best.score[0]:
                 return cand if cand.score < best.score else best
             best = cand
+        return best
 
 
 def _trial(plan: _Plan, capacity: np.ndarray, weight: np.ndarray) -> Trial:
@@ -528,19 +502,25 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     justify = p.justify and not instance.has_releases  # a release is not symmetric in time
     packer = _Packer(jobs, slots)
     began = time.perf_counter()
-    best, start_name, may_split, capped = None, "", False, False
+
+    def over() -> bool:  # the time limit, or a signal asking the run to stop (Ctrl-C)
+        return time.perf_counter() - began > p.time_limit or stop_requested() is not None
+
+    best, start_name, may_split, capped, started = None, "", False, False, 0
     starts = [(rule, name, order) for rule in p.modes() for name, order in _start_orders(jobs).items()]
     for rule, name, order in starts:
-        if best is not None and stop_requested() is not None:
-            capped = True  # Ctrl-C: keep the best start so far
+        if best is not None and over():
+            capped = True  # keep the best start so far: the first plan is always built
             break
         packer.may_split = rule
         plan = packer.build(order)
         if justify:
-            plan = packer.justify(plan)
+            plan = packer.justify(plan, over)
+        started += 1
         if best is None or plan.score < best.score:
             best, start_name, may_split = plan, name, rule
     assert best is not None
+    capped = capped or over()
     lanes_span = None
     if p.lanes > 0 and not capped and stop_requested() is None:
         lanes = _lanes_plan(instance, jobs, p, began, best.score[0])
@@ -549,7 +529,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
             lanes_span = plan.score[0]
             packer.may_split = False
             if justify:
-                plan = packer.justify(plan)
+                plan = packer.justify(plan, over)
             if plan.score < best.score:
                 best, start_name, may_split = plan, "lanes", False
     packer.may_split = may_split  # the restarts keep the rule of the best start
@@ -557,25 +537,32 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     rng = np.random.default_rng(p.seed)
     done, improved = 0, 0
     for _ in range(p.iterations):
-        if capped or time.perf_counter() - began > p.time_limit or stop_requested() is not None:
-            capped = True  # the time cap, or a signal asking the run to stop (Ctrl-C): keep the best
+        if capped or over():
+            capped = True  # keep the best
             break
         noise = rng.uniform(0.0, p.jitter, len(best.starts)) * best.lengths
         plan = packer.build(np.argsort(best.starts + noise, kind="stable"))
         if justify:
-            plan = packer.justify(plan)
+            plan = packer.justify(plan, over)
         done += 1
         if plan.score <= best.score:
             improved += plan.score < best.score
             best = plan
     if capped:
-        log.info("pack: the time limit of %g s stopped the search after %d restarts", p.time_limit, done)
+        log.info(
+            "pack: the time limit of %g s stopped the search after %d of %d starts and %d restarts",
+            p.time_limit,
+            started,
+            len(starts),
+            done,
+        )
     trial = _trial(best, jobs.capacity, est.weight)
     search = {
         "start": start_name,
         "lanes_makespan": lanes_span,
         "start_makespan": start_score[0],
         "start_total_completion": start_score[1],
+        "starts": started,  # of the len(START_ORDERS) x rules starts: fewer when the time limit came first
         "iterations": done,
         "improvements": int(improved),
         "capped": capped,

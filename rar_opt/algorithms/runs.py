@@ -37,6 +37,8 @@ import math
 
 import numpy as np
 
+from rar_opt.cluster.timemodel import NEVER
+
 FAR = np.int32(2**30)
 """``end`` where a server keeps the GPUs to the end of the profile (beyond every t + d)."""
 
@@ -148,3 +150,41 @@ class RunIndex:
         col = np.arange(a, t1, dtype=np.int32)
         row[a:t1] = np.minimum.accumulate(np.where(self._bad(g, s, a, t1), col, after)[::-1])[::-1]
         return a
+
+
+# the scans that pack uses where no table is kept (small clusters, GPU counts past the
+# tables' cap), and the windowed reads of its split search
+
+
+def scan_earliest(free: np.ndarray, capacity: np.ndarray, g: int, d: int, lo: int, latest: int) -> tuple[int, int]:
+    """The earliest slot t in [lo, latest] where a server holds g GPUs for d slots, and the
+    server chosen there, read from every host over the whole window (the rule of
+    :meth:`RunIndex.earliest`, for small clusters and GPU counts without a table)."""
+    rows = np.flatnonzero(capacity >= g)
+    ok = free[rows, lo : latest + d] >= g
+    count = np.zeros((len(rows), ok.shape[1] + 1), dtype=np.int32)
+    np.cumsum(ok, axis=1, out=count[:, 1:])
+    fits = (count[:, d:] - count[:, :-d]) == d  # the d slots from here are all roomy
+    first = np.where(fits.any(axis=1), fits.argmax(axis=1), NEVER)
+    t = int(first.min())
+    tied = rows[first == t]
+    t += lo
+    return t, int(tied[np.lexsort((capacity[tied], free[tied, t]))[0]])
+
+
+def window(values: np.ndarray, at: np.ndarray, d: int, op: np.ufunc) -> np.ndarray:
+    """``op`` (minimum or maximum) of ``values[:, t : t + d]`` for every t of ``at`` (every
+    window inside the columns), by doubling: after k rounds column x holds [x, x + 2^k)."""
+    width, m = 1, values
+    while 2 * width <= d:
+        m = op(m[:, :-width], m[:, width:])
+        width *= 2
+    return op(m[:, at], m[:, at + d - width])
+
+
+def ranked(idle: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``most`` largest of each column of ``idle``, from the largest, and their running sums."""
+    if most < len(idle):
+        idle = -np.partition(-idle, most - 1, axis=0)[:most]
+    top = -np.sort(-idle, axis=0)
+    return top, np.cumsum(top, axis=0)

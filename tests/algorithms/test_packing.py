@@ -174,6 +174,20 @@ def test_a_pack_record_says_what_the_search_did() -> None:
     assert result.trials == result.trials_requested >= 3 + 3
 
 
+def test_the_time_limit_covers_the_starts() -> None:
+    # a limit shorter than any plan: the first start's first plan is built (a schedule is
+    # always returned), then nothing more begins: no other start, no justification
+    # round, no restart; with time to spare every start runs
+    inst = paper(2, jobs=40, servers=5)
+    short = run_policy(inst, "pack", time_limit=1e-9, iterations=5)
+    search = short.schedule.meta["search"]
+    assert search["starts"] == 1 and search["capped"] is True and search["iterations"] == 0
+    assert short.trials == 1
+    assert not reference_violations(inst, short.schedule)
+    full = run_policy(inst, "pack", iterations=0, lanes=0.0).schedule.meta["search"]
+    assert full["starts"] == 6 and full["capped"] is False
+
+
 def test_a_stop_request_ends_the_restarts_and_keeps_the_best(monkeypatch) -> None:
     # Ctrl-C during auto's improvement phase: the searches stop at their next restart
     import rar_opt.algorithms.packing as packing
