@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rar_opt.formulations.sizes import NOT_BUILT
 from rar_opt.instance import Instance
 from rar_opt.support.processes import stop_requested
 
@@ -129,10 +130,6 @@ class Bound:
             return NamedBound(self.name, answer.value, seconds, answer.note or self.summary, answer.exact, answer.order)
         value = int(self.function(instance))
         return NamedBound(self.name, value, time.perf_counter() - began, self.summary)
-
-
-NOT_BUILT = "not built: "
-"""How the note of a bound skipped by its size guard begins."""
 
 
 def _load(name: str) -> Any:

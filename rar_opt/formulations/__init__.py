@@ -18,17 +18,21 @@ command line pick it up from :data:`FORMULATIONS`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rar_opt.formulations.base import Formulation, ModelData, model_data
+if TYPE_CHECKING:
+    from rar_opt.formulations.base import Formulation, ModelData, model_data
 
 FORMULATIONS: dict[str, Formulation]  # built on first use (module __getattr__ below)
+
+_FROM_BASE = ("Formulation", "ModelData", "model_data")  # also on first use: base imports Pyomo
 
 
 def _catalogue() -> dict[str, Formulation]:
     """Every formulation by name. Built when first asked for, so that importing one module
-    of the package (a size guard, the flow LP) does not import every model and solver."""
+    of the package (a size guard) does not import every model, Pyomo and the solvers."""
     from rar_opt.formulations import compact, compact_start, cpsat, enumerative, gdp, nonconvex, relax
+    from rar_opt.formulations.base import Formulation
 
     return {
         f.name: f
@@ -86,6 +90,10 @@ def __getattr__(name: str) -> Any:
         if "FORMULATIONS" not in globals():
             globals()["FORMULATIONS"] = _catalogue()
         return globals()["FORMULATIONS"]
+    if name in _FROM_BASE:
+        from rar_opt.formulations import base
+
+        return getattr(base, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

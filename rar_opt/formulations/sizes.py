@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from rar_opt.instance import Instance
 
+NOT_BUILT = "not built: "
+"""How the note of a model skipped by its size guard begins (then the guard's reason)."""
+
 CFREE_MAX_CELLS = 100_000
 """The largest contention-free model built, in jobs x servers cells (about 4 s and 150 MB to
 build, some 350 MB with the solve; the paper's 160 x 20 is 3,200)."""

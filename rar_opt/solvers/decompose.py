@@ -47,6 +47,7 @@ from rar_opt.check import check
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree, cpsat, gpubins
 from rar_opt.formulations import formulation as get_formulation
+from rar_opt.formulations.sizes import NOT_BUILT
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
@@ -355,7 +356,7 @@ def gpu_bins_bound(
     budget = Budget.start(time_limit, threads, seed)
     why = gpubins.too_large(instance)
     if why is not None:
-        return BinsBound(None, (), budget.elapsed(), f"not built: {why}")
+        return BinsBound(None, (), budget.elapsed(), f"{NOT_BUILT}{why}")
     asked, bound = [], None
     for slot, raw, _ in bins_answers(instance, max(int(floor), 1), instance.horizon + 1, budget):
         asked.append((slot, str(Status.FEASIBLE if raw.has_solution else raw.status)))
