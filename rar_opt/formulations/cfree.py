@@ -25,7 +25,7 @@ If the two meet, the optimum is proven (:mod:`rar_opt.solvers.decompose`).
   d_j = C_j - a_j slots. A true schedule satisfies every row with its own starts,
   completions, placements and O_j the largest such overlap (at most its contended
   slots), so no schedule is lost and the model's optimum is a lower bound on OPT that can
-  exceed the relaxation's (docs/exactness.md, "The priced relaxation").
+  exceed the relaxation's (docs/exactness.md, "Pricing contention on intervals").
 
 Both arguments hold job by job (the relaxation never completes a job later than a true
 schedule with the same starts and placements; the restriction's completions are the true
@@ -50,7 +50,6 @@ from ortools.sat.python import cp_model
 
 from rar_opt.errors import InputError
 from rar_opt.formulations import symmetry
-from rar_opt.formulations.pricing import add_pricing
 from rar_opt.formulations.base import (
     OBJECTIVES,
     ModelData,
@@ -61,6 +60,7 @@ from rar_opt.formulations.base import (
     resolve_horizon,
 )
 from rar_opt.formulations.cpsat import CpsatModel, execution_times, read_schedule, set_objective
+from rar_opt.formulations.pricing import add_pricing
 from rar_opt.instance import Instance
 
 __all__ = [
@@ -208,4 +208,3 @@ def build(instance: Instance, options: Options | None = None, deadline: float | 
     extra = set_objective(m, options.objective, makespan, end, [job.release for job in instance.jobs])
     name = "cfree-restriction" if options.restrict else "cfree-priced" if options.priced else "cfree-relaxation"
     return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, options, extra))
-

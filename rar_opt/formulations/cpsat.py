@@ -47,6 +47,7 @@ from rar_opt.formulations.base import (
     resolve_horizon,
 )
 from rar_opt.formulations.data import CompactData
+from rar_opt.formulations.pricing import add_pricing
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.simulate import simulate
@@ -156,8 +157,6 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         _rates(m, d, v, j)
     _contention(m, d, v, split_jobs, instance.num_servers)
     if options.pricing:  # redundant: every schedule satisfies them (formulations/pricing.py)
-        from rar_opt.formulations.pricing import add_pricing
-
         add_pricing(m, instance, d.horizon, v.start, v.end, v.duration, v.span, v.z, v.split)
     makespan = m.new_int_var(max(r + rho for r, rho in zip(d.release, d.rho_min, strict=True)), d.horizon, "makespan")
     m.add_max_equality(makespan, v.end)

@@ -1,5 +1,5 @@
 """Pricing contention on intervals: rows that every schedule satisfies (docs/exactness.md,
-"The priced relaxation").
+"Pricing contention on intervals").
 
 Two split jobs i and j that use a common server s are both counted in c_s in every slot
 where both are active, so each sees a contention level p >= 2 there and gets at most
