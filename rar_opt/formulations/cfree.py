@@ -16,6 +16,17 @@ scheduling with a placement choice: no time index at all.
 
 If the two meet, the optimum is proven (:mod:`rar_opt.solvers.decompose`).
 
+* **Priced relaxation** (``priced=True``, a relaxation too): the relaxation, where a
+  split job's interval may be longer than rho_j(n), and contention is paid for. Two split
+  jobs i and j that use a common server s are both counted in c_s in every slot where
+  both are active, so each sees p >= 2 there and gets at most phi(2, n) iterations in
+  those slots. Job j then has O_j >= (the slots its interval shares with i's) contended
+  slots, for every such i, and needs phi(1, n) (d_j - O_j) + phi(2, n) O_j >= F_j over its
+  d_j = C_j - a_j slots. A true schedule satisfies every row with its own starts,
+  completions, placements and O_j the largest such overlap (at most its contended
+  slots), so no schedule is lost and the model's optimum is a lower bound on OPT that can
+  exceed the relaxation's (docs/exactness.md, "Pricing contention on intervals").
+
 Both arguments hold job by job (the relaxation never completes a job later than a true
 schedule with the same starts and placements; the restriction's completions are the true
 ones), so they hold for every objective of :mod:`.cpsat` (``objective``: the makespan,
@@ -49,6 +60,7 @@ from rar_opt.formulations.base import (
     resolve_horizon,
 )
 from rar_opt.formulations.cpsat import CpsatModel, execution_times, read_schedule, set_objective
+from rar_opt.formulations.pricing import add_pricing
 from rar_opt.formulations.sizes import CFREE_MAX_CELLS as MAX_CELLS
 from rar_opt.formulations.sizes import cfree_cells as count_cells
 from rar_opt.formulations.sizes import cfree_too_large as too_large
@@ -79,10 +91,16 @@ class Options:
     symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
     objective: str = "makespan"  # makespan, total or flow, as the cpsat model's
     max_cells: int = MAX_CELLS  # refuse more jobs x servers cells
+    # the relaxation with contention paid for: split jobs that share a server and overlap
+    # in time lose iterations in the common slots (module docstring); not with restrict
+    priced: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.objective, "objective", OBJECTIVES)
         check_flag(self.restrict, "restrict")
+        check_flag(self.priced, "priced")
+        if self.priced and self.restrict:
+            raise InputError("the priced relaxation is a relaxation: not with restrict", where="priced")
         check_flag(self.symmetry, "symmetry")
         check_count(self.horizon, "horizon", optional=True)
         check_count(self.max_cells, "max_cells")
@@ -106,6 +124,9 @@ def build(instance: Instance, options: Options | None = None, deadline: float | 
     m = cp_model.CpModel()
     start, end, y, intervals, split = [], [], [], [], []
     used_all: list[list[Any]] = []
+    durations: list[Any] = []
+    span_vars: list[dict[int, Any]] = []
+    split_flags: list[Any] = []
     for j in range(n_jobs):
         if deadline is not None and time.perf_counter() > deadline:
             raise BuildStopped(f"the contention-free model was built for {j} of {n_jobs} jobs by its deadline")
@@ -115,8 +136,15 @@ def build(instance: Instance, options: Options | None = None, deadline: float | 
         release = instance.jobs[j].release  # a_j >= r_j (docs/arrivals.md)
         a = m.new_int_var(release, max(horizon - shortest, release), f"a{j}")
         e = m.new_int_var(release + shortest, max(horizon, release + shortest), f"e{j}")
-        d = m.new_int_var(shortest, max(rho[j, n] for n in spans), f"d{j}")
-        m.add(d == sum(rho[j, n] * v for n, v in spans.items()))
+        if options.priced:  # a split job may take longer than rho_j(n): contention (the pricing rows)
+            d = m.new_int_var(shortest, max(horizon - release, shortest), f"d{j}")
+            for n, v in spans.items():
+                m.add(d >= rho[j, n]).only_enforce_if(v)
+        else:
+            d = m.new_int_var(shortest, max(rho[j, n] for n in spans), f"d{j}")
+            m.add(d == sum(rho[j, n] * v for n, v in spans.items()))
+        durations.append(d)
+        span_vars.append(spans)
         intervals.append(m.new_interval_var(a, d, e, f"job{j}"))
         row = [m.new_int_var(0, min(gpus[j], cap[s]), f"y{j}_{s}") for s in range(n_servers)]
         used = [m.new_bool_var(f"z{j}_{s}") for s in range(n_servers)]
@@ -128,6 +156,7 @@ def build(instance: Instance, options: Options | None = None, deadline: float | 
         m.add(sum(used) == sum(n * v for n, v in spans.items()))
         is_split = m.new_bool_var(f"split{j}")
         m.add(is_split == sum(v for n, v in spans.items() if n >= 2))
+        split_flags.append(is_split)
         if options.restrict:  # "split job j is on server s": the occupancy of the restriction
             on = []
             for s in range(n_servers):
@@ -147,10 +176,23 @@ def build(instance: Instance, options: Options | None = None, deadline: float | 
             m.add_cumulative(intervals, [split[j][s] for j in range(n_jobs)], 1)
     # redundant, for the search: the cluster as one pool of GPUs
     m.add_cumulative(intervals, gpus, sum(cap))
+    if options.priced:
+        capable = [j for j in range(n_jobs) if max(span_vars[j]) >= 2]
+        add_pricing(
+            m,
+            instance,
+            horizon,
+            start,
+            end,
+            durations,
+            {j: span_vars[j] for j in capable},
+            used_all,
+            {j: split_flags[j] for j in capable},
+        )
     if options.symmetry:  # equal servers, equal jobs: one schedule per orbit
         symmetry.add_rows(m, instance, start, used_all)
     makespan = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(makespan, end)
     extra = set_objective(m, options.objective, makespan, end, [job.release for job in instance.jobs])
-    name = "cfree-restriction" if options.restrict else "cfree-relaxation"
+    name = "cfree-restriction" if options.restrict else "cfree-priced" if options.priced else "cfree-relaxation"
     return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, options, extra))

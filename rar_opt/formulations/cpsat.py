@@ -47,6 +47,7 @@ from rar_opt.formulations.base import (
     resolve_horizon,
 )
 from rar_opt.formulations.data import CompactData
+from rar_opt.formulations.pricing import add_pricing
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.simulate import simulate
@@ -60,12 +61,14 @@ class Options:
     max_cells: int = 400_000  # refuse more split-capable-job x server x slot cells
     symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
     objective: str = "makespan"  # makespan, total (sum_j C_j) or flow (sum_j C_j - r_j)
+    pricing: bool = False  # the redundant pricing rows of formulations/pricing.py
 
     def __post_init__(self) -> None:
         check_choice(self.objective, "objective", OBJECTIVES)
         check_count(self.horizon, "horizon", optional=True)
         check_count(self.max_cells, "max_cells")
         check_flag(self.symmetry, "symmetry")
+        check_flag(self.pricing, "pricing")
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     for j in split_jobs:
         _rates(m, d, v, j)
     _contention(m, d, v, split_jobs, instance.num_servers)
+    if options.pricing:  # redundant: every schedule satisfies them (formulations/pricing.py)
+        add_pricing(m, instance, d.horizon, v.start, v.end, v.duration, v.span, v.z, v.split)
     makespan = m.new_int_var(max(r + rho for r, rho in zip(d.release, d.rho_min, strict=True)), d.horizon, "makespan")
     m.add_max_equality(makespan, v.end)
     extra = set_objective(m, options.objective, makespan, v.end, d.release)

@@ -16,6 +16,12 @@ literature (Klein and Scholl, EJOR 112(2), 1999): a bound is raised by refuting 
 some instances a feasibility question is much easier for CP-SAT than the optimisation
 (`heavy` 16 x 8 x 100 seed 1, whose optimum 46 this proved; README, "Exact frontier").
 
+A probe also carries, by default, the rows of :mod:`rar_opt.formulations.pricing`: split
+jobs that share a server lose iterations in their common slots. Every schedule satisfies
+them, so they remove no answer; they let CP-SAT reason about contention on the jobs'
+intervals (the refutation of 45 on ``heavy-16x8x100-s1``: 26-43 s with them, 43-51 s
+without; docs/exactness.md, "Probes").
+
 A probe runs CP-SAT's ``no-lp`` search by default (:data:`rar_opt.solvers.cpsat.SEARCHES`):
 without the linear relaxation, the probe at 45 on that instance is refuted in 22-28 s
 instead of 262-300 s (docs/exactness.md, "Searches").
@@ -54,6 +60,7 @@ class ProbeRecord:
     cpsat_parameters: dict[str, Any]
     versions: dict[str, Any]
     reversal_job: int | None = None  # the job of the time-reversal row, when one is added
+    pricing: bool = False  # the redundant pricing rows (formulations/pricing.py)
     solver: dict[str, Any] = field(default_factory=dict)
     model_size: dict[str, int] = field(default_factory=dict)
 
@@ -67,6 +74,7 @@ class ProbeRecord:
             "threads": self.threads,
             "symmetry": self.symmetry,
             "reversal_job": self.reversal_job,
+            "pricing": self.pricing,
             "search": self.search,
             "cpsat_parameters": dict(self.cpsat_parameters),
             "versions": self.versions,
@@ -117,9 +125,12 @@ def probe(
     symmetry: bool = True,
     search: str = "no-lp",
     reversal: bool = True,
+    pricing: bool = True,
 ) -> Probe:
     """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring).
-    ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md)."""
+    ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md);
+    ``pricing`` the redundant rows that price contention on intervals
+    (:mod:`rar_opt.formulations.pricing`)."""
     if not is_int(makespan) or makespan < 1:
         raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
@@ -132,6 +143,8 @@ def probe(
         )
     if not isinstance(reversal, bool):
         raise ParameterError(f"must be true or false, got {reversal!r}", where="reversal")
+    if not isinstance(pricing, bool):
+        raise ParameterError(f"must be true or false, got {pricing!r}", where="pricing")
     require_star(instance, "a probe (it builds the cpsat formulation)")
     record = ProbeRecord(
         question=f"does a schedule end by slot {makespan}?",
@@ -143,13 +156,14 @@ def probe(
         search=search,
         cpsat_parameters=dict(SEARCHES[search]),
         versions=versions(),
+        pricing=pricing,
     )
     longest = int(instance.bounds.rho_min.max())
     if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
         why = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
         record = replace(record, solver=why)
         return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
-    model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry))
+    model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry, pricing=pricing))
     model.model.clear_objective()
     if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H
         job = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
