@@ -330,7 +330,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
     An undecided probe ends the stage, and so does a probe that fails (logged). The plan's
     ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
-    first, at the structural floor (docs/exactness.md, "Probes")."""
+    first, at the structural floor (docs/exactness.md, "Probes"). When the best schedule
+    ends one slot above the floor, the probe answers all that is left to ask, and may use
+    the plan's ``last_probe_share`` of all the time left (if that is more)."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
@@ -339,11 +341,14 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
             return
         asked, began = best.floor, time.perf_counter()
+        limit = stage.left() or 0.0
+        if ctx.plan.last_probe_share is not None and best.span == asked + 1:
+            limit = max(limit, ctx.plan.last_probe_share * (ctx.budget.left() or 0.0))
         try:
             answer = probe(
                 ctx.instance,
                 asked,
-                time_limit=stage.left(),
+                time_limit=limit,
                 seed=ctx.budget.seed,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,

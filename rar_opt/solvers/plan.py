@@ -38,6 +38,10 @@ class Plan:
     # before the full model: probes at the floor (rar_opt.solvers.probe) while they refute
     # it, within this share of the time left in all; None: no probes
     probe_share: float | None = None
+    # when the best schedule ends one slot above the floor, the probe at the floor is the
+    # whole question left (no: the schedule is optimal; yes: a schedule at the floor is);
+    # it may then use this share of all the time left instead of what the stage has left
+    last_probe_share: float | None = None
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
@@ -65,6 +69,8 @@ class Plan:
             shares["probe_share"] = self.probe_share
         if self.bins_share is not None:
             shares["bins_share"] = self.bins_share
+        if self.last_probe_share is not None:
+            shares["last_probe_share"] = self.last_probe_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
@@ -100,6 +106,7 @@ AUTO = Plan(
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
     probe_share=0.5,
+    last_probe_share=0.9,
     bins_share=0.25,
     structural=True,
     improve_share=1.0,

@@ -241,3 +241,25 @@ def test_the_plan_says_which_probes_carry_the_reversal_row(
     for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan), best):
         best.raise_bound(found.record.lower_bound())
     assert seen == rows and best.floor == 6
+
+
+@pytest.mark.parametrize(("last", "span", "share"), [(0.9, 6, 0.9), (0.9, 7, 0.5), (None, 6, 0.5), (0.3, 6, 0.5)])
+def test_the_last_open_question_gets_the_last_probe_share(
+    wait_beats_start: Instance, monkeypatch, last, span: int, share: float
+) -> None:
+    # floor 5: with the best schedule at 6 the probe at 5 is all that is left to ask and
+    # may use last_probe_share of the time left (never less than its stage's share); at 7
+    # it gets the probe stage's share, as without the knob
+    import rar_opt.solvers.phases as module
+
+    seen: list[float] = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["time_limit"])
+        raise RuntimeError("stop here")  # the stage logs it and ends
+
+    monkeypatch.setattr(module, "probe", spy)
+    plan = dataclasses.replace(AUTO, probe_share=0.5, last_probe_share=last)
+    best = Incumbent(span=span, bound=5.0)
+    list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best))
+    assert len(seen) == 1 and seen[0] == pytest.approx(share * 100.0, rel=0.01)
