@@ -34,7 +34,7 @@ from rar_opt.solvers.registry import DEFAULT_BACKEND
 from rar_opt.solvers.registry import backend as get_backend
 from rar_opt.solvers.result import SolveResult, finish, restamp
 from rar_opt.solvers.status import Status
-from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
+from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum, sum_of
 from rar_opt.solvers.tradeoff import solve_span_within
 from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 
@@ -361,13 +361,25 @@ def _stopped_in_build(
     raw = RawOutcome(
         Status.NO_SOLUTION if span is None else Status.FEASIBLE,
         has_solution=span is not None,
-        objective=None if span is None else float(span),
+        objective=None if span is None or start is None else _start_value(instance, start, opts, span),
         termination=("a signal" if stop_requested() is not None else "time limit") + " during the build",
         message=message,
     )
     record = SolveRecord(form.name, backend, dataclasses.asdict(opts), stopped="build")
     result = finish(instance, form, None, raw, record=record, build_s=build_s, wall_s=0.0, incumbent=start)
     return dataclasses.replace(result, wall_s=budget.elapsed())
+
+
+def _start_value(instance: Instance, start: Schedule, opts: Any, span: int) -> float | None:
+    """The model's objective at ``start`` without the model: the makespan, or the sum the
+    model minimises (total or flow time, from the simulator); None for an objective only
+    the built model evaluates (weighted, lexicographic)."""
+    objective = getattr(opts, "objective", "makespan")
+    if objective == "makespan":
+        return float(span)
+    if objective in SUM_OBJECTIVES and (value := sum_of(instance, start, objective)) is not None:
+        return float(value[0])
+    return None
 
 
 def _solve_relaxation(instance: Instance, name: str, opts: Any, budget: Budget) -> SolveResult:

@@ -139,3 +139,21 @@ def test_auto_for_sums_returns_within_a_short_limit_and_when_backfill_builds_not
     found = [p for p in res.record.phases if p.name == "improve (backfill)"]
     assert [p.status for p in found] == [Status.NO_SOLUTION]
     assert res.schedule is not None and res.schedule.meta["method"] != "backfill"
+
+
+@pytest.mark.parametrize("objective", ["total", "flow"])
+def test_a_full_model_stopped_in_its_build_reports_the_start_on_the_sum_scale(objective: str) -> None:
+    # the time limit ends the CP-SAT build: the start is the incumbent, and its value is
+    # the sum the model minimises (it was the start's makespan: a user report)
+    from rar_opt.algorithms import run_policy
+    from rar_opt.instances.generate import paper, with_arrivals
+    from rar_opt.solvers.budget import Budget
+    from rar_opt.solvers.solve import _full_sum_model
+
+    inst = with_arrivals(paper(5, jobs=24, servers=4), load=0.9, seed=5)
+    start = run_policy(inst, "ff").schedule
+    res = _full_sum_model(inst, objective, start, Budget.start(1e-3), {})
+    assert res.status == Status.FEASIBLE and res.record.stopped == "build"
+    completion = check(inst, start).result.completion
+    want = int(np.sum(completion)) - (int(inst.releases.sum()) if objective == "flow" else 0)
+    assert res.objective == want and res.objective != res.makespan
