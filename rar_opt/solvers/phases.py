@@ -332,17 +332,22 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
     first, at the structural floor (docs/exactness.md, "Probes"). When the best schedule
     ends one slot above the floor, the probe answers all that is left to ask, and may use
-    the plan's ``last_probe_share`` of all the time left (if that is more)."""
+    the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
+    two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:
+    a yes makes the probe at L the last question, a no proves L + 2."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
-    first = True
+    first, step = True, ctx.plan.step_probe_share
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
             return
         asked, began = best.floor, time.perf_counter()
         limit = stage.left() or 0.0
-        if ctx.plan.last_probe_share is not None and best.span == asked + 1:
+        stepping = step is not None and best.span >= asked + 2
+        if stepping and step is not None:  # one step probe per stage, at L + 1 (Plan.step_probe_share)
+            asked, limit, step = asked + 1, min(limit, step * (ctx.budget.left() or 0.0)), None
+        elif ctx.plan.last_probe_share is not None and best.span == asked + 1:
             limit = max(limit, ctx.plan.last_probe_share * (ctx.budget.left() or 0.0))
         try:
             answer = probe(
@@ -352,7 +357,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 seed=ctx.budget.seed,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,
-                reversal=ctx.plan.probe_reversal == "all" or (ctx.plan.probe_reversal == "first" and first),
+                reversal=not stepping
+                and (ctx.plan.probe_reversal == "all" or (ctx.plan.probe_reversal == "first" and first)),
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)
@@ -368,6 +374,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         )
         solver = answer.record.solver
         yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
+        if stepping:
+            continue  # whatever it said, the probes go on at the floor
         if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
             return
         first = False

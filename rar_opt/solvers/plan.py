@@ -42,6 +42,11 @@ class Plan:
     # whole question left (no: the schedule is optimal; yes: a schedule at the floor is);
     # it may then use this share of all the time left instead of what the stage has left
     last_probe_share: float | None = None
+    # when the best schedule ends two slots or more above the floor L, a first probe at
+    # L + 1, within this share of the time left: a yes (usually quick: it asks for a
+    # schedule with slack) leaves the probe at L as the last question; a no proves L + 2;
+    # None: the probes start at L
+    step_probe_share: float | None = None
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
@@ -71,6 +76,8 @@ class Plan:
             shares["bins_share"] = self.bins_share
         if self.last_probe_share is not None:
             shares["last_probe_share"] = self.last_probe_share
+        if self.step_probe_share is not None:
+            shares["step_probe_share"] = self.step_probe_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
@@ -107,6 +114,7 @@ AUTO = Plan(
     full_searches=(("no-lp", 1.0),),
     probe_share=0.5,
     last_probe_share=0.9,
+    step_probe_share=0.15,
     bins_share=0.25,
     structural=True,
     improve_share=1.0,

@@ -129,9 +129,10 @@ tests of what later phases find leave it out (the heuristics' best is then 8). I
 contention-free phases (auto leaves them out since stop 27), whose bound and schedule the
 tests of the probes build on."""
 
-NO_FLOORS = dataclasses.replace(LIST_ONLY, structural=False)
+NO_FLOORS = dataclasses.replace(LIST_ONLY, structural=False, step_probe_share=None)
 """auto without its structural floors, whose split-pairs bound alone proves 6 on wait-beats-start:
-the tests of the later phases use it so that those phases have something to prove."""
+the tests of the later phases use it so that those phases have something to prove; and
+without the step probe, so that the probes climb from the floor one slot at a time."""
 
 
 def test_auto_floors_prove_what_the_relaxation_cannot(wait_beats_start: Instance) -> None:
@@ -166,6 +167,19 @@ def test_auto_probes_the_floor_upward_before_the_full_model(wait_beats_start: In
     assert res.status == Status.OPTIMAL and res.makespan == optimum and not _probes(res)
 
 
+def test_the_step_probe_asks_one_slot_above_the_floor_first(wait_beats_start: Instance) -> None:
+    # floor 3, schedule 6: the step probe at 4 says no, which proves 5 at once; the probe
+    # at 5 is then the last question (one slot below the schedule) and says no: optimal
+    optimum = wait_beats_start.meta["known_optimum"]
+    res = decompose(wait_beats_start, plan=dataclasses.replace(NO_FLOORS, step_probe_share=0.15), time_limit=30)
+    assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
+    floor = _floor(res, wait_beats_start)
+    assert [(h, p.status, p.bound) for h, p in _probes(res)] == [
+        (floor + 1, Status.INFEASIBLE, floor + 2),
+        *[(h, Status.INFEASIBLE, h + 1) for h in range(floor + 2, optimum)],
+    ]
+
+
 def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: Instance, monkeypatch) -> None:
     # without the restriction's schedule (6), the best is a heuristic's 8, and the probes
     # at 3, 4, 5 refute, the one at 6 finds a schedule: optimal, found and proven by probes
@@ -178,7 +192,7 @@ def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: 
 
     monkeypatch.setattr(Cpsat, "solve", no_restriction)
     optimum = wait_beats_start.meta["known_optimum"]
-    res = decompose(wait_beats_start, plan=LIST_ONLY, time_limit=30)
+    res = decompose(wait_beats_start, plan=dataclasses.replace(LIST_ONLY, step_probe_share=None), time_limit=30)
     assert res.status == Status.OPTIMAL and res.makespan == res.bound == optimum
     probes = _probes(res)
     assert [p.status for _, p in probes] == [Status.INFEASIBLE] * (len(probes) - 1) + [Status.FEASIBLE]

@@ -87,14 +87,16 @@ def test_the_restriction_phase_finds_a_schedule_of_exact_makespan(wait_beats_sta
 
 
 def test_the_probe_phase_raises_the_floor_while_it_refutes(wait_beats_start: Instance) -> None:
-    best = Incumbent(bound=3.0)
-    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
-    asked = []
-    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start), best):  # the loop's part: keep the bound
-        asked.append((found.record.asked, found.record.status))
-        best.raise_bound(found.record.lower_bound())
-    assert asked == [(3, Status.INFEASIBLE), (4, Status.INFEASIBLE), (5, Status.INFEASIBLE)]
-    assert best.closed and best.floor == 6
+    for step, want in ((None, [3, 4, 5]), (0.15, [4, 5])):  # the step probe at 4 proves 5 at once
+        best = Incumbent(bound=3.0)
+        best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+        asked = []
+        plan = dataclasses.replace(AUTO, step_probe_share=step)
+        for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan), best):  # the loop's part: keep the bound
+            asked.append((found.record.asked, found.record.status))
+            best.raise_bound(found.record.lower_bound())
+        assert asked == [(h, Status.INFEASIBLE) for h in want]
+        assert best.closed and best.floor == 6
     # without a time limit there is no share for probes
     assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, limit=None), Incumbent(span=6, bound=3))) == []
 
@@ -237,7 +239,7 @@ def test_the_plan_says_which_probes_carry_the_reversal_row(
     monkeypatch.setattr(module, "probe", spy)
     best = Incumbent(bound=3.0)
     best.offer(*_restriction_schedule(wait_beats_start), "restriction")
-    plan = dataclasses.replace(AUTO, probe_reversal=choice)
+    plan = dataclasses.replace(AUTO, probe_reversal=choice, step_probe_share=None)
     for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan), best):
         best.raise_bound(found.record.lower_bound())
     assert seen == rows and best.floor == 6
@@ -259,7 +261,27 @@ def test_the_last_open_question_gets_the_last_probe_share(
         raise RuntimeError("stop here")  # the stage logs it and ends
 
     monkeypatch.setattr(module, "probe", spy)
-    plan = dataclasses.replace(AUTO, probe_share=0.5, last_probe_share=last)
+    plan = dataclasses.replace(AUTO, probe_share=0.5, last_probe_share=last, step_probe_share=None)
     best = Incumbent(span=span, bound=5.0)
     list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best))
     assert len(seen) == 1 and seen[0] == pytest.approx(share * 100.0, rel=0.01)
+
+
+def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_start: Instance, monkeypatch) -> None:
+    # floor 3, schedule 6: the step probe at 4 (15% of the time left, no reversal row: it
+    # looks for a schedule), then the floor's probes, the first of them with the row
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["reversal"], kwargs["time_limit"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, limit=100.0), best):
+        best.raise_bound(found.record.lower_bound())
+    assert [(h, r) for h, r, _ in seen] == [(4, False), (5, True)] and best.floor == 6
+    assert seen[0][2] == pytest.approx(0.15 * 100.0, rel=0.02)
