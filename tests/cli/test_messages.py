@@ -59,3 +59,36 @@ def test_a_flag_error_names_the_flag_not_the_file() -> None:
     out = run("solve", str(WAIT), "--time-limit", "-5")
     assert out.returncode == 2 and out.stderr.startswith("error: --time-limit: ")
     assert "wait-beats-start.json" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (("schedule", "tiny-4x2-s13", "--policy", "backfill", "--split", "nope"), "argument --split: invalid choice"),
+        (("schedule", "tiny-4x2-s13", "--policy", "nope"), "argument --policy: invalid choice: 'nope'"),
+        (("solve", "tiny-4x2-s13", "--objective", "nope"), "argument --objective: invalid choice"),
+        (("solve", "tiny-4x2-s13", "--warm-start", "nope"), "argument --warm-start: invalid choice"),
+        (("solve", "tiny-4x2-s13", "--makespan-within", "abc"), "argument --makespan-within: invalid float"),
+        (("generate", "tiny"), "the following arguments are required: --seed"),
+        (("study", "run", "s.db", "--family", "nope"), "argument --family: invalid choice"),
+        (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+    ],
+)
+def test_a_usage_error_is_one_line_without_the_usage(args, start, capsys) -> None:
+    from rar_opt.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(list(args))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.startswith(f"error: {start}") and len(err.strip().splitlines()) == 1, err
+    assert "usage:" not in err and err.rstrip().endswith("--help")
+
+
+def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
+    out = run("schedule", "tiny-4x2-s13", "--split", "nope")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "error: argument --split: invalid choice: 'nope' (choose from 'both', 'must', 'may'); "
+        "see rar-opt schedule --help\n"
+    )
