@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
+from rar_opt.cli.output import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    check_not_an_input,
+    check_output,
+    writes_to_stdout,
+)
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.support.processes import graceful_stops, stop_requested
 from rar_opt.support.provenance import full_version
@@ -121,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if output is not None:
             check_output(output)
+            check_not_an_input(args)
         # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
             with graceful_stops() if graceful else contextlib.nullcontext():

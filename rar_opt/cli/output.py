@@ -220,6 +220,56 @@ def check_output(path: str) -> None:
         raise InputError(problem, file=path)
 
 
+INPUTS = (
+    ("instance", "instance"),
+    ("instances", "instance"),
+    ("schedule", "schedule"),
+    ("file", "trace"),
+    ("model", "model spec"),
+    ("store", "store"),
+)
+"""The arguments that name a file a command reads (their ``dest``), and what each file is."""
+
+
+def check_not_an_input(args: argparse.Namespace) -> None:
+    """Refuse an ``-o`` path that is one of the command's own input files (the same file
+    by identity, :func:`os.path.samefile`: another spelling or a link to it counts), before
+    any work is done: writing it would replace what the command reads."""
+    output = getattr(args, "output", None)
+    if not output or output == "-" or not os.path.exists(output):
+        return  # a file that does not exist yet cannot be an input
+    for dest, what in INPUTS:
+        given = getattr(args, dest, None)
+        for name in given if isinstance(given, list) else [given] if isinstance(given, str) else []:
+            path = _input_file(name, dest)
+            if path is None or not _same_file(output, path):
+                continue
+            named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
+            raise InputError(f"the output would overwrite the input {what}{named}; give -o another path", file=output)
+
+
+def _input_file(name: str, dest: str) -> str | None:
+    """The file an input argument names: a bundled instance or model spec by its file, any
+    other argument as given; None when it names nothing (the command says so itself)."""
+    from rar_opt.instances.library import instance_path, model_path
+
+    try:
+        if dest in ("instance", "instances"):
+            return str(instance_path(name))
+        if dest == "model":
+            return str(model_path(name))
+    except InputError:
+        return None
+    return name
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 def writes_to_stdout(path: str | None) -> bool:
     """Whether ``-o path`` is the standard output itself (``-``, /dev/stdout, the same pipe
     or terminal); the command then prints its own report on stderr."""
