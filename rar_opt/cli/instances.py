@@ -194,7 +194,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         schedule.require_matches(instance)
     except InputError as exc:
         raise exc.in_file(args.schedule) from None
-    return emit_simulation(instance, schedule, args.json, trace=args.trace)
+    return emit_simulation(instance, schedule, args.json, trace=args.trace, source=args.schedule)
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:

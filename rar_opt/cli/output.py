@@ -55,11 +55,13 @@ def emit_simulation(
     report: CheckReport | None = None,
     table: bool = True,
     file: str | None = None,
+    source: str | None = None,
 ) -> int:
     """Check + simulate ``schedule`` (unless ``report`` is its check already) and print it;
     exit 2 when it is infeasible. ``table``: the per-job table (job, GPUs, start,
     placement, completion); without it one line says where the jobs are (``file``, the
-    schedule just written) and how to print them.
+    schedule just written) and how to print them. ``source``: the file the schedule was
+    read from, named by the error line of an infeasible one.
 
     With ``run`` (an SJF-BCO run) the paper's Lemma 2, Lemma 3 and Theorem 5 are
     checked on it, Theorem 5 against the best lower bound."""
@@ -129,8 +131,9 @@ def emit_simulation(
         return EXIT_OK
     if not report.feasible:
         names = sorted(report.names())
+        where = f"{source}: " if source else ""
         print(
-            f"error: the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
+            f"error: {where}the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
             file=sys.stderr,
         )
         return EXIT_INPUT
