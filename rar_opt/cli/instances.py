@@ -251,15 +251,20 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
     shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
-    if args.output:  # the schedule's record carries the realized shares too
-        schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}).write(args.output)
+    # the schedule's record carries the realized shares too
+    recorded = schedule.with_meta({**schedule.meta, "shares": shares.to_dict()})
+    if args.output:
+        recorded.write(args.output)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
     extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
     extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
     # the file holds every job's placement and start: the table only on request
     table = args.table or not args.output
+    # --json: what the -o file holds too, the meta (seed, params, exceeds_horizon, version) and each
+    # job's start and placement
+    record = {key: recorded.to_dict()[key] for key in ("meta", "servers", "jobs")} if args.json else None
     return emit_simulation(
-        instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output
+        instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output, record=record
     )
 
 

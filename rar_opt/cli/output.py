@@ -56,12 +56,14 @@ def emit_simulation(
     table: bool = True,
     file: str | None = None,
     source: str | None = None,
+    record: dict[str, Any] | None = None,
 ) -> int:
     """Check + simulate ``schedule`` (unless ``report`` is its check already) and print it;
     exit 2 when it is infeasible. ``table``: the per-job table (job, GPUs, start,
     placement, completion); without it one line says where the jobs are (``file``, the
     schedule just written) and how to print them. ``source``: the file the schedule was
-    read from, named by the error line of an infeasible one.
+    read from, named by the error line of an infeasible one. ``record``: more keys for the
+    JSON only (``schedule --json``: the schedule's ``meta`` and its jobs).
 
     With ``run`` (an SJF-BCO run) the paper's Lemma 2, Lemma 3 and Theorem 5 are
     checked on it, Theorem 5 against the best lower bound."""
@@ -92,7 +94,7 @@ def emit_simulation(
         checks = check_sjf_bco_claims(instance, res.makespan, run, lower_bound=lower_bounds(instance).best)
         out["claims"] = [asdict(c) for c in checks]
     if as_json:
-        emit_json(out)
+        emit_json({**out, **(record or {})})
     else:
         emit_table(
             [(k, out[k]) for k in ("instance", *(extra or {}), "feasible", "makespan", "avg_jct", "min_jct", "max_jct")]
@@ -122,7 +124,9 @@ def emit_simulation(
                 "note: lemma2 fails under the paper's bisection rule, which moves theta down only on an "
                 "improvement; --bisection tightest is the other reading (docs/algorithms.md section 2.1)"
             )
-    if run is not None and run.exceeds_horizon and report.names() == {"completion_in_horizon"}:
+    # a policy that says no trial fitted in T may end after it, and start after it too
+    beyond = {"completion_in_horizon", "start_in_horizon"}
+    if run is not None and run.exceeds_horizon and report.names() and report.names() <= beyond:
         print(
             f"note: no {run.policy} trial ends within T = {instance.horizon}; this schedule (no load limit) "
             f"ends at {res.makespan}, after the horizon",
