@@ -25,7 +25,7 @@ def test_schedule_mismatch(two_server_contention: Instance) -> None:
     with pytest.raises(InputError, match="schedule is for instance 'elsewhere'"):
         other.require_matches(two_server_contention)
     wide = Schedule.from_arrays(two_server_contention.name, [0, 0], [[2, 0, 0], [0, 2, 0]])
-    with pytest.raises(InputError, match="^servers: is 3, the instance has 2 servers"):
+    with pytest.raises(InputError, match=r"^servers: is 3, the instance has 2 servers"):
         wide.require_matches(two_server_contention)  # compressed rows: their width, given once
     rows = Schedule(two_server_contention.name, (0, 0), ((2, 0, 0), (0, 2, 0)))
     with pytest.raises(InputError, match=r"^jobs\[0\]\.placement: has 3 entries, the instance has 2 servers"):

@@ -24,7 +24,6 @@ from rar_opt.solvers.registry import BACKENDS
 from rar_opt.support.processes import seconds_since_start
 from rar_opt.support.provenance import provenance
 
-
 COMPARE_TIME_LIMIT = 60.0
 """The seconds of ``compare --exact``'s solve when ``--time-limit`` is not given."""
 
