@@ -21,6 +21,7 @@ from rar_opt.solvers.budget import after_startup
 from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.solvers.decompose import PLANS
 from rar_opt.solvers.registry import BACKENDS
+from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem, seed_problem
 from rar_opt.support.processes import seconds_since_start
 from rar_opt.support.provenance import provenance
 
@@ -304,12 +305,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "bound its seconds with --bound-time-limit",
             where="--time-limit",
         )
+    time_limit = COMPARE_TIME_LIMIT if args.time_limit is None else args.time_limit
+    if problem := seconds_problem(time_limit):
+        raise InputError(problem, where="--time-limit")
+    # the seed reaches the seeded policies and the solvers: their range, whatever the policies
+    if problem := seed_problem(args.seed, SOLVER_MAX_SEED):
+        raise InputError(problem, where="--seed")
     instance = Instance.read(instance_path(args.instance))
     result = compare(
         instance,
         args.policies,
         exact=args.exact,
-        time_limit=COMPARE_TIME_LIMIT if args.time_limit is None else args.time_limit,
+        time_limit=time_limit,
         seed=args.seed,
         bound_time_limit=args.bound_time_limit or None,
     )

@@ -18,7 +18,7 @@ from rar_opt.instances.generate import GENERATORS, generate
 from rar_opt.instances.library import instance_path
 from rar_opt.instances.traces import parse_span, read_trace, trace_instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.checks import GENERATOR_MAX_SEED
+from rar_opt.support.checks import GENERATOR_MAX_SEED, seed_problem
 
 MAX_SEED = GENERATOR_MAX_SEED  # rar_opt.support.checks
 """The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
@@ -202,8 +202,8 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from rar_opt.algorithms import run_policy
 
     # one range for every policy, seeded or not: a bad seed is refused even where it is unused
-    if not 0 <= args.seed <= MAX_SEED:
-        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {args.seed}", where="--seed")
+    if problem := seed_problem(args.seed, MAX_SEED):
+        raise InputError(problem, where="--seed")
     instance = Instance.read(instance_path(args.instance))
     options = {
         k: v

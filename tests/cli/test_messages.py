@@ -92,3 +92,34 @@ def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
         "error: argument --split: invalid choice: 'nope' (choose from 'both', 'must', 'may'); "
         "see rar-opt schedule --help\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("schedule", "tiny-4x2-s13", "--policy", "improve", "--time-limit", "-1"),
+            "--time-limit: {seconds}, got -1.0",
+        ),
+        (("schedule", "tiny-4x2-s13", "--policy", "pack", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("schedule", "tiny-4x2-s13", "--policy", "backfill", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("solve", "tiny-4x2-s13", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("compare", "tiny-4x2-s13", "--exact", "--time-limit", "-1"), "--time-limit: {seconds}, got -1.0"),
+        (("compare", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..2147483647, got -1"),
+        (("solve", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..2147483647, got -1"),
+        (("schedule", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..9223372036854775807, got -1"),
+        (("generate", "tiny", "--seed", "-1"), "--seed: must be an integer in 0..9223372036854775807, got -1"),
+        (("generate", "paper", "--seed", "1", "--budget", "0"), "--budget: must be in (0, 2] (half of it"),
+        (("generate", "tiny", "--seed", "1", "--jobs", "0"), "--jobs: must be an integer >= 1, got 0"),
+        (("generate", "paper", "--seed", "1", "--servers", "0"), "--servers: must be an integer >= 1, got 0"),
+        (("generate", "paper", "--seed", "1", "--contention-share", "2"), "--contention-share: must be a share in"),
+        (("experiment", "kappa", "--workers", "0"), "--workers: must be an integer >= 1, got 0"),
+    ],
+)
+def test_a_bad_number_names_its_flag_alike_in_every_command(args, line, capsys) -> None:
+    from rar_opt.cli import main
+
+    code = main(list(args))
+    err = capsys.readouterr().err
+    expected = "error: " + line.format(seconds="must be a finite number of seconds > 0")
+    assert code == 2 and err.startswith(expected) and err.count("\n") == 1, err
