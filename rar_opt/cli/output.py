@@ -253,6 +253,12 @@ def check_not_an_input(args: argparse.Namespace) -> None:
                 continue
             named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
             raise InputError(f"the output would overwrite the input {what}{named}; give -o another path", file=output)
+    folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
+    real = os.path.realpath(output)
+    if isinstance(folder, str) and real.endswith(".json") and _same_file(os.path.dirname(real), folder):
+        raise InputError(
+            f"the output would overwrite a model spec of --models {folder}; give -o another path", file=output
+        )
 
 
 def _input_file(name: str, dest: str) -> str | None:

@@ -152,6 +152,7 @@ def _overwrite_cases(d) -> list[tuple[list[str], Path]]:
         (["export", str(inst), "--model", "compact-makespan", "--format", "lp", "-o", str(inst)], inst),
         (["trace", str(csv), "--servers", "1", "-o", str(csv)], csv),
         (["variants", str(inst), "-o", str(inst)], inst),
+        (["variants", "tiny-4x2-s13", "--models", str(d), "-o", str(sched)], sched),  # a folder of specs
     ]
 
 
@@ -163,7 +164,7 @@ def test_an_output_over_an_input_exits_2_and_leaves_the_input(tmp_path, capsys) 
         code = main(args)
         err = capsys.readouterr().err
         assert code == 2, (args, err)
-        assert err.startswith(f"error: {args[-1]}: the output would overwrite the input ") and err.count("\n") == 1
+        assert err.startswith(f"error: {args[-1]}: the output would overwrite ") and err.count("\n") == 1
         assert target.read_bytes() == before, args
     assert sorted(p.name for p in tmp_path.iterdir()) == ["inst.json", "link.json", "sched.json", "trace.csv"]
 
