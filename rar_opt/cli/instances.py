@@ -204,32 +204,34 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     # one range for every policy, seeded or not: a bad seed is refused even where it is unused
     if problem := seed_problem(args.seed, MAX_SEED):
         raise InputError(problem, where="--seed")
-    instance = Instance.read(instance_path(args.instance))
-    options = {
-        k: v
-        for k, v in (
-            ("kappa", args.kappa),
-            ("lam", args.lam),
-            ("small_rule", args.small_rule),
-            ("estimator", args.estimator),
-            ("bisection", args.bisection),
-            ("order", args.order),
-            ("tie_break", args.tie_break),
-            ("mode", args.mode),
-            ("placement", args.placement),
-            ("iterations", args.iterations),
-            ("time_limit", args.time_limit),
-            ("moves", args.moves),
-            ("jitter", args.jitter),
-            ("justify", False if args.no_justify else None),
-            ("split", args.split),
-            ("lanes", args.lanes),
-            ("lanes_patience", args.lanes_patience),
-            ("fit", args.fit),
-            ("reserve", False if args.no_reserve else None),
+    given = {  # each policy option set on the command line, with its flag
+        key: (flag, value)
+        for key, flag, value in (
+            ("kappa", "--kappa", args.kappa),
+            ("lam", "--lam", args.lam),
+            ("small_rule", "--small-rule", args.small_rule),
+            ("estimator", "--estimator", args.estimator),
+            ("bisection", "--bisection", args.bisection),
+            ("order", "--order", args.order),
+            ("tie_break", "--tie-break", args.tie_break),
+            ("mode", "--mode", args.mode),
+            ("placement", "--placement", args.placement),
+            ("iterations", "--iterations", args.iterations),
+            ("time_limit", "--time-limit", args.time_limit),
+            ("moves", "--moves", args.moves),
+            ("jitter", "--jitter", args.jitter),
+            ("justify", "--no-justify", False if args.no_justify else None),
+            ("split", "--split", args.split),
+            ("lanes", "--lanes", args.lanes),
+            ("lanes_patience", "--lanes-patience", args.lanes_patience),
+            ("fit", "--fit", args.fit),
+            ("reserve", "--no-reserve", False if args.no_reserve else None),
         )
-        if v is not None
+        if value is not None
     }
+    _policy_takes(args.policy, {key: flag for key, (flag, _) in given.items()})
+    options = {key: value for key, (_, value) in given.items()}
+    instance = Instance.read(instance_path(args.instance))
     began = time.perf_counter()
     with progress(args, instance.num_jobs, "job") as bar:
         current = [0]  # the trial the bar shows: each trial restarts it
@@ -266,6 +268,18 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     return emit_simulation(
         instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output, record=record
     )
+
+
+def _policy_takes(policy: str, flags: dict[str, str]) -> None:
+    """Refuse a flag the policy does not take, by the flag (``--time-limit``), before the
+    instance is read; ``flags`` maps each option given to its flag."""
+    from rar_opt.algorithms import POLICIES
+
+    known = POLICIES[policy].option_names()
+    for key, flag in flags.items():
+        if key not in known:
+            why = f"{policy} does not take it (rar-opt schedule --help lists each flag's policies)"
+            raise InputError(why, where=flag)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

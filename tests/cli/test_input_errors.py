@@ -106,12 +106,13 @@ def test_bad_numbers_exit_2(args) -> None:
         (("--policy", "backfill", "--time-limit", "0"), "error: --time-limit: must be a finite number of seconds"),
         (("--policy", "improve", "--iterations", "-2"), "error: --iterations: must be an integer >= 0"),
         (("--policy", "lpt", "--placement", "nowhere"), "error: argument --placement: invalid choice"),
-        (("--policy", "laf", "--time-limit", "5"), "laf does not take time_limit"),  # not an option of laf
+        (("--policy", "laf", "--time-limit", "5"), "error: --time-limit: laf does not take it"),  # not laf's
         (("--policy", "pack", "--lanes", "1.5"), "error: --lanes: must be a share of the time limit"),
         (("--policy", "pack", "--lanes", "nan"), "error: --lanes: "),
         (("--policy", "pack", "--lanes-patience", "-1"), "error: --lanes-patience: must be an integer >= 0"),
         (("--policy", "sjf-bco", "--lam", "0.5"), "error: --lam: must be >= 1"),
-        (("--policy", "improve", "--lanes", "0.2"), "improve does not take lanes"),  # not an option of improve
+        (("--policy", "improve", "--lanes", "0.2"), "error: --lanes: improve does not take it"),  # not improve's
+        (("--policy", "pack", "--no-reserve"), "error: --no-reserve: pack does not take it"),
     ],
 )
 def test_bad_policy_options_exit_2_naming_the_flag(args, field) -> None:
