@@ -54,14 +54,14 @@ def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def to_rows(results: Any | Iterable[Any]) -> list[dict[str, Any]]:
     """Flat rows of one result or many: one row per result, except a Comparison, which
-    gives one row per policy (its instance, reference and reference kind repeated)."""
+    gives one row per policy (its instance, reference, reference kind and seed repeated)."""
     if _is_result(results):
         results = [results]
     rows: list[dict[str, Any]] = []
     for result in results:
         data = to_dict(result)
         if type(result).__name__ == "Comparison":
-            shared = {k: data[k] for k in ("instance", "reference", "reference_kind", "theorem5_bound")}
+            shared = {k: data[k] for k in ("instance", "reference", "reference_kind", "theorem5_bound", "seed")}
             rows += [flatten({**shared, **policy}) for policy in data["policies"]]
         else:
             rows.append(flatten(data))

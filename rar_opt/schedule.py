@@ -226,6 +226,10 @@ class Schedule:
             raise ScheduleMismatchError(f"has {self.num_jobs} jobs, the instance has {instance.num_jobs}", where="jobs")
         width = self.num_servers
         if width != instance.num_servers:
+            if isinstance(self.placements, SparseRows):  # the width given once: a file's top-level ``servers``
+                raise ScheduleMismatchError(
+                    f"is {width}, the instance has {instance.num_servers} servers", where="servers"
+                )
             raise ScheduleMismatchError(
                 f"has {width} entries, the instance has {instance.num_servers} servers",
                 where="jobs[0].placement",

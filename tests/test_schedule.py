@@ -25,8 +25,11 @@ def test_schedule_mismatch(two_server_contention: Instance) -> None:
     with pytest.raises(InputError, match="schedule is for instance 'elsewhere'"):
         other.require_matches(two_server_contention)
     wide = Schedule.from_arrays(two_server_contention.name, [0, 0], [[2, 0, 0], [0, 2, 0]])
-    with pytest.raises(InputError, match="3 entries, the instance has 2 servers"):
-        wide.require_matches(two_server_contention)
+    with pytest.raises(InputError, match=r"^servers: is 3, the instance has 2 servers"):
+        wide.require_matches(two_server_contention)  # compressed rows: their width, given once
+    rows = Schedule(two_server_contention.name, (0, 0), ((2, 0, 0), (0, 2, 0)))
+    with pytest.raises(InputError, match=r"^jobs\[0\]\.placement: has 3 entries, the instance has 2 servers"):
+        rows.require_matches(two_server_contention)  # dense rows: a row's length
 
 
 def test_schedule_structure_errors() -> None:

@@ -45,7 +45,7 @@ from rar_opt.algorithms.packing import PackParams, pack_policy
 from rar_opt.algorithms.result import PolicyResult
 from rar_opt.algorithms.search import SearchParams, improve_policy
 from rar_opt.algorithms.sjf_bco import SjfBcoParams, sjf_bco
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
 
 
@@ -119,6 +119,8 @@ def run_policy(
         options = {"seed": seed, **options}
     try:
         params = policy.params(**options)
+    except ParameterError:  # names the option (the command line: its flag)
+        raise
     except (TypeError, ValueError) as exc:
         raise InputError(str(exc), where="policy options") from None
     with reporting(progress):

@@ -55,7 +55,7 @@ from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.cluster.timemodel import NEVER, slots_needed
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.support.checks import check_cap, check_search
@@ -96,12 +96,12 @@ class BuildRules:
 
     def __post_init__(self) -> None:
         if self.fit not in FITS:
-            raise ValueError(f"fit must be one of {', '.join(FITS)}, got {self.fit!r}")
+            raise ParameterError(f"must be one of {', '.join(FITS)}, got {self.fit!r}", where="fit")
         for name in ("reserve", "spare"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+                raise ParameterError(f"must be true or false, got {getattr(self, name)!r}", where=name)
         if self.split not in SPLITS:
-            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+            raise ParameterError(f"must be one of {', '.join(SPLITS)}, got {self.split!r}", where="split")
 
     @property
     def label(self) -> str:

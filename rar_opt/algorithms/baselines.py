@@ -41,8 +41,9 @@ from rar_opt.algorithms.engine import (
 from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.orders import BASELINE_ORDERS
 from rar_opt.algorithms.result import PolicyResult, policy_result
+from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
-from rar_opt.support.checks import is_int
+from rar_opt.support.checks import GENERATOR_MAX_SEED, seed_problem
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class OrderedParams(BaselineParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.order not in JOB_ORDERS:
-            raise ValueError(f"order must be one of {', '.join(JOB_ORDERS)}, got {self.order!r}")
+            raise ParameterError(f"must be one of {', '.join(JOB_ORDERS)}, got {self.order!r}", where="order")
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,12 @@ class BisectedParams(OrderedParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.bisection not in ("paper", "tightest"):
-            raise ValueError(f"bisection must be 'paper' or 'tightest', got {self.bisection!r}")
+            raise ParameterError(f"must be 'paper' or 'tightest', got {self.bisection!r}", where="bisection")
 
 
 def _check_seed(seed: object) -> None:
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if problem := seed_problem(seed, GENERATOR_MAX_SEED):
+        raise ParameterError(problem, where="seed")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ class LsParams(BisectedParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.tie_break not in ("index", "random"):
-            raise ValueError(f"tie_break must be 'index' or 'random', got {self.tie_break!r}")
+            raise ParameterError(f"must be 'index' or 'random', got {self.tie_break!r}", where="tie_break")
         _check_seed(self.seed)
 
 
@@ -114,7 +115,7 @@ class RandParams(OrderedParams):
         super().__post_init__()
         _check_seed(self.seed)
         if self.mode not in ("gpus", "servers"):
-            raise ValueError(f"mode must be 'gpus' or 'servers', got {self.mode!r}")
+            raise ParameterError(f"must be 'gpus' or 'servers', got {self.mode!r}", where="mode")
 
 
 JOB_ORDERS = tuple(BASELINE_ORDERS)

@@ -22,6 +22,7 @@ from rar_opt.algorithms.baselines import BaselineParams, _unlimited, consolidate
 from rar_opt.algorithms.engine import PlacementRule, first_fit_rule, least_loaded_rule
 from rar_opt.algorithms.orders import largest_area_first, longest_first
 from rar_opt.algorithms.result import PolicyResult
+from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
 
 PLACEMENTS: dict[str, PlacementRule] = {
@@ -34,9 +35,9 @@ All three are stateless functions of the cluster state, so one rule per job may 
 
 
 def check_placement(value: object, field: str = "placement") -> None:
-    """ValueError naming ``field`` unless ``value`` is a name in :data:`PLACEMENTS`."""
+    """ParameterError naming ``field`` unless ``value`` is a name in :data:`PLACEMENTS`."""
     if value not in PLACEMENTS:
-        raise ValueError(f"{field} must be one of {', '.join(PLACEMENTS)}, got {value!r}")
+        raise ParameterError(f"must be one of {', '.join(PLACEMENTS)}, got {value!r}", where=field)
 
 
 @dataclass(frozen=True)

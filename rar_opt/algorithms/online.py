@@ -43,6 +43,7 @@ from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.algorithms.sjf_bco import fa_ffp, lbsgf
 from rar_opt.cluster.timemodel import NEVER
+from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
 from rar_opt.support.checks import is_int
 from rar_opt.support.progress import TRIALS
@@ -57,7 +58,7 @@ class OnlineParams:
 
     def __post_init__(self) -> None:
         if not isinstance(self.backfill, bool):
-            raise ValueError(f"backfill must be true or false, got {self.backfill!r}")
+            raise ParameterError(f"must be true or false, got {self.backfill!r}", where="backfill")
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {self.estimator!r}")
         if self.estimator != "best":
@@ -77,9 +78,9 @@ class OnlineSjfBcoParams(OnlineParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not is_int(self.kappa) or self.kappa < 1:
-            raise ValueError(f"kappa must be an integer >= 1, got {self.kappa!r}")
+            raise ParameterError(f"must be an integer >= 1, got {self.kappa!r}", where="kappa")
         if not self.lam >= 1.0:
-            raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")
+            raise ParameterError(f"must be >= 1 (lambda_j), got {self.lam!r}", where="lam")
 
 
 def run_online(instance: Instance, priority: np.ndarray, rule: PlacementRule, backfill: bool = True) -> Trial:

@@ -81,9 +81,9 @@ from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.algorithms.runs import OPEN, RunIndex, ranked, scan_earliest, window
 from rar_opt.algorithms.search import MAX_SEED
 from rar_opt.cluster.timemodel import NEVER, slots_needed
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
-from rar_opt.support.checks import is_int, is_real
+from rar_opt.support.checks import is_int, is_real, seconds_problem, seed_problem
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import TRIALS
 
@@ -122,23 +122,22 @@ class PackParams(BaselineParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not is_int(self.iterations) or self.iterations < 0:
-            raise ValueError(f"iterations must be an integer >= 0, got {self.iterations!r}")
-        limit = self.time_limit
-        if not is_real(limit) or not limit > 0 or limit == float("inf"):
-            raise ValueError(f"time_limit must be a finite number of seconds > 0, got {limit!r}")
-        if not is_int(self.seed) or not 0 <= self.seed <= MAX_SEED:
-            raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {self.seed!r}")
+            raise ParameterError(f"must be an integer >= 0, got {self.iterations!r}", where="iterations")
+        if problem := seconds_problem(self.time_limit):
+            raise ParameterError(problem, where="time_limit")
+        if problem := seed_problem(self.seed, MAX_SEED):
+            raise ParameterError(problem, where="seed")
         if not is_real(self.jitter) or not 0 <= self.jitter <= 1:
-            raise ValueError(f"jitter must be a number in [0, 1], got {self.jitter!r}")
+            raise ParameterError(f"must be a number in [0, 1], got {self.jitter!r}", where="jitter")
         if not isinstance(self.justify, bool):
-            raise ValueError(f"justify must be true or false, got {self.justify!r}")
+            raise ParameterError(f"must be true or false, got {self.justify!r}", where="justify")
         if self.split not in SPLIT_RULES:
-            raise ValueError(f"split must be one of {', '.join(SPLIT_RULES)}, got {self.split!r}")
+            raise ParameterError(f"must be one of {', '.join(SPLIT_RULES)}, got {self.split!r}", where="split")
         if not is_real(self.lanes) or not 0 <= self.lanes <= 1:
-            raise ValueError(f"lanes must be a share of time_limit in [0, 1], got {self.lanes!r}")
+            raise ParameterError(f"must be a share of the time limit in [0, 1], got {self.lanes!r}", where="lanes")
         patience = self.lanes_patience
         if not is_int(patience) or patience < 0:
-            raise ValueError(f"lanes_patience must be an integer >= 0, got {patience!r}")
+            raise ParameterError(f"must be an integer >= 0, got {patience!r}", where="lanes_patience")
 
 
 @dataclass(frozen=True)

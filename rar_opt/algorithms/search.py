@@ -46,6 +46,7 @@ from rar_opt.algorithms.engine import ClusterState, PlacementRule, Trial, run_li
 from rar_opt.algorithms.estimators import estimate
 from rar_opt.algorithms.orders import ORDERS, SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
+from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
 from rar_opt.support.checks import SOLVER_MAX_SEED, check_cap, check_search
 from rar_opt.support.processes import stop_requested
@@ -76,14 +77,16 @@ class SearchParams(BaselineParams):
         super().__post_init__()
         check_search(self.iterations, self.time_limit, self.seed, self.start_order)
         if self.moves not in MOVES:
-            raise ValueError(f"moves must be one of {', '.join(MOVES)}, got {self.moves!r}")
+            raise ParameterError(f"must be one of {', '.join(MOVES)}, got {self.moves!r}", where="moves")
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+            raise ParameterError(f"must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}", where="objective")
         for name, aimed in (("makespan_cap", "total"), ("total_cap", "makespan")):
             cap = getattr(self, name)
             check_cap(name, cap)
             if cap is not None and self.objective != aimed:
-                raise ValueError(f"{name} caps the other axis: it takes objective {aimed!r}, not {self.objective!r}")
+                raise ParameterError(
+                    f"caps the other axis: it takes objective {aimed!r}, not {self.objective!r}", where=name
+                )
 
 
 def mixed_rule(rules: list[PlacementRule]) -> PlacementRule:

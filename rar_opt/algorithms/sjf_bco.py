@@ -43,6 +43,7 @@ from rar_opt.algorithms.engine import (
 from rar_opt.algorithms.estimators import ESTIMATORS, estimate
 from rar_opt.algorithms.orders import fewest_gpus_first
 from rar_opt.algorithms.result import PolicyResult, policy_result
+from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
 from rar_opt.support.checks import is_int
 
@@ -61,15 +62,15 @@ class SjfBcoParams:
 
     def __post_init__(self) -> None:
         if self.kappas not in ("distinct", "all"):
-            raise ValueError(f"kappas must be 'distinct' or 'all', got {self.kappas!r}")
+            raise ParameterError(f"must be 'distinct' or 'all', got {self.kappas!r}", where="kappas")
         if self.kappa is not None and (not is_int(self.kappa) or self.kappa < 1):
-            raise ValueError(f"kappa must be an integer >= 1, got {self.kappa!r}")
+            raise ParameterError(f"must be an integer >= 1, got {self.kappa!r}", where="kappa")
         if not self.lam >= 1.0:
-            raise ValueError(f"lam (lambda_j) must be >= 1, got {self.lam!r}")
+            raise ParameterError(f"must be >= 1 (lambda_j), got {self.lam!r}", where="lam")
         if self.small_rule not in ("printed", "packing"):
-            raise ValueError(f"small_rule must be 'printed' or 'packing', got {self.small_rule!r}")
+            raise ParameterError(f"must be 'printed' or 'packing', got {self.small_rule!r}", where="small_rule")
         if self.bisection not in ("paper", "tightest"):
-            raise ValueError(f"bisection must be 'paper' or 'tightest', got {self.bisection!r}")
+            raise ParameterError(f"must be 'paper' or 'tightest', got {self.bisection!r}", where="bisection")
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {self.estimator!r}")
 

@@ -18,8 +18,16 @@ import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
-from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, check_output, writes_to_stdout
+from rar_opt.cli.output import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    check_not_an_input,
+    check_output,
+    writes_to_stdout,
+)
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.support.processes import graceful_stops, stop_requested
 from rar_opt.support.provenance import full_version
@@ -63,6 +71,16 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (an invalid choice, a missing argument, a value
+    of the wrong type) are one line on stderr, as every other bad input is, with exit 2:
+    ``error: argument --split: invalid choice: ...; see rar-opt schedule --help``. The
+    subcommands' parsers are of this class too (``add_subparsers`` makes its own kind)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT, f"error: {message}; see {self.prog} --help\n")
+
+
 def command_module(name: str) -> ModuleType:
     """The module of this package named ``name`` (one of :data:`COMMAND_MODULES`), imported now."""
     return importlib.import_module(f"{__name__}.{name}")
@@ -72,7 +90,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; choices come from the registries. With ``command`` (a name of
     :data:`COMMANDS`) only the module of that command is imported and registered: the
     parser then knows that command alone, which is all its arguments need."""
-    parser = argparse.ArgumentParser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
+    parser = Parser(prog="rar-opt", description="Schedule ring-all-reduce jobs under contention.")
     parser.add_argument("--version", action="version", version=f"rar-opt {full_version()}")
     # -v/--quiet work before and after the subcommand (the subcommand's copy never resets them)
     common = argparse.ArgumentParser(add_help=False)
@@ -110,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if output is not None:
             check_output(output)
+            check_not_an_input(args)
         # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
             with graceful_stops() if graceful else contextlib.nullcontext():

@@ -21,8 +21,12 @@ from rar_opt.solvers.budget import after_startup
 from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.solvers.decompose import PLANS
 from rar_opt.solvers.registry import BACKENDS
+from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem, seed_problem
 from rar_opt.support.processes import seconds_since_start
 from rar_opt.support.provenance import provenance
+
+COMPARE_TIME_LIMIT = 60.0
+"""The seconds of ``compare --exact``'s solve when ``--time-limit`` is not given."""
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -122,7 +126,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("instance")
     p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: all registered policies")
     p.add_argument("--exact", action="store_true", help="solve for OPT (the auto method, warm-started)")
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact (default 60)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        help=f"seconds of the exact solve; only with --exact (default {COMPARE_TIME_LIMIT:g})",
+    )
     p.add_argument(
         "--bound-time-limit",
         type=float,
@@ -130,7 +138,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="seconds for the contention-free relaxation's lower bound (default 10; 0: cheap bounds only); "
         "with --exact the solve's own relaxation phase gives it",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the seeded policies and the solvers (default 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
@@ -291,12 +299,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError(
             f"must be a finite number of seconds >= 0, got {args.bound_time_limit}", where="--bound-time-limit"
         )
+    if args.time_limit is not None and not args.exact:
+        raise InputError(
+            "only --exact solves, so it alone takes a time limit; add --exact, or give the relaxation's "
+            "bound its seconds with --bound-time-limit",
+            where="--time-limit",
+        )
+    time_limit = COMPARE_TIME_LIMIT if args.time_limit is None else args.time_limit
+    if problem := seconds_problem(time_limit):
+        raise InputError(problem, where="--time-limit")
+    # the seed reaches the seeded policies and the solvers: their range, whatever the policies
+    if problem := seed_problem(args.seed, SOLVER_MAX_SEED):
+        raise InputError(problem, where="--seed")
     instance = Instance.read(instance_path(args.instance))
     result = compare(
         instance,
         args.policies,
         exact=args.exact,
-        time_limit=args.time_limit,
+        time_limit=time_limit,
         seed=args.seed,
         bound_time_limit=args.bound_time_limit or None,
     )

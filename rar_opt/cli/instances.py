@@ -18,7 +18,7 @@ from rar_opt.instances.generate import GENERATORS, generate
 from rar_opt.instances.library import instance_path
 from rar_opt.instances.traces import parse_span, read_trace, trace_instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.checks import GENERATOR_MAX_SEED
+from rar_opt.support.checks import GENERATOR_MAX_SEED, seed_problem
 
 MAX_SEED = GENERATOR_MAX_SEED  # rar_opt.support.checks
 """The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
@@ -194,7 +194,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         schedule.require_matches(instance)
     except InputError as exc:
         raise exc.in_file(args.schedule) from None
-    return emit_simulation(instance, schedule, args.json, trace=args.trace)
+    return emit_simulation(instance, schedule, args.json, trace=args.trace, source=args.schedule)
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
@@ -202,34 +202,36 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from rar_opt.algorithms import run_policy
 
     # one range for every policy, seeded or not: a bad seed is refused even where it is unused
-    if not 0 <= args.seed <= MAX_SEED:
-        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {args.seed}", where="--seed")
-    instance = Instance.read(instance_path(args.instance))
-    options = {
-        k: v
-        for k, v in (
-            ("kappa", args.kappa),
-            ("lam", args.lam),
-            ("small_rule", args.small_rule),
-            ("estimator", args.estimator),
-            ("bisection", args.bisection),
-            ("order", args.order),
-            ("tie_break", args.tie_break),
-            ("mode", args.mode),
-            ("placement", args.placement),
-            ("iterations", args.iterations),
-            ("time_limit", args.time_limit),
-            ("moves", args.moves),
-            ("jitter", args.jitter),
-            ("justify", False if args.no_justify else None),
-            ("split", args.split),
-            ("lanes", args.lanes),
-            ("lanes_patience", args.lanes_patience),
-            ("fit", args.fit),
-            ("reserve", False if args.no_reserve else None),
+    if problem := seed_problem(args.seed, MAX_SEED):
+        raise InputError(problem, where="--seed")
+    given = {  # each policy option set on the command line, with its flag
+        key: (flag, value)
+        for key, flag, value in (
+            ("kappa", "--kappa", args.kappa),
+            ("lam", "--lam", args.lam),
+            ("small_rule", "--small-rule", args.small_rule),
+            ("estimator", "--estimator", args.estimator),
+            ("bisection", "--bisection", args.bisection),
+            ("order", "--order", args.order),
+            ("tie_break", "--tie-break", args.tie_break),
+            ("mode", "--mode", args.mode),
+            ("placement", "--placement", args.placement),
+            ("iterations", "--iterations", args.iterations),
+            ("time_limit", "--time-limit", args.time_limit),
+            ("moves", "--moves", args.moves),
+            ("jitter", "--jitter", args.jitter),
+            ("justify", "--no-justify", False if args.no_justify else None),
+            ("split", "--split", args.split),
+            ("lanes", "--lanes", args.lanes),
+            ("lanes_patience", "--lanes-patience", args.lanes_patience),
+            ("fit", "--fit", args.fit),
+            ("reserve", "--no-reserve", False if args.no_reserve else None),
         )
-        if v is not None
+        if value is not None
     }
+    _policy_takes(args.policy, {key: flag for key, (flag, _) in given.items()})
+    options = {key: value for key, (_, value) in given.items()}
+    instance = Instance.read(instance_path(args.instance))
     began = time.perf_counter()
     with progress(args, instance.num_jobs, "job") as bar:
         current = [0]  # the trial the bar shows: each trial restarts it
@@ -251,16 +253,33 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
     shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
-    if args.output:  # the schedule's record carries the realized shares too
-        schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}).write(args.output)
+    # the schedule's record carries the realized shares too
+    recorded = schedule.with_meta({**schedule.meta, "shares": shares.to_dict()})
+    if args.output:
+        recorded.write(args.output)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
     extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
     extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
     # the file holds every job's placement and start: the table only on request
     table = args.table or not args.output
+    # --json: what the -o file holds too, the meta (seed, params, exceeds_horizon, version) and each
+    # job's start and placement
+    record = {key: recorded.to_dict()[key] for key in ("meta", "servers", "jobs")} if args.json else None
     return emit_simulation(
-        instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output
+        instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output, record=record
     )
+
+
+def _policy_takes(policy: str, flags: dict[str, str]) -> None:
+    """Refuse a flag the policy does not take, by the flag (``--time-limit``), before the
+    instance is read; ``flags`` maps each option given to its flag."""
+    from rar_opt.algorithms import POLICIES
+
+    known = POLICIES[policy].option_names()
+    for key, flag in flags.items():
+        if key not in known:
+            why = f"{policy} does not take it (rar-opt schedule --help lists each flag's policies)"
+            raise InputError(why, where=flag)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

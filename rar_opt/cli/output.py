@@ -55,11 +55,15 @@ def emit_simulation(
     report: CheckReport | None = None,
     table: bool = True,
     file: str | None = None,
+    source: str | None = None,
+    record: dict[str, Any] | None = None,
 ) -> int:
     """Check + simulate ``schedule`` (unless ``report`` is its check already) and print it;
     exit 2 when it is infeasible. ``table``: the per-job table (job, GPUs, start,
     placement, completion); without it one line says where the jobs are (``file``, the
-    schedule just written) and how to print them.
+    schedule just written) and how to print them. ``source``: the file the schedule was
+    read from, named by the error line of an infeasible one. ``record``: more keys for the
+    JSON only (``schedule --json``: the schedule's ``meta`` and its jobs).
 
     With ``run`` (an SJF-BCO run) the paper's Lemma 2, Lemma 3 and Theorem 5 are
     checked on it, Theorem 5 against the best lower bound."""
@@ -90,7 +94,7 @@ def emit_simulation(
         checks = check_sjf_bco_claims(instance, res.makespan, run, lower_bound=lower_bounds(instance).best)
         out["claims"] = [asdict(c) for c in checks]
     if as_json:
-        emit_json(out)
+        emit_json({**out, **(record or {})})
     else:
         emit_table(
             [(k, out[k]) for k in ("instance", *(extra or {}), "feasible", "makespan", "avg_jct", "min_jct", "max_jct")]
@@ -120,7 +124,9 @@ def emit_simulation(
                 "note: lemma2 fails under the paper's bisection rule, which moves theta down only on an "
                 "improvement; --bisection tightest is the other reading (docs/algorithms.md section 2.1)"
             )
-    if run is not None and run.exceeds_horizon and report.names() == {"completion_in_horizon"}:
+    # a policy that says no trial fitted in T may end after it, and start after it too
+    beyond = {"completion_in_horizon", "start_in_horizon"}
+    if run is not None and run.exceeds_horizon and report.names() and report.names() <= beyond:
         print(
             f"note: no {run.policy} trial ends within T = {instance.horizon}; this schedule (no load limit) "
             f"ends at {res.makespan}, after the horizon",
@@ -129,8 +135,9 @@ def emit_simulation(
         return EXIT_OK
     if not report.feasible:
         names = sorted(report.names())
+        where = f"{source}: " if source else ""
         print(
-            f"error: the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
+            f"error: {where}the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
             file=sys.stderr,
         )
         return EXIT_INPUT
@@ -218,6 +225,62 @@ def check_output(path: str) -> None:
         problem = "is a directory; give a file name"
     if problem is not None:
         raise InputError(problem, file=path)
+
+
+INPUTS = (
+    ("instance", "instance"),
+    ("instances", "instance"),
+    ("schedule", "schedule"),
+    ("file", "trace"),
+    ("model", "model spec"),
+    ("store", "store"),
+)
+"""The arguments that name a file a command reads (their ``dest``), and what each file is."""
+
+
+def check_not_an_input(args: argparse.Namespace) -> None:
+    """Refuse an ``-o`` path that is one of the command's own input files (the same file
+    by identity, :func:`os.path.samefile`: another spelling or a link to it counts), before
+    any work is done: writing it would replace what the command reads."""
+    output = getattr(args, "output", None)
+    if not output or output == "-" or not os.path.exists(output):
+        return  # a file that does not exist yet cannot be an input
+    for dest, what in INPUTS:
+        given = getattr(args, dest, None)
+        for name in given if isinstance(given, list) else [given] if isinstance(given, str) else []:
+            path = _input_file(name, dest)
+            if path is None or not _same_file(output, path):
+                continue
+            named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
+            raise InputError(f"the output would overwrite the input {what}{named}; give -o another path", file=output)
+    folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
+    real = os.path.realpath(output)
+    if isinstance(folder, str) and real.endswith(".json") and _same_file(os.path.dirname(real), folder):
+        raise InputError(
+            f"the output would overwrite a model spec of --models {folder}; give -o another path", file=output
+        )
+
+
+def _input_file(name: str, dest: str) -> str | None:
+    """The file an input argument names: a bundled instance or model spec by its file, any
+    other argument as given; None when it names nothing (the command says so itself)."""
+    from rar_opt.instances.library import instance_path, model_path
+
+    try:
+        if dest in ("instance", "instances"):
+            return str(instance_path(name))
+        if dest == "model":
+            return str(model_path(name))
+    except InputError:
+        return None
+    return name
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def writes_to_stdout(path: str | None) -> bool:

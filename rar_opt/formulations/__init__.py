@@ -39,7 +39,7 @@ def _catalogue() -> dict[str, Formulation]:
         for f in (
             Formulation(
                 "compact",
-                "the exact time-indexed MILP (default)",
+                "the exact time-indexed MILP",
                 compact.Options,
                 compact.build,
                 compact.read_schedule,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.support.checks import is_real
 
 
@@ -56,13 +56,13 @@ class Calibration:
             and ref[0] >= 2
             and ref[1] >= 1
         ):
-            raise InputError(f"must be 'worst' or (servers >= 2, contenders >= 1), got {ref!r}", where="reference")
+            raise ParameterError(f"must be 'worst' or (servers >= 2, contenders >= 1), got {ref!r}", where="reference")
         if self.size_link not in ("none", "sorted"):
-            raise InputError(f"must be 'none' or 'sorted', got {self.size_link!r}", where="size_link")
+            raise ParameterError(f"must be 'none' or 'sorted', got {self.size_link!r}", where="size_link")
         for name in ("contention", "overhead"):
             share = getattr(self, name)
             if not is_real(share) or not 0.0 < share <= 1.0:
-                raise InputError(f"= {share!r} must be a share in (0, 1]", where=f"{name}_share")
+                raise ParameterError(f"must be a share in (0, 1], got {share!r}", where=f"{name}_share")
 
     @property
     def label(self) -> str:

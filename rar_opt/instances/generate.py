@@ -48,7 +48,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Cluster, Instance, Job
 from rar_opt.instances.calibration import PRESET_SUFFIX, PRESETS, Calibration
 from rar_opt.instances.calibration import preset as preset_calibration
-from rar_opt.support.checks import is_int, is_real
+from rar_opt.support.checks import GENERATOR_MAX_SEED, is_int, is_real, seed_problem
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -168,16 +168,12 @@ def paper(
     add at worst (the paper: 15%), split evenly between the two. The contention part is
     capped so that the uncontended ring time stays below half of tau.
     """
-    if jobs < 1 or servers < 1:
-        raise InputError("needs at least one job and one server", where="generator")
+    _check_counts(jobs=jobs, servers=servers)
     if server_gpus is not None and (not is_int(server_gpus) or server_gpus < 1):
         raise ParameterError(f"must be a positive integer (GPUs per server), got {server_gpus!r}", where="server_gpus")
     cal = calibration if calibration is not None else preset_calibration(preset)
     if budget is not None:  # the knob of the literal reading: halves of a total share
-        if not 0.0 < budget <= 2.0:
-            raise InputError(
-                f"= {budget!r} must be in (0, 2] (half of it is contention, half overhead)", where="budget"
-            )
+        check_budget(budget)
         cal = Calibration(cal.reference, budget / 2.0, budget / 2.0)
     rng = np.random.default_rng(seed)
     capacity = [int(o) for o in rng.choice(PAPER_SERVER_SIZES, size=servers)]
@@ -245,13 +241,28 @@ def paper(
     )
 
 
+def check_budget(budget: Any) -> None:
+    """The paper generator's ``budget`` (the literal reading's worst-case contention +
+    overhead share) in (0, 2], else a ParameterError naming it."""
+    if not (is_real(budget) and 0.0 < budget <= 2.0):
+        raise ParameterError(
+            f"must be in (0, 2] (half of it is contention, half overhead), got {budget!r}", where="budget"
+        )
+
+
+def _check_counts(**counts: Any) -> None:
+    """Each count of a generator (``jobs``, ``servers``) at least 1, else a ParameterError naming it."""
+    for name, value in counts.items():
+        if not is_int(value) or value < 1:
+            raise ParameterError(f"must be an integer >= 1, got {value!r}", where=name)
+
+
 def tiny(seed: int, jobs: int | None = None, servers: int | None = None) -> Instance:
     """A small instance (2-6 jobs, 1-4 servers of 1-4 GPUs) that exact solvers can prove."""
     rng = np.random.default_rng(seed)
     n_jobs = int(rng.integers(2, 6, endpoint=True)) if jobs is None else jobs
     n_servers = int(rng.integers(1, 4, endpoint=True)) if servers is None else servers
-    if n_jobs < 1 or n_servers < 1:
-        raise InputError("needs at least one job and one server", where="generator")
+    _check_counts(jobs=n_jobs, servers=n_servers)
     capacity = [int(o) for o in rng.integers(1, 4, size=n_servers, endpoint=True)]
     n_gpus = sum(capacity)
     sizes = [int(g) for g in rng.integers(1, min(n_gpus, 4), size=n_jobs, endpoint=True)]
@@ -427,8 +438,8 @@ def generate(
         raise ParameterError("needs a load: bursts are a way of arriving over time", where="burst")
     if kind not in GENERATORS:
         raise InputError(f"unknown generator {kind!r} (known: {', '.join(sorted(GENERATORS))})")
-    if not is_int(seed) or seed < 0:
-        raise InputError(f"must be a non-negative integer, got {seed!r}", where="seed")
+    if problem := seed_problem(seed, GENERATOR_MAX_SEED):
+        raise ParameterError(problem, where="seed")
     knobs = {"budget": budget, "preset": preset, "reference": reference}
     knobs |= {"contention_share": contention_share, "overhead_share": overhead_share, "size_link": size_link}
     if server_gpus is not None and kind != "paper":
@@ -437,7 +448,7 @@ def generate(
         )
     given = [k for k, v in knobs.items() if v is not None]
     if not takes_paper_knobs(kind) and given:
-        raise InputError(f"only the paper generator takes {given[0]}", where=given[0])
+        raise ParameterError(f"only the paper generator takes it, not {kind}", where=given[0])
     kwargs: dict[str, Any] = {
         k: v
         for k, v in (("jobs", jobs), ("servers", servers), ("budget", budget), ("server_gpus", server_gpus))

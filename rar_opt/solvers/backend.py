@@ -10,7 +10,6 @@ those are statuses. Reading the schedule back and judging it is the dispatcher's
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ import pyomo.environ as pyo
 
 from rar_opt.errors import ParameterError
 from rar_opt.solvers.status import Status
-from rar_opt.support.checks import SOLVER_MAX_SEED
+from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem, seed_problem
 
 
 @dataclass(frozen=True)
@@ -112,18 +111,12 @@ def check_settings(time_limit: float | None, threads: int, seed: int) -> None:
     """Refuse solver settings that no backend can run: a time limit that is not a finite
     positive number of seconds, threads beyond the machine's CPUs, a seed outside 0..2^31-1.
     The :class:`~rar_opt.errors.ParameterError` names the parameter."""
-    if time_limit is not None and (
-        isinstance(time_limit, bool) or not (isinstance(time_limit, int | float) and math.isfinite(time_limit))
-    ):
-        raise ParameterError(f"must be a finite number of seconds, got {time_limit!r}", where="time_limit")
-    if time_limit is not None and not time_limit > 0:
-        raise ParameterError(f"must be positive, got {time_limit!r}", where="time_limit")
+    if time_limit is not None and (problem := seconds_problem(time_limit)):
+        raise ParameterError(problem, where="time_limit")
     if threads < 0:
         raise ParameterError(f"= {threads} must be >= 0 (0: the solver decides)", where="threads")
-    if seed < 0:
-        raise ParameterError(f"= {seed} must be >= 0", where="seed")
-    if seed > MAX_SEED:  # HiGHS and CP-SAT take a 32-bit seed
-        raise ParameterError(f"= {seed} is above the solvers' largest seed {MAX_SEED}", where="seed")
+    if problem := seed_problem(seed, MAX_SEED):  # HiGHS and CP-SAT take a 32-bit seed
+        raise ParameterError(problem, where="seed")
     cpus = os.cpu_count() or 1
     if threads > cpus:
         raise ParameterError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")

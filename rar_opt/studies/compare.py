@@ -53,6 +53,12 @@ class Comparison:
     jct_reference: float | None = None  # the best lower bound on the average JCT
     jct_best: float | None = None  # the best average JCT known (a policy's)
     jct_bounds: dict[str, Any] | None = None  # every lower bound on the total completion time, by name
+    # what the numbers depend on besides the instance: the seed of the seeded policies and
+    # solvers, whether OPT was solved for and in how many seconds, the relaxation's seconds
+    seed: int = 0
+    exact: bool = False
+    time_limit: float | None = None  # the exact solve's seconds (None: no solve)
+    bound_time_limit: float | None = None  # the relaxation's seconds (None: the cheap bounds only)
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready values."""
@@ -68,6 +74,10 @@ class Comparison:
             "jct_reference": self.jct_reference,
             "jct_best": self.jct_best,
             "jct_bounds": self.jct_bounds,
+            "seed": self.seed,
+            "exact": self.exact,
+            "time_limit": self.time_limit,
+            "bound_time_limit": self.bound_time_limit,
             "provenance": provenance(),
         }
 
@@ -129,4 +139,8 @@ def compare(
         ev.jct_lower,
         ev.jct_best,
         None if ev.jct_bounds is None else ev.jct_bounds.to_dict(),
+        seed=seed,
+        exact=exact,
+        time_limit=time_limit if exact else None,
+        bound_time_limit=bound_time_limit,
     )

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.executors import make_executor
 from rar_opt.support.processes import check_stop
 
@@ -225,7 +225,7 @@ def run_experiment(
     workers when more than 1, or the Dask scheduler at ``scheduler``); ``on_row`` is
     called with each row as it arrives (progress). ``family``: the paper-based generator
     that draws every instance (``paper``, ``paper-8gpu``, ``paper-4gpu``)."""
-    from rar_opt.instances.generate import GENERATORS, takes_paper_knobs
+    from rar_opt.instances.generate import GENERATORS, check_budget, takes_paper_knobs
 
     if not takes_paper_knobs(family):
         known = ", ".join(k for k in GENERATORS if takes_paper_knobs(k))
@@ -233,9 +233,12 @@ def run_experiment(
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
-        raise InputError("needs one or more non-negative seeds", where="seeds")
-    if workers < 1 or jobs < 1:
-        raise InputError("workers and jobs must be at least 1", where="experiment")
+        raise ParameterError("needs one or more non-negative seeds", where="seeds")
+    for count, value in (("jobs", jobs), ("workers", workers)):
+        if value < 1:
+            raise ParameterError(f"must be an integer >= 1, got {value!r}", where=count)
+    if budget is not None:
+        check_budget(budget)
     runs = [
         dataclasses.replace(r, budget=budget, preset=p, family=family)
         for p in preset_names(preset)

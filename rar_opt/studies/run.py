@@ -34,7 +34,7 @@ from rar_opt.studies.tasks import (
     run_task,
     task_key,
 )
-from rar_opt.support.checks import is_int, is_real
+from rar_opt.support.checks import GENERATOR_MAX_SEED, is_int, is_real, seconds_problem, seed_problem
 from rar_opt.support.processes import check_stop
 
 STUDY_KIND = "study"
@@ -61,13 +61,15 @@ class StudyConfig:
                 raise ParameterError(f"only the paper families take a preset, not {self.family}", where="preset")
             if self.preset not in PRESETS:
                 raise ParameterError(f"unknown preset {self.preset!r} (known: {', '.join(PRESETS)})", where="preset")
-        for name in ("seed", "jobs", "servers"):
-            value, low = getattr(self, name), 0 if name == "seed" else 1
-            if value is not None and (not is_int(value) or value < low):
-                raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
+        if problem := seed_problem(self.seed, GENERATOR_MAX_SEED):
+            raise ParameterError(problem, where="seed")
+        for name in ("jobs", "servers"):
+            value = getattr(self, name)
+            if value is not None and (not is_int(value) or value < 1):
+                raise ParameterError(f"must be an integer >= 1, got {value!r}", where=name)
         t = self.time_limit
-        if not is_real(t) or not math.isfinite(t) or t <= 0:
-            raise ParameterError(f"= {t!r} must be a positive number of seconds", where="time_limit")
+        if problem := seconds_problem(t):
+            raise ParameterError(problem, where="time_limit")
         object.__setattr__(self, "time_limit", float(t))
         if self.family in ARRIVAL_FAMILIES:
             x = DEFAULT_LOAD if self.load is None else self.load

@@ -1,12 +1,14 @@
-"""The small type checks every validator shares, and the one home of the seed ranges.
+"""The small type checks every validator shares, the one home of the seed ranges, and the
+one wording of a bad seed and a bad number of seconds.
 
 A bool is an ``int`` in Python, but ``True`` is never a count, a seed or a number of
 seconds in rar-opt: these predicates refuse it. Errors are raised by the callers, each
 with its own class and field (an ``InputError`` naming a file's field, a ``ParameterError``
-naming a parameter, a ``ValueError`` in a params dataclass). The one exception is the
-pair of checks the seeded order searches (``improve``, ``backfill``) share for their
-params dataclasses, :func:`check_search` and :func:`check_cap`, which raise the
-``ValueError`` themselves so both searches word it alike.
+naming a parameter, which the command line tells by its flag: ``time_limit`` is
+``--time-limit``). :func:`seed_problem` and :func:`seconds_problem` word what is wrong
+with a seed or a time limit, so that every command says it alike. The pair of checks the
+seeded order searches (``improve``, ``backfill``) share for their params dataclasses,
+:func:`check_search` and :func:`check_cap`, raise the ``ParameterError`` themselves.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import math
 import numbers
 from typing import Any, TypeGuard
+
+from rar_opt.errors import ParameterError
 
 SOLVER_MAX_SEED = 2**31 - 1
 """The largest seed of HiGHS, CP-SAT and the seeded policies (a signed 32-bit integer)."""
@@ -38,25 +42,39 @@ def is_finite(value: Any) -> bool:
     return is_real(value) and math.isfinite(value)
 
 
+def seed_problem(seed: Any, largest: int) -> str | None:
+    """What is wrong with ``seed`` as a seed in 0..``largest``, or None."""
+    if is_int(seed) and 0 <= seed <= largest:
+        return None
+    return f"must be an integer in 0..{largest}, got {seed!r}"
+
+
+def seconds_problem(seconds: Any) -> str | None:
+    """What is wrong with ``seconds`` as a time limit (a finite number > 0), or None."""
+    if is_finite(seconds) and seconds > 0:
+        return None
+    return f"must be a finite number of seconds > 0, got {seconds!r}"
+
+
 def check_search(iterations: Any, time_limit: Any, seed: Any, start_order: Any) -> None:
     """The parameters every seeded order search takes: an iteration budget (an integer >= 0),
     a wall-time cap (a positive finite number of seconds), a seed of the solvers' range and
-    an optional start order (a tuple holding each job index once). Raises ``ValueError``
-    naming the first one that is off."""
+    an optional start order (a tuple holding each job index once). Raises
+    ``ParameterError`` naming the first one that is off."""
     if not is_int(iterations) or iterations < 0:
-        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
-    if not is_finite(time_limit) or time_limit <= 0:
-        raise ValueError(f"time_limit must be a positive finite number of seconds, got {time_limit!r}")
-    if not is_int(seed) or not 0 <= seed <= SOLVER_MAX_SEED:
-        raise ValueError(f"seed must be an integer in [0, {SOLVER_MAX_SEED}], got {seed!r}")
+        raise ParameterError(f"must be an integer >= 0, got {iterations!r}", where="iterations")
+    if problem := seconds_problem(time_limit):
+        raise ParameterError(problem, where="time_limit")
+    if problem := seed_problem(seed, SOLVER_MAX_SEED):
+        raise ParameterError(problem, where="seed")
     if start_order is not None and (
         not isinstance(start_order, tuple) or sorted(start_order) != list(range(len(start_order)))
     ):
-        raise ValueError("start_order must be a tuple holding every job index once")
+        raise ParameterError("must be a tuple holding every job index once", where="start_order")
 
 
 def check_cap(name: str, cap: Any) -> None:
     """A search's cap on one axis (``makespan_cap``, ``total_cap``): a positive integer or
-    None (no cap). Raises ``ValueError`` naming it otherwise."""
+    None (no cap). Raises ``ParameterError`` naming it otherwise."""
     if cap is not None and (not is_int(cap) or cap < 1):
-        raise ValueError(f"{name} must be a positive integer or None, got {cap!r}")
+        raise ParameterError(f"must be a positive integer or None, got {cap!r}", where=name)

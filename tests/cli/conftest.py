@@ -51,6 +51,9 @@ def cli_files(tmp_path_factory) -> dict[str, Path]:
     for item in wide["jobs"]:
         item["placement"] = item["placement"] + [0]
     bad("placement_length", wide)
+    wider = good.to_dict()  # the sparse form: the width once, at the top
+    wider["servers"] = 9
+    bad("wrong_servers", wider)
     infeasible = good.to_dict()
     for item in infeasible["jobs"]:
         item["start"] = 0

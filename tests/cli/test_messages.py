@@ -59,3 +59,67 @@ def test_a_flag_error_names_the_flag_not_the_file() -> None:
     out = run("solve", str(WAIT), "--time-limit", "-5")
     assert out.returncode == 2 and out.stderr.startswith("error: --time-limit: ")
     assert "wait-beats-start.json" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (("schedule", "tiny-4x2-s13", "--policy", "backfill", "--split", "nope"), "argument --split: invalid choice"),
+        (("schedule", "tiny-4x2-s13", "--policy", "nope"), "argument --policy: invalid choice: 'nope'"),
+        (("solve", "tiny-4x2-s13", "--objective", "nope"), "argument --objective: invalid choice"),
+        (("solve", "tiny-4x2-s13", "--warm-start", "nope"), "argument --warm-start: invalid choice"),
+        (("solve", "tiny-4x2-s13", "--makespan-within", "abc"), "argument --makespan-within: invalid float"),
+        (("generate", "tiny"), "the following arguments are required: --seed"),
+        (("study", "run", "s.db", "--family", "nope"), "argument --family: invalid choice"),
+        (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+    ],
+)
+def test_a_usage_error_is_one_line_without_the_usage(args, start, capsys) -> None:
+    from rar_opt.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(list(args))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.startswith(f"error: {start}") and len(err.strip().splitlines()) == 1, err
+    assert "usage:" not in err and err.rstrip().endswith("--help")
+
+
+def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
+    out = run("schedule", "tiny-4x2-s13", "--split", "nope")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "error: argument --split: invalid choice: 'nope' (choose from 'both', 'must', 'may'); "
+        "see rar-opt schedule --help\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("schedule", "tiny-4x2-s13", "--policy", "improve", "--time-limit", "-1"),
+            "--time-limit: {seconds}, got -1.0",
+        ),
+        (("schedule", "tiny-4x2-s13", "--policy", "pack", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("schedule", "tiny-4x2-s13", "--policy", "backfill", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("solve", "tiny-4x2-s13", "--time-limit", "0"), "--time-limit: {seconds}, got 0.0"),
+        (("compare", "tiny-4x2-s13", "--exact", "--time-limit", "-1"), "--time-limit: {seconds}, got -1.0"),
+        (("compare", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..2147483647, got -1"),
+        (("solve", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..2147483647, got -1"),
+        (("schedule", "tiny-4x2-s13", "--seed", "-1"), "--seed: must be an integer in 0..9223372036854775807, got -1"),
+        (("generate", "tiny", "--seed", "-1"), "--seed: must be an integer in 0..9223372036854775807, got -1"),
+        (("generate", "paper", "--seed", "1", "--budget", "0"), "--budget: must be in (0, 2] (half of it"),
+        (("generate", "tiny", "--seed", "1", "--jobs", "0"), "--jobs: must be an integer >= 1, got 0"),
+        (("generate", "paper", "--seed", "1", "--servers", "0"), "--servers: must be an integer >= 1, got 0"),
+        (("generate", "paper", "--seed", "1", "--contention-share", "2"), "--contention-share: must be a share in"),
+        (("experiment", "kappa", "--workers", "0"), "--workers: must be an integer >= 1, got 0"),
+    ],
+)
+def test_a_bad_number_names_its_flag_alike_in_every_command(args, line, capsys) -> None:
+    from rar_opt.cli import main
+
+    code = main(list(args))
+    err = capsys.readouterr().err
+    expected = "error: " + line.format(seconds="must be a finite number of seconds > 0")
+    assert code == 2 and err.startswith(expected) and err.count("\n") == 1, err

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rar_opt import Instance, run_policy
+
 from ..helpers import INSTANCES, run
 
 TINY = str(INSTANCES / "tiny-2x1-s11.json")
@@ -131,3 +133,49 @@ def test_temporary_files_of_killed_commands_are_swept(tmp_path) -> None:
     assert run("schedule", TINY, "-o", str(target)).returncode == 0
     assert not stale.exists() and alive.exists() and other.exists()
     _schedule_text(target)
+
+
+def _overwrite_cases(d) -> list[tuple[list[str], Path]]:
+    """Commands whose -o names one of their own inputs, each with the input it names."""
+    inst, sched, csv, link = d / "inst.json", d / "sched.json", d / "trace.csv", d / "link.json"
+    Instance.read(INSTANCES / "wait-beats-start.json").write(inst)
+    run_policy(Instance.read(inst), "sjf-bco").schedule.write(sched)
+    csv.write_text("submit[min],gpus,duration[min]\n0,1,5\n")
+    link.symlink_to(inst)
+    return [
+        (["schedule", str(inst), "-o", str(inst)], inst),
+        (["schedule", str(link), "-o", str(d / "." / "inst.json")], inst),  # another spelling, a link
+        (["schedule", str(inst), "-o", str(link)], inst),
+        (["solve", str(inst), "-o", str(inst)], inst),
+        (["probe", str(inst), "--makespan", "6", "-o", str(inst)], inst),
+        (["plot", str(inst), str(sched), "-o", str(sched)], sched),
+        (["export", str(inst), "--model", "compact-makespan", "--format", "lp", "-o", str(inst)], inst),
+        (["trace", str(csv), "--servers", "1", "-o", str(csv)], csv),
+        (["variants", str(inst), "-o", str(inst)], inst),
+        (["variants", "tiny-4x2-s13", "--models", str(d), "-o", str(sched)], sched),  # a folder of specs
+    ]
+
+
+def test_an_output_over_an_input_exits_2_and_leaves_the_input(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    for args, target in _overwrite_cases(tmp_path):
+        before = target.read_bytes()
+        code = main(args)
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        assert err.startswith(f"error: {args[-1]}: the output would overwrite ") and err.count("\n") == 1
+        assert target.read_bytes() == before, args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inst.json", "link.json", "sched.json", "trace.csv"]
+
+
+def test_a_bundled_instance_is_an_input_too(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+    from rar_opt.instances.library import instance_path
+
+    bundled = instance_path("tiny-4x2-s13")
+    before = bundled.read_bytes()
+    assert main(["schedule", "tiny-4x2-s13", "-o", str(bundled)]) == 2
+    assert "the output would overwrite the input instance tiny-4x2-s13" in capsys.readouterr().err
+    assert bundled.read_bytes() == before
+    assert main(["schedule", "tiny-4x2-s13", "-o", str(tmp_path / "s.json"), "--json"]) == 0  # another file: fine

@@ -122,7 +122,7 @@ def test_bad_experiment_input() -> None:
         run_experiment("kappa", [])
     with pytest.raises(InputError, match="seeds"):
         run_experiment("kappa", [-1])
-    with pytest.raises(InputError, match="at least 1"):
+    with pytest.raises(InputError, match=r"^workers: must be an integer >= 1, got 0"):
         run_experiment("kappa", [0], workers=0)
 
 

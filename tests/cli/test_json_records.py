@@ -1,0 +1,68 @@
+"""What ``--json`` records beside the numbers: every option that changes them (compare's
+seed and time limits) and, for ``schedule``, what its ``-o`` file holds (meta, starts and
+placements)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rar_opt import Instance, Schedule
+from rar_opt.instances.generate import tiny
+
+
+def _json(capsys, *args: str) -> dict:
+    from rar_opt.cli import main
+
+    code = main([*args, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_compare_records_its_seed_and_seconds(seed: int, capsys) -> None:
+    data = _json(
+        capsys, "compare", "tiny-4x2-s13", "--policies", "rand", "--seed", str(seed), "--bound-time-limit", "0"
+    )
+    assert data["seed"] == seed and data["exact"] is False
+    assert data["time_limit"] is None and data["bound_time_limit"] is None  # no solve; the cheap bounds only
+    assert "provenance" in data
+
+
+def test_compare_records_the_exact_solves_seconds(capsys) -> None:
+    data = _json(capsys, "compare", "tiny-4x2-s13", "--policies", "ff", "--exact", "--time-limit", "7", "--seed", "2")
+    assert (data["seed"], data["exact"], data["time_limit"], data["bound_time_limit"]) == (2, True, 7.0, 10.0)
+
+
+def test_compare_refuses_a_time_limit_without_exact(capsys) -> None:
+    from rar_opt.cli import main
+
+    assert main(["compare", "tiny-4x2-s13", "--time-limit", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --time-limit: only --exact solves") and err.count("\n") == 1
+
+
+def test_schedule_json_holds_what_the_file_holds(tmp_path, capsys) -> None:
+    path = tmp_path / "s.json"
+    data = _json(capsys, "schedule", "tiny-4x2-s13", "--policy", "rand", "--seed", "3", "-o", str(path))
+    written = json.loads(path.read_text())
+    assert data["meta"] == written["meta"]
+    assert data["meta"]["seed"] == 3 and data["meta"]["params"]["seed"] == 3 and data["meta"]["params"]["mode"]
+    assert data["meta"]["exceeds_horizon"] is False and data["meta"]["rar_opt"]
+    assert data["servers"] == written["servers"] and data["jobs"] == written["jobs"]
+    schedule = Schedule.read(path)
+    assert [job["start"] for job in data["jobs"]] == list(schedule.starts)
+    # without -o the same record
+    again = _json(capsys, "schedule", "tiny-4x2-s13", "--policy", "rand", "--seed", "3")
+    assert again["meta"] == data["meta"] and again["jobs"] == data["jobs"]
+
+
+def test_schedule_json_says_when_no_trial_fits_the_horizon(tmp_path, capsys) -> None:
+    inst = tiny(1, jobs=4, servers=2)
+    short = inst.to_dict()
+    short["horizon"] = int(inst.bounds.rho_min.max())  # the shortest horizon a file may give
+    Instance.from_dict(short).write(tmp_path / "short.json")
+    data = _json(capsys, "schedule", str(tmp_path / "short.json"), "--policy", "ff")
+    assert data["meta"]["exceeds_horizon"] is True and data["makespan"] > short["horizon"]
