@@ -150,6 +150,7 @@ OPTION_EFFECTS = [
     ("cpsat", "horizon", -1, lambda m: max(m.makespan.proto.domain) == m.rar.horizon),
     ("cpsat", "symmetry", False, lambda m: m.rar.extra["symmetry_rows"] == 0),
     ("cpsat", "objective", "total", lambda m: len(m.model.proto.objective.vars) == len(m.end)),
+    ("cpsat", "pricing", True, lambda m: m.rar.extra["pricing_pairs"] > 0),
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),

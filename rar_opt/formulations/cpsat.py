@@ -156,12 +156,13 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     for j in split_jobs:
         _rates(m, d, v, j)
     _contention(m, d, v, split_jobs, instance.num_servers)
-    if options.pricing:  # redundant: every schedule satisfies them (formulations/pricing.py)
-        add_pricing(m, instance, d.horizon, v.start, v.end, v.duration, v.span, v.z, v.split)
+    priced = 0  # redundant rows: every schedule satisfies them (formulations/pricing.py)
+    if options.pricing:
+        priced = add_pricing(m, instance, d.horizon, v.start, v.end, v.duration, v.span, v.z, v.split)
     makespan = m.new_int_var(max(r + rho for r, rho in zip(d.release, d.rho_min, strict=True)), d.horizon, "makespan")
     m.add_max_equality(makespan, v.end)
     extra = set_objective(m, options.objective, makespan, v.end, d.release)
-    extra |= {"levels": d.levels, "symmetry_rows": symmetry_rows}
+    extra |= {"levels": d.levels, "symmetry_rows": symmetry_rows, "pricing_pairs": priced}
     data = ModelData("cpsat", instance.name, d.horizon, options, extra)
     return CpsatModel(m, v.start, v.end, v.y, makespan, data)
 
