@@ -263,10 +263,9 @@ def sjf_bco(instance: Instance, params: SjfBcoParams | None = None) -> PolicyRes
         return best
 
     def _ask(cache: ThetaCache, theta: int, relay: Relay, cutoff: float) -> Trial | Failed:
-        if (known := cache.lookup(theta, cutoff)) is not None:
-            return known
+        # one lookup, with the cutoff: a result pruned against a lower one is run again
         cut = None if incumbent is None else Incumbent(cutoff)
-        return cache.result(theta, relay=relay if reuse else None, cutoff=cut)
+        return cache.result(theta, bar=cutoff, relay=relay if reuse else None, cutoff=cut)
 
     best, theta, tried = bisect_theta(instance.horizon, attempt, params.bisection, incumbent)
     if best is None or theta is None:  # nothing fits in T: the best kappa without limits, marked
