@@ -330,7 +330,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
     An undecided probe ends the stage, and so does a probe that fails (logged). The plan's
     ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
-    first, at the structural floor (docs/exactness.md, "Probes"). When the best schedule
+    first, at the structural floor (docs/exactness.md, "Probes"); its ``probe_pricing``
+    which carry the pricing rows (by default every probe but the step probe). When the best schedule
     ends one slot above the floor, the probe answers all that is left to ask, and may use
     the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
     two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:
@@ -359,6 +360,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 symmetry=ctx.symmetry,
                 reversal=not stepping
                 and (ctx.plan.probe_reversal == "all" or (ctx.plan.probe_reversal == "first" and first)),
+                pricing=ctx.plan.probe_pricing == "all" or (ctx.plan.probe_pricing == "floor" and not stepping),
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)

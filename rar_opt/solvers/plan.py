@@ -18,6 +18,9 @@ from rar_opt.support.checks import is_real
 REVERSALS = ("all", "first", "none")
 """The choices of :attr:`Plan.probe_reversal`."""
 
+PRICINGS = ("all", "floor", "none")
+"""The choices of :attr:`Plan.probe_pricing`."""
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -53,6 +56,10 @@ class Plan:
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
     # "all", "first" (the first probe of the stage, at the structural floor) or "none"
     probe_reversal: str = "first"
+    # which probes carry the pricing rows (rar_opt.formulations.pricing): "all", "floor" (every
+    # probe at the floor, not the step probe at L + 1, which asks with slack and expects a
+    # yes; the rows are there to refute) or "none"
+    probe_pricing: str = "floor"
     # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -91,6 +98,8 @@ class Plan:
             raise InputError(
                 f"must be one of {', '.join(REVERSALS)}, got {self.probe_reversal!r}", where="probe_reversal"
             )
+        if self.probe_pricing not in PRICINGS:
+            raise InputError(f"must be one of {', '.join(PRICINGS)}, got {self.probe_pricing!r}", where="probe_pricing")
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -124,4 +133,4 @@ AUTO = Plan(
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
-__all__ = ["AUTO", "DECOMPOSE", "PLANS", "Plan"]
+__all__ = ["AUTO", "DECOMPOSE", "PLANS", "PRICINGS", "REVERSALS", "Plan"]

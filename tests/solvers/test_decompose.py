@@ -104,6 +104,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "contention_free": {"contention_free": "no"},
         "bins_share": {"bins_share": 2.0},
         "probe_reversal": {"probe_reversal": True},
+        "probe_pricing": {"probe_pricing": "first"},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):

@@ -101,6 +101,29 @@ def test_the_probe_phase_raises_the_floor_while_it_refutes(wait_beats_start: Ins
     assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, limit=None), Incumbent(span=6, bound=3))) == []
 
 
+def test_the_step_probe_carries_neither_row_and_the_floor_probes_both(wait_beats_start: Instance, monkeypatch) -> None:
+    # the rows that help a refutation (time reversal, pricing) stay off the step probe, which
+    # asks with slack; probe_pricing="all" puts the pricing rows on it too
+    from rar_opt.solvers import phases
+
+    real, asked = phases.probe, []
+
+    def recording(inst, makespan, **kwargs):
+        asked.append((makespan, kwargs["reversal"], kwargs["pricing"]))
+        return real(inst, makespan, **kwargs)
+
+    monkeypatch.setattr(phases, "probe", recording)
+    for pricing, on_step in (("floor", False), ("all", True), ("none", False)):
+        asked.clear()
+        best = Incumbent(bound=3.0)
+        best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+        plan = dataclasses.replace(AUTO, step_probe_share=0.15, probe_pricing=pricing)
+        for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan), best):
+            best.raise_bound(found.record.lower_bound())
+        assert asked == [(4, False, on_step), (5, True, pricing != "none")]  # step at 4, then the floor 5
+        assert best.closed and best.floor == 6
+
+
 def test_the_full_model_phase_proves_the_optimum(wait_beats_start: Instance) -> None:
     best = Incumbent(bound=3.0)
     found = _only(list(PHASES[PhaseKind.FULL](_context(wait_beats_start), best)))
