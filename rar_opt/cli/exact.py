@@ -103,6 +103,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="the time-reversal row, with the symmetry rows (default on; docs/exactness.md, Probes)",
     )
     p.add_argument(
+        "--pricing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the redundant rows that price contention on intervals (default on; docs/exactness.md, "
+        "Pricing contention on intervals)",
+    )
+    p.add_argument(
         "--search",
         choices=list(SEARCHES),
         default="no-lp",
@@ -244,6 +251,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 symmetry=args.symmetry,
                 search=args.search,
                 reversal=args.reversal,
+                pricing=args.pricing,
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None

@@ -331,7 +331,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     An undecided probe ends the stage, and so does a probe that fails (logged). The plan's
     ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
     first, at the structural floor (docs/exactness.md, "Probes"); its ``probe_pricing``
-    which carry the pricing rows (by default every probe but the step probe). When the best schedule
+    which carry the pricing rows (by default all). When the best schedule
     ends one slot above the floor, the probe answers all that is left to ask, and may use
     the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
     two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:

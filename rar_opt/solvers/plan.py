@@ -57,9 +57,10 @@ class Plan:
     # "all", "first" (the first probe of the stage, at the structural floor) or "none"
     probe_reversal: str = "first"
     # which probes carry the pricing rows (rar_opt.formulations.pricing): "all", "floor" (every
-    # probe at the floor, not the step probe at L + 1, which asks with slack and expects a
-    # yes; the rows are there to refute) or "none"
-    probe_pricing: str = "floor"
+    # probe at the floor, not the step probe at L + 1) or "none"; "all" because the rows also
+    # speed the step probe's yes where it matters most (docs/exactness.md, "The step and last
+    # probes, and the seed spread")
+    probe_pricing: str = "all"
     # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False

@@ -101,9 +101,9 @@ def test_the_probe_phase_raises_the_floor_while_it_refutes(wait_beats_start: Ins
     assert list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, limit=None), Incumbent(span=6, bound=3))) == []
 
 
-def test_the_step_probe_carries_neither_row_and_the_floor_probes_both(wait_beats_start: Instance, monkeypatch) -> None:
-    # the rows that help a refutation (time reversal, pricing) stay off the step probe, which
-    # asks with slack; probe_pricing="all" puts the pricing rows on it too
+def test_which_probes_carry_the_reversal_and_pricing_rows(wait_beats_start: Instance, monkeypatch) -> None:
+    # the reversal row never goes on the step probe (it asks with slack); the pricing rows go
+    # where Plan.probe_pricing says: every probe ("all", auto's), the probes at the floor, none
     from rar_opt.solvers import phases
 
     real, asked = phases.probe, []
@@ -113,6 +113,7 @@ def test_the_step_probe_carries_neither_row_and_the_floor_probes_both(wait_beats
         return real(inst, makespan, **kwargs)
 
     monkeypatch.setattr(phases, "probe", recording)
+    assert AUTO.probe_pricing == "all"
     for pricing, on_step in (("floor", False), ("all", True), ("none", False)):
         asked.clear()
         best = Incumbent(bound=3.0)

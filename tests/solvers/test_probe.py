@@ -127,6 +127,10 @@ def test_probe_command_answers_and_writes_the_schedule(tmp_path) -> None:
     assert json.loads(out.stdout)["reversal_job"] == symmetry.reversal_job(wait)
     out = run("probe", "wait-beats-start", "--makespan", "5", "--no-reversal", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["reversal_job"] is None
+    assert json.loads(out.stdout)["pricing"] is True  # on by default
+    out = run("probe", "wait-beats-start", "--makespan", "5", "--no-pricing", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["pricing"] is False
+    assert json.loads(out.stdout)["status"] == "infeasible"  # the rows are redundant: the same answer
     target = tmp_path / "s.json"
     out = run("probe", "wait-beats-start", "--makespan", "6", "-o", str(target))
     assert out.returncode == 0 and "OPT <= 6" in out.stdout
