@@ -47,6 +47,8 @@ from rar_opt.formulations import cfree, cpsat
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.decompose import decompose
+from rar_opt.solvers.plan import AUTO
 from rar_opt.support.provenance import source_revision
 
 SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
@@ -54,6 +56,8 @@ SEEDS = (0, 1, 2)
 FAMILIES = ("tiny", "heavy")
 METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
+FULL_FIRST = dataclasses.replace(AUTO, name="auto-full-first", probe_share=None, bins_share=None)
+"""``--methods auto-full-first``: auto with the full model right after the floors (no probes, no GPU bins)."""
 
 
 def instance(family: str, jobs: int, servers: int, horizon: int, seed: int) -> Instance:
@@ -106,6 +110,8 @@ def run(method: str, inst: Instance, time_limit: float, seed: int = 0):
         return milp_fed(inst, time_limit, seed)
     if method == "cpsat":
         return solve(inst, "cpsat", time_limit=time_limit, seed=seed, warm_start="sjf-bco")
+    if method == "auto-full-first":  # a variant: auto without the probe and bins stages
+        return decompose(inst, time_limit=time_limit, seed=seed, plan=FULL_FIRST)
     return solve(inst, method, time_limit=time_limit, seed=seed)
 
 
