@@ -58,8 +58,8 @@ class Plan:
     probe_reversal: str = "first"
     # which probes carry the pricing rows (rar_opt.formulations.pricing): "all", "floor" (every
     # probe at the floor, not the step probe at L + 1) or "none"; "all" because the rows also
-    # speed the step probe's yes where it matters most (docs/exactness.md, "The step and last
-    # probes, and the seed spread")
+    # speed the step probe's yes where it matters most (docs/exactness.md, "The pricing rows
+    # on the step probe")
     probe_pricing: str = "all"
     # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
