@@ -125,9 +125,12 @@ def _meta(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()).get("meta", {})
 
 
-LIBRARY_NAMES: tuple[str, ...] = tuple(
-    sorted(p.stem for p in INSTANCES.glob("*.json") if _meta(p).get("known_optimum") is not None)
-)
+def with_known_optimum(folder: Path) -> list[Path]:
+    """The instance files of ``folder`` whose record holds a proven optimum, sorted."""
+    return sorted(p for p in folder.glob("*.json") if _meta(p).get("known_optimum") is not None)
+
+
+LIBRARY_NAMES: tuple[str, ...] = tuple(p.stem for p in with_known_optimum(INSTANCES))
 """The library instances with a proven optimum (every file in instances/ but the paper one)."""
 
 COUNTEREXAMPLE_NAMES: tuple[str, ...] = tuple(sorted(p.stem for p in COUNTEREXAMPLES.glob("*.json")))

@@ -33,7 +33,15 @@ from rar_opt.bounds.structural import trivial_floor
 from rar_opt.instances.generate import generate
 
 from .bruteforce import brute_force, placements_of
-from .helpers import COUNTEREXAMPLE_NAMES, INSTANCES, LIBRARY_NAMES, load_counterexample, load_known, policy_makespans
+from .helpers import (
+    COUNTEREXAMPLE_NAMES,
+    INSTANCES,
+    LIBRARY_NAMES,
+    load_counterexample,
+    load_known,
+    policy_makespans,
+    with_known_optimum,
+)
 from .strategies import micro_instances, reference_simulate, tiny_instances
 
 
@@ -45,9 +53,7 @@ def structural_bounds(inst):  # {name: (value, seconds)} of the structural famil
 BOUNDS = [b.name for b in registry.entries("makespan", families=("structural",))]
 structural_floor = registry.floor
 
-FRONTIER = sorted(
-    p for p in (INSTANCES / "frontier").glob("*.json") if Instance.read(p).meta.get("known_optimum") is not None
-)  # the open ones (best known and bound only) have no optimum to hold a floor to
+FRONTIER = with_known_optimum(INSTANCES / "frontier")  # the open ones have no optimum to hold a floor to
 
 
 def _with_optimum() -> list[tuple[str, Path | None]]:

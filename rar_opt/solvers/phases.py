@@ -350,6 +350,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             asked, limit, step = asked + 1, min(limit, step * (ctx.budget.left() or 0.0)), None
         elif ctx.plan.last_probe_share is not None and best.span == asked + 1:
             limit = max(limit, ctx.plan.last_probe_share * (ctx.budget.left() or 0.0))
+        reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first)
         try:
             answer = probe(
                 ctx.instance,
@@ -358,9 +359,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 seed=ctx.budget.seed,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,
-                reversal=not stepping
-                and (ctx.plan.probe_reversal == "all" or (ctx.plan.probe_reversal == "first" and first)),
-                pricing=ctx.plan.probe_pricing == "all" or (ctx.plan.probe_pricing == "floor" and not stepping),
+                reversal=reversal,
+                pricing=pricing,
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)

@@ -95,12 +95,12 @@ class Plan:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
         if not isinstance(self.contention_free, bool):
             raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
-        if self.probe_reversal not in REVERSALS:
-            raise InputError(
-                f"must be one of {', '.join(REVERSALS)}, got {self.probe_reversal!r}", where="probe_reversal"
-            )
-        if self.probe_pricing not in PRICINGS:
-            raise InputError(f"must be one of {', '.join(PRICINGS)}, got {self.probe_pricing!r}", where="probe_pricing")
+        for where, value, choices in (
+            ("probe_reversal", self.probe_reversal, REVERSALS),
+            ("probe_pricing", self.probe_pricing, PRICINGS),
+        ):
+            if value not in choices:
+                raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -111,6 +111,13 @@ class Plan:
         for k, (policy, _) in enumerate(self.improvers):
             if policy not in POLICIES:
                 raise InputError(f"{policy!r} is not a policy ({', '.join(POLICIES)})", where=f"improvers[{k}]")
+
+    def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
+        """Whether a probe carries the time-reversal row and the pricing rows: the step probe
+        (``stepping``) never the reversal row; ``first``: the first probe at the floor."""
+        reversal = not stepping and (self.probe_reversal == "all" or (self.probe_reversal == "first" and first))
+        pricing = self.probe_pricing == "all" or (self.probe_pricing == "floor" and not stepping)
+        return reversal, pricing
 
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
