@@ -56,8 +56,30 @@ SEEDS = (0, 1, 2)
 FAMILIES = ("tiny", "heavy")
 METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
-FULL_FIRST = dataclasses.replace(AUTO, name="auto-full-first", probe_share=None, bins_share=None)
-"""``--methods auto-full-first``: auto with the full model right after the floors (no probes, no GPU bins)."""
+VARIANTS = {
+    plan.name: plan
+    for plan in (
+        # the full model right after the floors (no probes, no GPU bins)
+        dataclasses.replace(AUTO, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
+        # the bins for a short while, the full model early, then the probes and the full model again
+        dataclasses.replace(
+            AUTO,
+            name="auto-interleave",
+            stages=("bins", "full", "probe", "full"),
+            bins_share=0.15,
+            early_full_share=0.4,
+        ),
+        # the full model early for a third of the time, then the probes, the bins, the full model again
+        dataclasses.replace(
+            AUTO, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
+        ),
+        # the full model early for most of the time, then the bins, the probes, the full model again
+        dataclasses.replace(
+            AUTO, name="auto-full-bins", stages=("full", "bins", "probe", "full"), bins_share=0.25, early_full_share=0.6
+        ),
+    )
+}
+"""Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
 
 
 def instance(family: str, jobs: int, servers: int, horizon: int, seed: int) -> Instance:
@@ -110,8 +132,8 @@ def run(method: str, inst: Instance, time_limit: float, seed: int = 0):
         return milp_fed(inst, time_limit, seed)
     if method == "cpsat":
         return solve(inst, "cpsat", time_limit=time_limit, seed=seed, warm_start="sjf-bco")
-    if method == "auto-full-first":  # a variant: auto without the probe and bins stages
-        return decompose(inst, time_limit=time_limit, seed=seed, plan=FULL_FIRST)
+    if method in VARIANTS:  # a variant of auto's plan
+        return decompose(inst, time_limit=time_limit, seed=seed, plan=VARIANTS[method])
     return solve(inst, method, time_limit=time_limit, seed=seed)
 
 

@@ -22,6 +22,10 @@ Phases, each on CP-SAT, each recorded with its status, objective, bound and seco
    best schedule as its hint and (``auto``) the best bound as a floor on the makespan, for
    the time that is left; the largest bound found is the result's bound.
 
+Phases 3, 3' and 4 are the plan's ``stages``, in the order it gives; a plan may also run
+the full model early, for a share of the time, before the other stages (``Plan.stages``,
+``Plan.early_full_share``).
+
 Each phase is a function in :mod:`.phases`, the plans are in :mod:`.plan`; this module
 holds the loop that runs a plan's phases in order, applies what they find (the best
 schedule, the best bound), stops as soon as the two meet, and assembles the result.
@@ -37,6 +41,7 @@ which proved more within a minute in our measurements at 16 x 8 x 100 (``Plan.fu
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -53,7 +58,7 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, bins_answers
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, Phase, bins_answers, full_model
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import report_search as report
@@ -76,17 +81,35 @@ from rar_opt.solvers.status import Status
 
 log = logging.getLogger(__name__)
 
-STEPS = (
+PRELUDE = (
     PhaseKind.HEURISTICS,
     PhaseKind.FLOOR,
     PhaseKind.IMPROVE,
     PhaseKind.RELAXATION,
     PhaseKind.RESTRICTION,
-    PhaseKind.PROBE,
-    PhaseKind.BINS,
-    PhaseKind.FULL,
 )
-"""The phases of a plan, in order; a phase with nothing to do for a plan yields nothing."""
+"""The phases every plan starts with, in order; a phase with nothing to do for a plan
+yields nothing. The plan's :attr:`~.plan.Plan.stages` come after them."""
+
+STAGE_KINDS = {"probe": PhaseKind.PROBE, "bins": PhaseKind.BINS, "full": PhaseKind.FULL}
+"""The phase of each name in :data:`~.plan.STAGES`."""
+
+
+def steps(plan: Plan) -> tuple[tuple[PhaseKind, Phase], ...]:
+    """The phases of ``plan`` in order, each with the function that runs it: a full model
+    before the last stage gets the plan's ``early_full_share`` of the time left."""
+    kinds = (*PRELUDE, *(STAGE_KINDS[s] for s in plan.stages))
+    last = len(kinds) - 1
+    return tuple(
+        (
+            kind,
+            functools.partial(full_model, share=plan.early_full_share)
+            if kind == PhaseKind.FULL and k < last
+            else PHASES[kind],
+        )
+        for k, kind in enumerate(kinds)
+    )
+
 
 ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.IMPROVE, PhaseKind.RELAXATION)
 """Phases that run even when the time is up: without them the run has nothing to say."""
@@ -178,11 +201,11 @@ class _Run:
 
     def go(self) -> SolveResult:
         """The loop: each phase in turn, each of its answers applied, until one ends the run."""
-        for kind in STEPS:
+        for kind, phase in steps(self.ctx.plan):
             stop = self._stop_before(kind)
             if stop is not None:
                 return self._unproven(stop)
-            for found in PHASES[kind](self.ctx, self.best):
+            for found in phase(self.ctx, self.best):
                 ended = self._apply(kind, found)
                 if ended is not None:
                     return ended

@@ -10,7 +10,8 @@ soon as the best schedule meets the best bound. A phase that yields several answ
 probes, the full model's searches) sees the incumbent updated between them.
 
 Adding a phase: a generator here, one entry in :data:`PHASES`, and its kind in
-:class:`~.record.PhaseKind`; a :class:`~.decompose.Plan` names it in its ``steps``.
+:class:`~.record.PhaseKind`; a :class:`~.plan.Plan` that runs it after the
+prelude names it in its ``stages`` (:data:`~.plan.STAGES`).
 """
 
 from __future__ import annotations
@@ -383,11 +384,13 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         first = False
 
 
-def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
+def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Iterator[Found]:
     """The full CP-SAT model, once per search of the plan, each over the best makespan so
     far, hinted with the best schedule and (if the plan says so) floored by the best bound;
-    every search after the first only while time is left."""
-    for k, (search, share) in enumerate(ctx.plan.full_searches):
+    every search after the first only while time is left. ``share``: the model runs early,
+    before other stages, within this share of the time left (each search's share scaled
+    by it); None: the last stage, with its searches' own shares."""
+    for k, (search, part) in enumerate(ctx.plan.full_searches):
         if k and ctx.budget.expired():
             return
         horizon = best.within(ctx.horizon)
@@ -396,7 +399,7 @@ def full_model(ctx: Context, best: Incumbent) -> Iterator[Found]:
             cpsat.set_start(model, ctx.instance, best.schedule)
         if ctx.plan.floor and best.floor is not None:
             model.model.add(model.makespan >= best.floor)
-        raw, seconds = _solve(model, ctx.budget.share(share), search)
+        raw, seconds = _solve(model, ctx.budget.share(part if share is None else part * share), search)
         schedule, span = _read(ctx, model, raw)
         status = raw.status
         if raw.has_solution and schedule is None:

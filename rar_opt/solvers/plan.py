@@ -21,6 +21,10 @@ REVERSALS = ("all", "first", "none")
 PRICINGS = ("all", "floor", "none")
 """The choices of :attr:`Plan.probe_pricing`."""
 
+STAGES = ("probe", "bins", "full")
+"""The stages a plan orders after its heuristics, floors and contention-free phases
+(:attr:`Plan.stages`): the probes, the GPU bins and the full model."""
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -73,6 +77,12 @@ class Plan:
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
+    # the order of the stages after the contention-free phases (names of STAGES): the
+    # probes and the bins at most once each, the full model last; the full model may also
+    # run earlier, for early_full_share of the time left (its searches' shares scaled by
+    # it), to improve the schedule that the stages after it ask about
+    stages: tuple[str, ...] = ("probe", "bins", "full")
+    early_full_share: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -88,6 +98,8 @@ class Plan:
             shares["step_probe_share"] = self.step_probe_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
+        if self.early_full_share is not None:
+            shares["early_full_share"] = self.early_full_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         shares.update({f"improvers[{k}]": share for k, (_, share) in enumerate(self.improvers)})
         for where, share in shares.items():
@@ -101,6 +113,7 @@ class Plan:
         ):
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
+        self._check_stages()
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -111,6 +124,22 @@ class Plan:
         for k, (policy, _) in enumerate(self.improvers):
             if policy not in POLICIES:
                 raise InputError(f"{policy!r} is not a policy ({', '.join(POLICIES)})", where=f"improvers[{k}]")
+
+    def _check_stages(self) -> None:
+        stages = self.stages
+        if not isinstance(stages, tuple) or not stages or stages[-1] != "full":
+            raise InputError(f"must be a tuple of stages ending with the full model, got {stages!r}", where="stages")
+        for stage in stages:
+            if stage not in STAGES:
+                raise InputError(f"{stage!r} is not a stage ({', '.join(STAGES)})", where="stages")
+        for stage in ("probe", "bins"):
+            if stages.count(stage) > 1:
+                raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
+        if (stages.count("full") > 1) != (self.early_full_share is not None):
+            raise InputError(
+                'an early full model ("full" before the last stage) needs early_full_share, and only it',
+                where="early_full_share",
+            )
 
     def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe
@@ -141,4 +170,4 @@ AUTO = Plan(
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
-__all__ = ["AUTO", "DECOMPOSE", "PLANS", "PRICINGS", "REVERSALS", "Plan"]
+__all__ = ["AUTO", "DECOMPOSE", "PLANS", "PRICINGS", "REVERSALS", "STAGES", "Plan"]

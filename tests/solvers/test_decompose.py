@@ -105,12 +105,50 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "bins_share": {"bins_share": 2.0},
         "probe_reversal": {"probe_reversal": True},
         "probe_pricing": {"probe_pricing": "first"},
+        "ending with the full model": {"stages": ("full", "probe")},
+        "not a stage": {"stages": ("lns", "full")},
+        "at most once": {"stages": ("bins", "probe", "bins", "full")},
+        "early_full_share": {"stages": ("full", "probe", "full")},  # an early full model without its share
+        r"early_full_share\b.*only": {"early_full_share": 0.3},  # a share with no early full model
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
             dataclasses.replace(AUTO, **change)
     with pytest.raises(InputError, match="at least one search"):
         dataclasses.replace(AUTO, full_searches=())
+
+
+@pytest.mark.parametrize("early_closes", [True, False])
+def test_a_plan_orders_its_stages_and_may_run_the_full_model_early(
+    wait_beats_start: Instance, monkeypatch, early_closes: bool
+) -> None:
+    # bins, then the full model within 30% of the time left, then the probes, then the
+    # full model again. The early full model proves 6 at once; when it is made to say
+    # nothing (early_closes False), the probes climb from the relaxation's 3 to 6 and prove it
+    import rar_opt.solvers.phases as module
+
+    real, limits = module._solve, []
+
+    def spy(model, budget, search="default"):
+        if search != "no-lp":  # the contention-free phases
+            return real(model, budget, search)
+        limits.append(budget.limit)
+        if not early_closes and len(limits) == 1:
+            return RawOutcome(Status.NO_SOLUTION, bound=None, termination="made to say nothing"), 0.0
+        return real(model, budget, search)
+
+    monkeypatch.setattr(module, "_solve", spy)
+    plan = dataclasses.replace(NO_FLOORS, stages=("bins", "full", "probe", "full"), early_full_share=0.3)
+    res = decompose(wait_beats_start, plan=plan, time_limit=30)
+    kinds = [p.kind for p in res.record.phases]
+    assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"] == 6
+    stages = kinds[kinds.index(PhaseKind.BINS) :]
+    if early_closes:
+        assert stages == [PhaseKind.BINS, PhaseKind.FULL] and res.record.proved_by == ProvedBy.FULL_MODEL
+    else:
+        assert stages == [PhaseKind.BINS, PhaseKind.FULL] + [PhaseKind.PROBE] * 3  # no at 3, 4, 5
+        assert res.record.proved_by == ProvedBy.PROBE
+    assert len(limits) == 1 and limits[0] is not None and limits[0] <= 0.3 * 30  # the early share
 
 
 def _probes(res) -> list[tuple[int, PhaseRecord]]:
