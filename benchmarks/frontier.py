@@ -73,6 +73,16 @@ VARIANTS = {
         dataclasses.replace(
             AUTO, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
         ),
+        # the full model early for up to 60% of the time, stopped once its schedule ends one slot
+        # above the floor; then the bins for a short while, the probes, the full model again
+        dataclasses.replace(
+            AUTO,
+            name="auto-early-stop",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.6,
+            early_full_stops_one_above=True,
+            bins_share=0.15,
+        ),
         # the full model early for most of the time, then the bins, the probes, the full model again
         dataclasses.replace(
             AUTO, name="auto-full-bins", stages=("full", "bins", "probe", "full"), bins_share=0.25, early_full_share=0.6

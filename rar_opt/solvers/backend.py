@@ -51,6 +51,7 @@ class SolveOptions:
     abs_gap: float = 0.0  # absolute optimality gap (0.99 proves integral objectives exactly)
     deadline: float | None = None  # time.perf_counter() by which the backend must have returned
     params: tuple[tuple[str, Any], ...] = ()  # the backend's own parameters (CP-SAT: its search)
+    stop_at: float | None = None  # stop once a solution's objective is at most this (CP-SAT only)
 
     def seconds(self) -> float | None:
         """The seconds the solver may run: its time limit, cut to what is left before the
@@ -69,6 +70,7 @@ class SolveOptions:
             "seed": self.seed,
             "abs_gap": self.abs_gap,
             **({"params": dict(self.params)} if self.params else {}),
+            **({"stop_at": self.stop_at} if self.stop_at is not None else {}),
         }
 
 

@@ -36,6 +36,18 @@ All three search the same model, so each is as exact as the model: only the rout
 proof differs."""
 
 
+class _StopAt(cp_model.CpSolverSolutionCallback):
+    """Stops the search at the first solution whose objective is at most ``target``."""
+
+    def __init__(self, target: float) -> None:
+        super().__init__()
+        self.target = target
+
+    def on_solution_callback(self) -> None:
+        if self.objective_value <= self.target:
+            self.stop_search()
+
+
 class Cpsat:
     """The CP-SAT backend (its own models; hints as a start; time limit; workers)."""
 
@@ -64,7 +76,7 @@ class Cpsat:
             solver.parameters.max_time_in_seconds = 0.0
         began = time.perf_counter()
         with on_stop(solver.stop_search):
-            code = solver.solve(model.model)
+            code = solver.solve(model.model, None if options.stop_at is None else _StopAt(options.stop_at))
         solver_s = time.perf_counter() - began
         name = solver.status_name(code)
         has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)

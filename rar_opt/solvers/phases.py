@@ -146,10 +146,13 @@ class Found:
 Phase = Callable[[Context, Incumbent], Iterator[Found]]
 
 
-def _solve(model: Any, budget: Budget, search: str = "default") -> tuple[RawOutcome, float]:
-    """Solve a CP-SAT model within ``budget``; the outcome and the seconds it took."""
+def _solve(
+    model: Any, budget: Budget, search: str = "default", stop_at: float | None = None
+) -> tuple[RawOutcome, float]:
+    """Solve a CP-SAT model within ``budget`` (stopping at the first solution of objective
+    at most ``stop_at``, if given); the outcome and the seconds it took."""
     began = time.perf_counter()
-    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
+    raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search], stop_at=stop_at))
     return raw, time.perf_counter() - began
 
 
@@ -399,7 +402,10 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
             cpsat.set_start(model, ctx.instance, best.schedule)
         if ctx.plan.floor and best.floor is not None:
             model.model.add(model.makespan >= best.floor)
-        raw, seconds = _solve(model, ctx.budget.share(part if share is None else part * share), search)
+        stop_at = None
+        if share is not None and ctx.plan.early_full_stops_one_above and best.floor is not None:
+            stop_at = best.floor + 1  # then the probe at the floor is the last question
+        raw, seconds = _solve(model, ctx.budget.share(part if share is None else part * share), search, stop_at)
         schedule, span = _read(ctx, model, raw)
         status = raw.status
         if raw.has_solution and schedule is None:

@@ -83,6 +83,9 @@ class Plan:
     # it), to improve the schedule that the stages after it ask about
     stages: tuple[str, ...] = ("probe", "bins", "full")
     early_full_share: float | None = None
+    # the early full model stops as soon as its schedule ends one slot above the floor: the
+    # probe at the floor is then the whole question left, and gets the time (last_probe_share)
+    early_full_stops_one_above: bool = False
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -135,6 +138,13 @@ class Plan:
         for stage in ("probe", "bins"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
+        if self.early_full_stops_one_above not in (True, False) or (
+            self.early_full_stops_one_above and self.early_full_share is None
+        ):
+            raise InputError(
+                f"must be true only with an early full model, got {self.early_full_stops_one_above!r}",
+                where="early_full_stops_one_above",
+            )
         if (stages.count("full") > 1) != (self.early_full_share is not None):
             raise InputError(
                 'an early full model ("full" before the last stage) needs early_full_share, and only it',

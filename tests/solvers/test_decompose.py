@@ -110,6 +110,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "at most once": {"stages": ("bins", "probe", "bins", "full")},
         "early_full_share": {"stages": ("full", "probe", "full")},  # an early full model without its share
         r"early_full_share\b.*only": {"early_full_share": 0.3},  # a share with no early full model
+        "early_full_stops_one_above": {"early_full_stops_one_above": True},  # with no early full model
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
@@ -129,13 +130,13 @@ def test_a_plan_orders_its_stages_and_may_run_the_full_model_early(
 
     real, limits = module._solve, []
 
-    def spy(model, budget, search="default"):
+    def spy(model, budget, search="default", stop_at=None):
         if search != "no-lp":  # the contention-free phases
-            return real(model, budget, search)
+            return real(model, budget, search, stop_at)
         limits.append(budget.limit)
         if not early_closes and len(limits) == 1:
             return RawOutcome(Status.NO_SOLUTION, bound=None, termination="made to say nothing"), 0.0
-        return real(model, budget, search)
+        return real(model, budget, search, stop_at)
 
     monkeypatch.setattr(module, "_solve", spy)
     plan = dataclasses.replace(NO_FLOORS, stages=("bins", "full", "probe", "full"), early_full_share=0.3)

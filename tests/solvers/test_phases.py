@@ -15,10 +15,12 @@ import pytest
 from rar_opt import Instance
 from rar_opt.check import check
 from rar_opt.errors import ParameterError
+from rar_opt.formulations import cpsat
 from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
-from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, SolveOptions
+from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, full_model
 from rar_opt.solvers.plan import AUTO, DECOMPOSE
 
 from ..strategies import reference_simulate
@@ -309,3 +311,40 @@ def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_sta
         best.raise_bound(found.record.lower_bound())
     assert [(h, r) for h, r, _ in seen] == [(4, False), (5, True)] and best.floor == 6
     assert seen[0][2] == pytest.approx(0.15 * 100.0, rel=0.02)
+
+
+@pytest.mark.parametrize(("stop_at", "stops"), [(None, False), (8, True), (6, True), (5, False)])
+def test_cpsat_stops_at_the_first_solution_within_stop_at(wait_beats_start: Instance, stop_at, stops: bool) -> None:
+    # the optimum is 6: a target at or above a solution's objective stops the search there
+    # (feasible, not proven); a target below the optimum never fires, and the search proves 6
+    model = cpsat.build(wait_beats_start, cpsat.Options(horizon=8))
+    raw = Cpsat().solve(model, SolveOptions(time_limit=30, stop_at=stop_at))
+    assert raw.has_solution and raw.objective is not None and raw.objective >= 6
+    if stops:
+        assert raw.status == Status.FEASIBLE and raw.objective <= stop_at
+    else:
+        assert raw.status == Status.OPTIMAL and raw.objective == 6
+
+
+@pytest.mark.parametrize("stops", [True, False])
+def test_an_early_full_model_may_stop_one_slot_above_the_floor(
+    wait_beats_start: Instance, monkeypatch, stops: bool
+) -> None:
+    # floor 5: with the rule, the early full model asks CP-SAT to stop at a schedule of 6
+    # (the test above shows that it does); the last full model never stops early
+    import rar_opt.solvers.phases as module
+
+    real, asked = module._solve, []
+
+    def spy(model, budget, search="default", stop_at=None):
+        asked.append(stop_at)
+        return real(model, budget, search, stop_at)
+
+    monkeypatch.setattr(module, "_solve", spy)
+    plan = dataclasses.replace(
+        AUTO, stages=("full", "probe", "full"), early_full_share=0.5, early_full_stops_one_above=stops
+    )
+    early = _only(list(full_model(_context(wait_beats_start, plan), Incumbent(bound=5.0), share=0.5)))
+    last = _only(list(full_model(_context(wait_beats_start, plan), Incumbent(bound=5.0))))
+    assert asked == [6 if stops else None, None]
+    assert early.span == last.span == 6 and early.schedule is not None
