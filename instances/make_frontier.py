@@ -2,8 +2,8 @@
 
 Instances of ``benchmarks/frontier.py`` that ``auto`` did not prove within its 60 s on one
 thread, or only just, before its probes and its ``no-lp`` search (instances/README.md).
-Each is solved by ``auto`` and by ``decompose`` for ``--solve-limit`` seconds each (the
-better schedule and the higher bound are kept), then probed
+Each is solved by each route of ``METHODS`` for ``--solve-limit`` seconds (the best
+schedule and the highest bound are kept), then probed
 (:mod:`rar_opt.solvers.probe`) upward from the best bound, within ``--budget`` seconds in
 all: a proven "no schedule ends by H" raises the bound to H + 1, a schedule ending by H
 lowers the best known makespan. When the two meet the optimum is proven and recorded as
@@ -26,10 +26,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
+from frontier import VARIANTS  # noqa: E402
 from frontier import instance as frontier_instance  # noqa: E402
 
 from rar_opt import Instance, check  # noqa: E402
 from rar_opt.solvers import Status, solve  # noqa: E402
+from rar_opt.solvers.decompose import decompose  # noqa: E402
 from rar_opt.solvers.probe import probe  # noqa: E402
 
 FRONTIER = [("heavy", 16, 8, 100, 1), ("heavy", 16, 8, 100, 2), ("tiny", 20, 8, 120, 0), ("heavy", 20, 8, 120, 0)]
@@ -47,7 +49,17 @@ NEXT = [
     ("heavy", 32, 8, 200, 2),
 ]
 FOLDER = HERE / "frontier"
-METHODS = ("auto", "decompose")
+METHODS = ("auto", "decompose", "auto-full-first")
+"""The routes to a schedule and a bound: ``auto`` (probes, then the no-lp search),
+``decompose`` (CP-SAT's default search) and ``auto-full-first`` (the no-lp search from the
+start: at 24 x 8 x 150 and 32 x 8 x 200 it finds better schedules, docs/exactness.md)."""
+
+
+def run(method: str, inst: Instance, time_limit: float):
+    """One route on ``inst``: a plan of ``solve``, or a variant of benchmarks/frontier.py."""
+    if method in VARIANTS:
+        return decompose(inst, time_limit=time_limit, plan=VARIANTS[method])
+    return solve(inst, method, time_limit=time_limit)
 
 
 def name_of(family: str, jobs: int, servers: int, horizon: int, seed: int) -> str:
@@ -59,9 +71,8 @@ def make(key: tuple[str, int, int, int, int], solve_limit: float, probe_limit: f
     base = frontier_instance(*key)
     inst = Instance(name, base.horizon, base.cluster, base.jobs, {"source": f"benchmarks/frontier.py {key}"})
     began = time.perf_counter()
-    # two routes to a schedule and a bound (docs/exactness.md, "Searches"): auto (probes,
-    # then the no-lp search) and decompose (CP-SAT's default search); the best of both
-    solves = {method: solve(inst, method, time_limit=solve_limit) for method in METHODS}
+    # the routes of METHODS to a schedule and a bound (docs/exactness.md, "Searches"); the best of them
+    solves = {method: run(method, inst, solve_limit) for method in METHODS}
     found = [r for r in solves.values() if r.schedule is not None]
     schedule, best = min(((r.schedule, r.makespan) for r in found), key=lambda pair: pair[1], default=(None, None))
     bounds = [math.ceil(r.bound - 1e-9) for r in solves.values() if r.bound is not None]
@@ -100,7 +111,7 @@ def make(key: tuple[str, int, int, int, int], solve_limit: float, probe_limit: f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="an instance name, e.g. heavy-16x8x100-s1")
-    parser.add_argument("--solve-limit", type=float, default=60.0, help="seconds for auto and for decompose")
+    parser.add_argument("--solve-limit", type=float, default=60.0, help="seconds for each route of METHODS")
     parser.add_argument("--probe-limit", type=float, default=900.0, help="seconds per probe at the most")
     parser.add_argument("--budget", type=float, default=1800.0, help="seconds per instance, auto and probes")
     args = parser.parse_args()
