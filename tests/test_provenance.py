@@ -86,3 +86,7 @@ def test_json_results_carry_provenance(args) -> None:
 def test_version_flag_names_the_revision() -> None:
     out = run("--version")
     assert out.returncode == 0 and out.stdout.strip() == f"rar-opt {prov.full_version()}"
+    # with the other options before a command it is the same answer (argparse's, or the short cut's)
+    for args in (("-v", "--version"), ("--quiet", "--version")):
+        again = run(*args)
+        assert again.returncode == 0 and again.stdout == out.stdout, args

@@ -113,6 +113,10 @@ def _command(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if _command(argv) is None and "--version" in argv and not {"-h", "--help"} & set(argv):
+        # what argparse would print, without importing every command's module to build the parser
+        print(f"rar-opt {full_version()}")
+        return EXIT_OK
     parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
