@@ -138,7 +138,7 @@ class Plan:
         for stage in ("probe", "bins"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
-        if self.early_full_stops_one_above not in (True, False) or (
+        if not isinstance(self.early_full_stops_one_above, bool) or (
             self.early_full_stops_one_above and self.early_full_share is None
         ):
             raise InputError(
