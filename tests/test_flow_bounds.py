@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job
@@ -236,3 +236,74 @@ def test_rows_can_hold_where_nothing_packs() -> None:
     # 3-GPU jobs on two 4-GPU servers: 6 <= 8 GPUs, but a server holds one of them only
     assert flowlp.rows_hold(np.array([4, 4]), np.array([3, 3, 2]))
     assert not _packs([4, 4], [3, 3, 2])
+
+
+def _whole_servers_first(capacity: int, n_servers: int, sizes: list[int]) -> np.ndarray | None:
+    """The construction of docs/exactness.md's lemma on homogeneous clusters: every job
+    larger than a server on whole servers of its own, the rest first-fit largest first."""
+    y = np.zeros((len(sizes), n_servers), dtype=np.int64)
+    load = np.zeros(n_servers, dtype=np.int64)
+    free = 0
+    for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):
+        if sizes[j] > capacity:
+            whole = sizes[j] // capacity
+            if free + whole > n_servers:
+                return None
+            y[j, free : free + whole] = capacity
+            load[free : free + whole] = capacity
+            free += whole
+            continue
+        fits = np.nonzero(load + sizes[j] <= capacity)[0]
+        if not len(fits):
+            return None
+        y[j, fits[0]] += sizes[j]
+        load[fits[0]] += sizes[j]
+    return y
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([2, 4, 8]),
+    st.integers(2, 6),
+    st.lists(st.sampled_from([1, 2, 4, 8, 16, 32]), min_size=1, max_size=9),
+)
+def test_no_slot_forces_contention_on_homogeneous_power_of_two_clusters(
+    seed: int, capacity: int, n_servers: int, sizes: list[int]
+) -> None:
+    # the lemma behind "forced contention" in docs/exactness.md: on servers of one
+    # power-of-two size, any set of power-of-two jobs within the pool row runs at once with
+    # no server shared by two split jobs, each forced split on its fewest servers; the
+    # simulator then runs every job at the LP's duration for its kind (single or split)
+    within = [int(c) for c in np.cumsum(sizes) if c <= capacity * n_servers]
+    sizes = sizes[: len(within)]  # the longest prefix within the pool row
+    if not sizes:
+        return
+    rng = np.random.default_rng(seed)
+    jobs = tuple(
+        Job(
+            name=f"j{j}",
+            gpus=g,
+            iterations=int(rng.integers(5, 60)),
+            grad_size=float(rng.uniform(0.005, 0.05)) if g > 1 else 0.0,
+            batch_size=32,
+            fwd_time=float(rng.uniform(0.0005, 0.002)),
+            bwd_time=float(rng.uniform(0.02, 0.1)),
+        )
+        for j, g in enumerate(sizes)
+    )
+    inst = Instance("homogeneous", 10_000, Cluster(servers=(capacity,) * n_servers), jobs)
+    y = _whole_servers_first(capacity, n_servers, sizes)
+    assert y is not None  # the pool row holds, so the construction always succeeds
+    from rar_opt.schedule import Schedule
+    from rar_opt.simulate import simulate
+
+    schedule = Schedule.from_arrays(inst.name, np.zeros(len(sizes), dtype=np.int64), y)
+    done = simulate(inst, schedule).completion
+    m = inst.modes
+    split = (y > 0).sum(axis=1) > 1
+    event(f"forced splits: {int(split.sum())}")
+    shared = ((y > 0) & split[:, None]).sum(axis=0)
+    assert shared.max() <= 1  # no server holds two split jobs
+    assert np.all(split == (m.n_min >= 2))  # only the jobs that must split are split
+    assert np.array_equal(done, np.where(split, m.split, m.single))
