@@ -17,7 +17,10 @@ in place of the makespan):
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
    is left; its best schedule is re-simulated like every other.
-6. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
+6. **Neighbourhoods.** Where the full model does not fit: exact neighbourhoods
+   (:mod:`rar_opt.solvers.neighbourhoods`: CP-SAT re-places the unsplit jobs of a few
+   servers at a time) from the best schedule, on what is left.
+7. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
    with the best schedule as its start; its bound joins the others.
 
 The best schedule is re-simulated; the result's objective is its sum, its bound the best
@@ -77,9 +80,19 @@ BOUND_SHARE = 0.5
 IMPROVE_ITERATIONS_PER_JOB = 50
 """The improvement search's iterations per job (it stops earlier on its time share)."""
 
-IMPROVE_SHARE_BEFORE_BACKFILL = 0.45
-"""``improve``'s share of the time left when the backfill phase runs after it and the
-full model does not (the backfill phase then gets :data:`ALONE_SHARE` of what is left)."""
+IMPROVE_SHARE_BEFORE_BACKFILL = 0.3
+"""``improve``'s share of the time left when the backfill and neighbourhood phases run
+after it (the full model does not fit)."""
+
+BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = 0.5
+"""The backfill phase's share of the time left when the neighbourhood phase follows it;
+the neighbourhoods then get :data:`ALONE_SHARE` of the rest."""
+
+SEARCH_PLATEAU_SECONDS = 30.0
+"""Where the full model does not fit, ``improve`` and the backfill search each stop after
+this many seconds, and the neighbourhood phase gets the time beyond: both searches gain
+little after about 25 s at 160 jobs, while the neighbourhoods keep descending
+(docs/exactness.md, "Exact neighbourhoods"). Within a 60 s limit the caps do not bind."""
 
 BACKFILL_SHARE = 0.4
 """The backfill phase's share of the time left when the full model runs after it."""
@@ -167,6 +180,10 @@ def solve_sum(
         phases.append(_improve(instance, objective, best, budget, order))
     if best.value != bound and not budget.expired() and stop_requested() is None:
         found = _backfill(instance, objective, best, budget, order)
+        if found is not None:
+            phases.append(found)
+    if best.value != bound and not budget.expired() and stop_requested() is None and why_no_model(instance):
+        found = _neighbourhoods(instance, objective, best, budget)
         if found is not None:
             phases.append(found)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
@@ -282,6 +299,8 @@ def _improve(
     # before), shared with the backfill phase after it
     share = IMPROVE_SHARE if why_no_model(instance) is None else IMPROVE_SHARE_BEFORE_BACKFILL
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
+    if why_no_model(instance) is not None:
+        seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
     run = run_policy(
         instance,
@@ -310,8 +329,10 @@ def _backfill(
 
     began = time.perf_counter()
     left = budget.left()
-    share = BACKFILL_SHARE if why_no_model(instance) is None else ALONE_SHARE
+    share = BACKFILL_SHARE if why_no_model(instance) is None else BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS
     seconds = DEFAULT_SECONDS if left is None else share * left
+    if why_no_model(instance) is not None:
+        seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     if seconds < BACKFILL_MIN_SECONDS:
         return None
     try:
@@ -332,6 +353,25 @@ def _backfill(
     status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
     total = None if value is None else value[0]
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
+
+
+def _neighbourhoods(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord | None:
+    """Exact neighbourhoods (:mod:`rar_opt.solvers.neighbourhoods`) from the best schedule,
+    on :data:`ALONE_SHARE` of the time left; None when there is no schedule to start from
+    or too little time. The search never lengthens the makespan, so a cap stays kept."""
+    from rar_opt.solvers import neighbourhoods
+
+    left = budget.left()
+    seconds = DEFAULT_SECONDS if left is None else ALONE_SHARE * left
+    if best.schedule is None or seconds < BACKFILL_MIN_SECONDS:
+        return None
+    began = time.perf_counter()
+    found = neighbourhoods.search(instance, best.schedule, time_limit=seconds, seed=budget.seed)
+    value = sum_of(instance, found.schedule, objective)
+    best.offer(found.schedule, value, "neighbourhoods")
+    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
+    total = None if value is None else value[0]
+    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="neighbourhoods")
 
 
 def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:

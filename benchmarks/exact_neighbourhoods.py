@@ -1,0 +1,82 @@
+"""How much do exact neighbourhoods add to `auto`'s best average-JCT schedule at 160 x 20?
+
+Issue 31 asks, where a row misses its gap goal, which side holds it back: the schedule or
+the bound. This benchmark asks the schedule side. Per instance: `solve(..., "auto",
+objective="total")` for ``--auto-seconds``, then the package's exact-neighbourhood search
+(`rar_opt.solvers.neighbourhoods.search`: CP-SAT re-places the unsplit jobs of 2-4 servers
+at a time, every other job held) from its schedule for ``--seconds`` more, seed 0. Every
+schedule is re-simulated and checked; the gaps are to the flow LP's bound that `auto`
+reports.
+
+    python benchmarks/exact_neighbourhoods.py [--auto-seconds 60] [--seconds 120] [--only NAME,...]
+
+Default instances: the three 160 x 20 rows above issue 31's 1% goal. Results:
+benchmarks/results/exact-neighbourhoods.json (``--out`` names another file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from common import save
+
+from rar_opt import solvers
+from rar_opt.instance import Instance
+from rar_opt.instances.generate import generate
+from rar_opt.solvers import neighbourhoods
+from rar_opt.solvers.sums import sum_of
+
+MISSES = [("paper-split15", 2), ("contention-heavy", 1), ("contention-heavy", 2)]
+"""The three 160 x 20 rows above issue 31's 1% goal (docs/bounds-table.md)."""
+
+
+def run(inst: Instance, auto_seconds: float, seconds: float) -> dict[str, Any]:
+    cpu = time.process_time()
+    solved = solvers.solve(inst, "auto", objective="total", time_limit=auto_seconds)
+    auto_cpu = time.process_time() - cpu
+    assert solved.schedule is not None and solved.bound is not None
+    bound = float(solved.bound)
+    cpu = time.process_time()
+    found = neighbourhoods.search(inst, solved.schedule, time_limit=seconds, seed=0)
+    search_cpu = time.process_time() - cpu
+    judged = sum_of(inst, found.schedule, "total")
+    assert judged is not None and judged[0] == found.total, "the search's schedule fails the checker"
+    return {
+        "instance": inst.name,
+        "flow_lp_total": bound,
+        "auto_total": found.first,
+        "auto_gap": round((found.first - bound) / bound, 5),
+        "auto_by": solved.schedule.meta.get("method"),
+        "auto_cpu_s": round(auto_cpu, 1),
+        "search_total": found.total,
+        "search_gap": round((found.total - bound) / bound, 5),
+        "search_cpu_s": round(search_cpu, 1),
+        "steps": found.steps,
+        "improving": found.improving,
+        "load_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--auto-seconds", type=float, default=60.0)
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--out", default="exact-neighbourhoods")
+    parser.add_argument("--only", default="", help="comma-separated instance names (default: the three misses)")
+    args = parser.parse_args()
+    rows = []
+    for preset, seed in MISSES:
+        inst = generate("paper", seed, jobs=160, servers=20, preset=preset)
+        if args.only and inst.name not in args.only.split(","):
+            continue
+        rows.append(run(inst, args.auto_seconds, args.seconds))
+        print(rows[-1], flush=True)
+    how = f"auto for total, {args.auto_seconds:g} s, then {args.seconds:g} s of neighbourhoods.search (seed 0)"
+    print(save(args.out, rows, how=how))
+
+
+if __name__ == "__main__":
+    main()

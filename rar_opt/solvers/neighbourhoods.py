@@ -1,0 +1,102 @@
+"""Exact neighbourhoods: a local search that re-optimises a few servers at a time.
+
+From a schedule, each step picks 2-4 servers at random, frees every unsplit job on them
+(:func:`rar_opt.formulations.neighbourhood.movable`) and asks CP-SAT for the placement of
+those jobs on those servers, at any starts, that gives the least total completion time of
+the whole schedule, every other job held where it is
+(:mod:`rar_opt.formulations.neighbourhood`; docs/exactness.md, "Exact neighbourhoods").
+An answer that improves is kept, and the next step starts from it. The search ends at its
+time limit, after ``steps`` steps, or on a stop request; its schedule is re-simulated and
+checked before it is returned.
+
+Randomness comes from ``seed`` only; each step's CP-SAT solve is also capped in
+deterministic time (:data:`STEP_WORK`), so with ``steps`` given and time to spare two runs
+give the same schedule.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from rar_opt.check import check
+from rar_opt.formulations import neighbourhood as nb
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import SolveOptions
+from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.support.processes import stop_requested
+
+log = logging.getLogger(__name__)
+
+STEP_SECONDS = 1.0
+"""Each step's CP-SAT time limit (measured: docs/exactness.md, "Exact neighbourhoods")."""
+
+STEP_WORK = 2.0
+"""Each step's CP-SAT deterministic-time limit, which makes steps reproducible when the
+wall-clock limit does not bind first."""
+
+SERVERS_PER_STEP = (2, 4)
+"""The fewest and the most servers a step frees."""
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The search's schedule (checked) and what it did."""
+
+    schedule: Schedule
+    total: int  # sum_j C_j of the schedule, by the simulator
+    first: int  # sum_j C_j of the schedule it started from
+    steps: int
+    improving: int
+    seconds: float
+
+
+def search(
+    instance: Instance,
+    schedule: Schedule,
+    *,
+    time_limit: float,
+    seed: int = 0,
+    steps: int | None = None,
+) -> Searched:
+    """Improve ``schedule``'s total completion time by exact neighbourhoods (module
+    docstring) for ``time_limit`` seconds or ``steps`` steps; never returns a schedule worse
+    than ``schedule``, nor one whose makespan is longer."""
+    began = time.perf_counter()
+    runs = nb.Runs.of(instance, schedule)
+    first, last = runs.total(), int(runs.end.max())
+    rng = np.random.default_rng(seed)
+    n_servers = instance.num_servers
+    done = improving = 0
+    low, high = min(SERVERS_PER_STEP[0], n_servers), min(SERVERS_PER_STEP[1], n_servers)
+    while time.perf_counter() - began < time_limit and (steps is None or done < steps):
+        if stop_requested() is not None or n_servers < 2:
+            break
+        done += 1
+        servers = rng.choice(n_servers, int(rng.integers(low, high + 1)), replace=False)
+        free = [j for j in nb.movable(runs) if runs.server[j] in servers]
+        if not free:
+            continue
+        model = nb.build(runs, free, servers, last)
+        left = time_limit - (time.perf_counter() - began)
+        options = SolveOptions(
+            time_limit=max(0.0, min(STEP_SECONDS, left)),
+            seed=int(rng.integers(1 << 30)),
+            params=(("max_deterministic_time", STEP_WORK),),
+        )
+        raw = Cpsat().solve(model, options)
+        if raw.has_solution and model.moves is not None:
+            moved = runs.moved(model.moves)
+            if moved.total() < runs.total():
+                runs, improving = moved, improving + 1
+    found = runs.schedule({"method": "neighbourhoods"})
+    report = check(instance, found)
+    total = int(report.result.completion.sum()) if report.feasible else None
+    if total is None or total != runs.total():  # a model that disagrees with the simulator: keep the start
+        log.warning("exact neighbourhoods: the schedule found does not match the simulator; the start is kept")
+        return Searched(schedule, first, first, done, 0, time.perf_counter() - began)
+    return Searched(found, total, first, done, improving, time.perf_counter() - began)
