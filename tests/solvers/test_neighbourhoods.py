@@ -97,3 +97,26 @@ def test_the_phase_of_auto_for_sums_is_recorded_where_the_full_model_does_not_fi
     searched = [p for p in res.record.phases if p.objective is not None and p.bound is None]
     assert res.objective is not None and res.objective <= min(p.objective for p in searched)
     assert res.objective == _judged(inst, res.schedule)[0]
+
+
+def test_a_step_frees_at_most_max_free_jobs_with_consecutive_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = paper(0, jobs=24, servers=4, preset="contention-heavy")
+    start = run_policy(inst, "lpt").schedule
+    freed: list[tuple[int, ...]] = []
+    build = nb.build
+
+    def spy(runs, free, servers, last):
+        free = tuple(free)
+        movable = sorted((int(runs.start[j]), j) for j in nb.movable(runs) if runs.server[j] in servers)
+        order = [j for _, j in movable]
+        at = min(order.index(j) for j in free)
+        assert set(free) == set(order[at : at + len(free)])  # consecutive by start among the servers' jobs
+        freed.append(free)
+        return build(runs, free, servers, last)
+
+    monkeypatch.setattr(neighbourhoods, "MAX_FREE", 3)
+    monkeypatch.setattr(nb, "build", spy)
+    found = neighbourhoods.search(inst, start, time_limit=60, seed=2, steps=6)
+    assert freed and max(len(f) for f in freed) == 3
+    assert found.total <= found.first == _judged(inst, start)[0]
+    assert found.total == _judged(inst, found.schedule)[0]
