@@ -84,7 +84,8 @@ def search(
             break
         done += 1
         servers = rng.choice(n_servers, int(rng.integers(low, high + 1)), replace=False)
-        free = [int(j) for j in nb.movable(runs) if runs.server[j] in servers]
+        server = runs.server  # derived from the placements: once per step
+        free = [int(j) for j in nb.movable(runs) if server[j] in servers]
         if len(free) > MAX_FREE:
             free.sort(key=lambda j: (int(runs.start[j]), j))
             first_freed = int(rng.integers(0, len(free) - MAX_FREE + 1))
