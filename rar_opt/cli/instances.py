@@ -29,9 +29,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add this module's subcommands to ``sub``."""
     p = sub.add_parser("generate", parents=[common], help="generate a seeded instance")
     p.add_argument("kind", choices=sorted(GENERATORS))
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--jobs", type=int)
-    p.add_argument("--servers", type=int)
+    p.add_argument("--seed", type=int, required=True, help="seed of the generator's draws (required)")
+    p.add_argument("--jobs", type=int, help="number of jobs (default: 160 for the paper kinds; tiny: drawn)")
+    p.add_argument("--servers", type=int, help="number of servers (default: 20 for the paper kinds; tiny: drawn)")
     p.add_argument(
         "--server-gpus", type=int, help="paper: every server with this many GPUs (default: drawn from 4, 8, 16, 32)"
     )

@@ -72,7 +72,9 @@ IMPROVE_SHARE = 0.4
 """The share of the time limit the improvement search gets (after the heuristics)."""
 
 ALONE_SHARE = 0.9
-"""Its share when the full model does not fit (nothing runs after it)."""
+"""The share of the time left that the last search gets when the full model does not fit
+(nothing runs after it): the neighbourhood phase here, ``improve`` under a cap in
+:mod:`rar_opt.solvers.tradeoff`."""
 
 BOUND_SHARE = 0.5
 """The share of what is left that the solver bounds get, before the full model."""
@@ -128,6 +130,14 @@ class _Best:
             self.schedule, self.value, self.source = schedule, total, source
             return True
         return False
+
+    def recorded(self, value: tuple[int, int] | None) -> tuple[Status, int | None]:
+        """A search phase's status and sum for its record: a schedule that the checker
+        rejects, or whose makespan is past the cap, is no answer (the searches treat the
+        cap as a penalty, so their best may end past it)."""
+        if value is None or (self.cap is not None and value[1] > self.cap):
+            return Status.NO_SOLUTION, None
+        return Status.FEASIBLE, value[0]
 
 
 def sum_of(instance: Instance, schedule: Schedule, objective: str) -> tuple[int, int] | None:
@@ -314,8 +324,7 @@ def _improve(
     )
     value = sum_of(instance, run.schedule, objective)
     best.offer(run.schedule, value, "improve")
-    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
-    total = None if value is None else value[0]
+    status, total = best.recorded(value)
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
 
 
@@ -350,8 +359,7 @@ def _backfill(
         return PhaseRecord(PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, seconds, search="backfill")
     value = sum_of(instance, run.schedule, objective)
     best.offer(run.schedule, value, "backfill")
-    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
-    total = None if value is None else value[0]
+    status, total = best.recorded(value)
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
 
 
@@ -369,8 +377,7 @@ def _neighbourhoods(instance: Instance, objective: str, best: _Best, budget: Bud
     found = neighbourhoods.search(instance, best.schedule, time_limit=seconds, seed=budget.seed)
     value = sum_of(instance, found.schedule, objective)
     best.offer(found.schedule, value, "neighbourhoods")
-    status = Status.FEASIBLE if value is not None else Status.NO_SOLUTION
-    total = None if value is None else value[0]
+    status, total = best.recorded(value)
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="neighbourhoods")
 
 

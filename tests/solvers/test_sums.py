@@ -83,6 +83,26 @@ def test_a_makespan_cap_is_kept_and_only_costs_the_sum(inst: Instance) -> None:
         assert capped.objective >= free.objective  # a cap never helps the sum
 
 
+def test_a_search_phase_past_the_makespan_cap_records_no_sum() -> None:
+    # the searches score the cap as a penalty, so their best may end past it; such a
+    # schedule is no answer under the cap, and its sum must not stand in the record
+    # beside (and below) the answer
+    from rar_opt.instances.generate import paper
+    from rar_opt.solvers.sums import _Best
+
+    best = _Best(cap=50)
+    assert best.recorded((900, 51)) == (Status.NO_SOLUTION, None)
+    assert best.recorded((900, 50)) == (Status.FEASIBLE, 900)
+    assert best.recorded(None) == (Status.NO_SOLUTION, None)
+    assert _Best().recorded((900, 10**6)) == (Status.FEASIBLE, 900)
+    inst = paper(3, jobs=40, servers=6, preset="contention-heavy")  # backfill ended past the cap here
+    res = solve(inst, "auto", time_limit=6, objective="total", makespan_within=1.0)
+    assert res.objective is not None
+    for phase in res.record.phases:
+        if phase.kind in (PhaseKind.HEURISTICS, PhaseKind.IMPROVE) and phase.objective is not None:
+            assert phase.objective >= res.objective, phase.name
+
+
 @pytest.mark.parametrize("factor", [0.5, float("nan"), float("inf"), -1.0, True])
 def test_bad_trade_off_factors_are_refused(wait_beats_start: Instance, factor: float) -> None:
     from rar_opt.errors import ParameterError
