@@ -273,7 +273,7 @@ def flow_lp_bound(
     solver: str = "colgen",
     form: str = "events",
     floor: int | None = None,
-    per_kind: int = 10,
+    per_kind: int = 3,
     max_iterations: int = 100_000,
 ) -> FlowBound:
     """A certified lower bound on sum_j C_j (and the flow time) from the flow LP
