@@ -28,28 +28,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import statistics
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from common import RESULTS, save
+from jct_markdown import BEFORE_BACKFILL, KEPT, by_name, write_markdown
 
 import rar_opt.solvers.flowlp as flowlp
 from rar_opt.algorithms import POLICIES
 from rar_opt.check import check
 from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.generate import generate
+from rar_opt.schedule import Schedule
 from rar_opt.shares import realized_shares
 from rar_opt.solvers import solve
 from rar_opt.solvers.record import PhaseKind
 from rar_opt.studies.evaluation import judge
 
 NAME = "jct-table"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "bounds-table.md"
-BEGIN, END = "<!-- jct-table: begin (benchmarks/jct_table.py --markdown) -->", "<!-- jct-table: end -->"
 GOALS = {"160x20": 0.01, "160x10": 0.03, "320x20": 0.03}
 """Issue 31's goals on the certified gap (paper generator, every preset, all at slot 0)."""
 
@@ -332,6 +330,26 @@ def apply_backfill(r: dict[str, Any], e: dict[str, Any]) -> None:
         r["held_why"] = base[1] + f"; the backfilling search finds nothing better; {cut}"
 
 
+def kept_sums(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The sum of every kept schedule (``KEPT``) of a row's instance, judged by the checker;
+    one that breaks a rule of the instance stops the run (it must not enter the page)."""
+    out = {}
+    for r in rows:
+        path = KEPT / f"{r['instance']}-jct.schedule.json"
+        if not path.exists():
+            continue
+        jobs, servers = (int(x) for x in r["size"].split("x"))
+        kind = r["kind"] if r["kind"] != "arrivals" else "paper"
+        spec = dict(kind=kind, preset=r["preset"], jobs=jobs, servers=servers, seed=r["seed"], load=r["load"])
+        inst = build(spec)
+        report = check(inst, Schedule.read(path))
+        if report.violations or not report.result.all_complete:
+            raise SystemExit(f"{path}: the kept schedule breaks the instance's rules: {report.violations[:3]}")
+        shift = int(inst.releases.sum()) if r["objective"] == "flow" else 0
+        out[r["instance"]] = int(report.result.completion.sum()) - shift
+    return out
+
+
 def _commit() -> str | None:
     try:
         return subprocess.run(
@@ -345,203 +363,6 @@ def _commit() -> str | None:
         return None
 
 
-# ---------------------------------------------------------------- the docs page
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2%}"
-
-
-def _by_name(path: Path | None) -> dict[str, dict[str, Any]]:
-    """The rows of a results file by instance name (empty without a file)."""
-    if path is None or not path.exists():
-        return {}
-    return {r["instance"]: r for r in json.loads(path.read_text())["rows"]}
-
-
-def _migratory(r: dict[str, Any], earlier: dict[str, dict[str, Any]]) -> float | None:
-    """The gap of the best migratory schedule over the same bound (the earlier run's
-    backfill evidence; the flow LP is unchanged since), or None where not measured."""
-    e = earlier.get(r["instance"], {}).get("backfill")
-    return None if e is None else e["migratory_gap"]
-
-
-def markdown(data: dict[str, Any], before: dict[str, dict[str, Any]], earlier: dict[str, dict[str, Any]]) -> str:
-    """The JCT part of docs/bounds-table.md: per size and preset (with the rows of
-    ``before``, the same instances on the commit before the backfill phase), every
-    instance, every policy's ratio, then how the rows were made."""
-    rows = data["rows"]
-    groups: dict[tuple[str, str, str], list[dict]] = {}
-    for r in rows:
-        kind = r["kind"] if r["kind"] != "paper" else r["preset"]
-        groups.setdefault((r["size"], kind, r["objective"]), []).append(r)
-    secs = data["seconds"]
-    lines = [
-        BEGIN,
-        "",
-        "## Average JCT",
-        "",
-        "How far from optimal is the best average job completion time (JCT) known? For each",
-        f'instance below, `solve(inst, "auto", objective="total")` within {secs:g} s on one thread',
-        "gives the best schedule it finds for the total completion time sum_j C_j and the best",
-        "lower bound it proves; the average JCT is sum_j C_j / J, so the certified gap",
-        "(best - bound) / bound is the same on both. Goals (issue 31): gap ≤ 1% on every",
-        "160 x 20 instance of every preset, ≤ 3% at 160 x 10 and 320 x 20. The other rows are",
-        "reported without a goal; with Poisson arrivals (`L0.9`) the objective is the flow time",
-        "sum_j (C_j - r_j), and the JCT counts from each job's arrival. *Before*: the same",
-        "instances, limit and seed on the commit before `auto` had its backfill phase",
-        "(docs/algorithms.md section 5.5).",
-        "",
-        "### Per size and preset",
-        "",
-        "| size | preset | within goal | before | mean gap | before | max gap | before | bound by | auto s (CPU s) "
-        "| max migratory |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for (size, kind, objective), g in groups.items():
-        goal = g[0]["goal"]
-        old = [before[r["instance"]] for r in g if r["instance"] in before]
-        within = "-" if goal is None else f"{sum(r['within_goal'] for r in g)}/{len(g)} (≤ {goal:.0%})"
-        was = "-" if goal is None or len(old) < len(g) else f"{sum(r['within_goal'] for r in old)}/{len(old)}"
-        by = ", ".join(sorted({r["bound_by"] for r in g}))
-        label = kind + (" (flow)" if objective == "flow" else "")
-        migr = [m for m in (_migratory(r, earlier) for r in g) if m is not None]
-        cpu = [r["auto_cpu_s"] for r in g if "auto_cpu_s" in r]
-        secs_cell = f"{statistics.fmean(r['auto_s'] for r in g):.0f}" + (
-            f" ({statistics.fmean(cpu):.0f})" if len(cpu) == len(g) else ""
-        )
-        old_mean = _pct(statistics.fmean(r["gap"] for r in old)) if len(old) == len(g) else "-"
-        old_max = _pct(max(r["gap"] for r in old)) if len(old) == len(g) else "-"
-        lines.append(
-            f"| {size} | {label} | {within} | {was} | {_pct(statistics.fmean(r['gap'] for r in g))} | {old_mean} "
-            f"| {_pct(max(r['gap'] for r in g))} | {old_max} | {by} | {secs_cell} "
-            f"| {_pct(max(migr)) if migr else '-'} |"
-        )
-    lines += [
-        "",
-        "*within goal*: instances whose certified gap meets the issue's goal for that size",
-        "(*before*: on the commit before the backfill phase); *bound by*: the bounds that gave",
-        "the best bound (`flow_lp`, the time-indexed LP on the GPU pool with server classes;",
-        "`completion_rank`, the per-rank floor); *auto s (CPU s)*: the mean wall seconds",
-        "`auto` used of its limit and the CPU seconds it got in them (the machine was shared);",
-        "*max migratory*: the largest gap of a migratory schedule over the bound, the most any",
-        "cut on the flow LP's variables could add (docs/exactness.md, \"What a slot-by-slot",
-        'bound cannot see"; measured on the rows that missed before, with the same bound);',
-        "`-` where not measured.",
-        "",
-        "### Every instance",
-        "",
-        "| instance | avg JCT | by | s | bound | by | s | gap | before | makespan | held by | migratory |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        old = before.get(r["instance"])
-        migr = _migratory(r, earlier)
-        lines.append(
-            f"| {r['instance']} | {r['best_avg']:.2f} | {r['best_by']} | {r['best_s']:.0f} | {r['bound_avg']:.2f} "
-            f"| {r['bound_by']} | {r['bound_s']:.0f} | {_pct(r['gap'])} | {_pct(old and old['gap'])} "
-            f"| {r['best_makespan']} | {r['held_by']} | {_pct(migr)} |"
-        )
-    lines += [
-        "",
-        "*avg JCT* and its *by*, *s*: the best average JCT, the phase of `auto` that found it",
-        "(`backfill`, the backfilling search; `improve`, the search over the engine's job",
-        "orders; a policy's name: that policy in the heuristics phase) and that phase's",
-        "seconds. *bound*, *by*, *s*: the best lower bound on the average JCT, the bound that",
-        "proved it and its seconds. *gap*, *before*: the certified gap, and the gap on the",
-        "commit before the backfill phase. *makespan*: that schedule's makespan (the price of",
-        "the short JCT: compare the makespan table above). *held by* (where the gap is open",
-        "beyond the goal, or on a reported row): `bound` where the LP stopped at its time",
-        "limit with a Lagrangian value below its optimum; `bound?` where the best schedule",
-        "spends a share of extra time (contention, overhead and splitting over each job's",
-        "fastest run, `rar_opt.shares.realized_shares`) at least as large as the gap, time the",
-        "LP counts nowhere, so a loose bound is likely but not proven; `unknown` otherwise;",
-        "`-` within the goal. *migratory*: the gap of the best migratory schedule (jobs may",
-        "change servers between slots, never split) that `benchmarks/backfill_search.py`",
-        "found on that row in the earlier run, which caps what any cut on the flow LP's",
-        "variables could add to the bound.",
-    ]
-    names = list(rows[0]["policies"]) if rows else []
-    if names:
-        lines += [
-            "",
-            "### Every policy's JCT ratio to the bound",
-            "",
-            "Each policy's average JCT over the instance's bound (the table above), each with its",
-            "defaults (`backfill`: 200 moves). *best*: the best of `auto` over the bound (1 + gap).",
-            "",
-            "| instance | best | " + " | ".join(names) + " |",
-            "|---|---|" + "---|" * len(names),
-        ]
-        for r in rows:
-            ratios = " | ".join(f"{r['policies'][n]['ratio']:.3f}" for n in names)
-            lines.append(f"| {r['instance']} | {1 + r['gap']:.3f} | {ratios} |")
-    lines += [
-        "",
-        "### How the JCT rows were made",
-        "",
-        "By `benchmarks/jct_table.py` (rows in `benchmarks/results/jct-table.json`, the rows",
-        "before the backfill phase in `benchmarks/results/jct-table-before.json`): per",
-        f"instance, `auto` on the total completion time with {secs:g} s of wall clock and seed 0",
-        "on one thread (heuristics of `SUM_POLICIES`; the floor `completion_rank`; the flow LP",
-        "`flow_lp` on half the time left; `improve` aimed at the sum, also from the LP's order,",
-        "on 45% of the time left; the backfilling search `backfill` from the same starts on 90%",
-        "of the rest; the CP-SAT model only where it fits, which it does not at these sizes),",
-        "the best schedule re-simulated; every policy of `POLICIES` judged by the simulator",
-        "with the instance's seed. The run records, beside `solve`'s phases, whether the LP",
-        "reached its optimum (`lp` in each row), and the CPU seconds and load average around",
-        "each `auto`. "
-        + (f"Commit {data['commit'][:10]}; " if data.get("commit") else "")
-        + "versions: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(data["versions"].items()))
-        + ".",
-        "The runs shared a two-core machine with other work, so each got at most the wall",
-        "clock given, and often less CPU.",
-    ]
-    lines += _shows(rows, before)
-    missed = [r for r in rows if r["goal"] is not None and not r["within_goal"]]
-    if missed:
-        cells = [f"`{r['instance']}` {_pct(r['gap'])} (migratory {_pct(_migratory(r, earlier))})" for r in missed]
-        lines += [
-            "",
-            "The goal rows still missed: " + ", ".join(cells) + ". Their migratory schedules are within the",
-            "percentage given of the same bound, so no cut on the LP's variables could close more than that:",
-            "the rest of each gap is the schedules' (or a bound that fixes each job's servers for its run).",
-        ]
-    if data.get("note"):
-        lines += ["", data["note"]]
-    lines += ["", END]
-    return "\n".join(lines) + "\n"
-
-
-def _shows(rows: list[dict[str, Any]], before: dict[str, dict[str, Any]]) -> list[str]:
-    """What the goal rows show, before and after, per preset (from the rows)."""
-    goal = [r for r in rows if r["goal"] is not None and r["instance"] in before]
-    if not goal:
-        return []
-    out = ["", "What the rows show, per preset (goal rows, before and after the backfill phase):", ""]
-    for preset in sorted({r["preset"] for r in goal}):
-        g = [r for r in goal if r["preset"] == preset]
-        old = [before[r["instance"]] for r in g]
-        by = sorted({r["best_by"] for r in g})
-        out.append(
-            f"* `{preset}`: within the goal {sum(r['within_goal'] for r in old)} of {len(g)} before, "
-            f"{sum(r['within_goal'] for r in g)} of {len(g)} after; gaps {_pct(min(r['gap'] for r in old))} to "
-            f"{_pct(max(r['gap'] for r in old))} before, {_pct(min(r['gap'] for r in g))} to "
-            f"{_pct(max(r['gap'] for r in g))} after; best schedules by {', '.join(by)}."
-        )
-    return out
-
-
-def write_markdown(data: dict[str, Any], before: dict[str, dict[str, Any]], earlier: dict[str, dict[str, Any]]) -> None:
-    """Replace the marked JCT region of docs/bounds-table.md (append it when absent)."""
-    text = DOC.read_text() if DOC.exists() else ""
-    part = markdown(data, before, earlier)
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
-    text = pattern.sub(lambda _: part, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + part
-    DOC.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
@@ -552,6 +373,7 @@ def main() -> None:
     parser.add_argument("--no-policies", action="store_true", help="leave out every policy's own row (auto only)")
     parser.add_argument("--markdown", action="store_true", help="write the JCT part of docs/bounds-table.md")
     parser.add_argument("--before", help="with --markdown: the results file (name) of the same rows before a change")
+    parser.add_argument("--before-label", default=BEFORE_BACKFILL, help="with --markdown: which commit --before is")
     parser.add_argument("--earlier", help="with --markdown: a results file (name) whose backfill evidence to show")
     parser.add_argument("--evidence", type=float, help="improve for this many seconds on the rows that miss a goal")
     parser.add_argument("--reported", action="store_true", help="with --evidence: also the reported rows with a gap")
@@ -602,10 +424,13 @@ def main() -> None:
             print(f"{r['instance']}: gap {r['gap']:.2%} -> {e['gap']:.2%} ({r['held_by']})", flush=True)
         return
     if args.markdown:
-        before = _by_name(RESULTS / f"{args.before}.json" if args.before else None)
-        earlier = _by_name(RESULTS / f"{args.earlier}.json" if args.earlier else None)
-        write_markdown(json.loads(path.read_text()), before, earlier)
-        print(f"wrote {DOC}")
+        before = by_name(RESULTS / f"{args.before}.json" if args.before else None)
+        earlier = by_name(RESULTS / f"{args.earlier}.json" if args.earlier else None)
+        data = json.loads(path.read_text())
+        data["name"] = args.name
+        kept = kept_sums(data["rows"])
+        write_markdown(data, before, earlier, args.before_label, kept, args.before or "jct-table-before")
+        print(f"wrote the JCT part of docs/bounds-table.md ({len(kept)} kept schedules)")
         return
     stored = json.loads(path.read_text()) if path.exists() and not args.fresh else {"rows": []}
     rows = stored["rows"]
