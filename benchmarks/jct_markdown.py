@@ -111,7 +111,7 @@ def markdown(
         "(*before*: on the earlier commit); *bound by*: the bounds that gave",
         "the best bound (`flow_lp`, the time-indexed LP on the GPU pool with server classes;",
         "`completion_rank`, the per-rank floor); *auto s (CPU s)*: the mean wall seconds",
-        "`auto` used of its limit and the CPU seconds it got in them (the machine was shared);",
+        "`auto` used of its limit and the CPU seconds it got in them (fewer where the machine was shared);",
         "*max migratory*: the largest gap of a migratory schedule over the bound, the most any",
         "cut on the flow LP's variables could add (docs/exactness.md, \"What a slot-by-slot",
         'bound cannot see"; measured on the rows that missed before, with the same bound);',
@@ -188,8 +188,8 @@ def markdown(
         + "versions: "
         + ", ".join(f"{k} {v}" for k, v in sorted(data["versions"].items()))
         + ".",
-        "The runs shared a two-core machine with other work, so each got at most the wall",
-        "clock given, and often less CPU.",
+        "Each run got at most the wall clock given, and the CPU seconds its row records",
+        "(`auto_cpu_s`; the machine has two cores).",
     ]
     lines += _shows(rows, before, before_label)
     missed = [r for r in rows if r["goal"] is not None and not r["within_goal"]]
