@@ -1,0 +1,64 @@
+"""How long should one exact-neighbourhood step be? ``auto`` for the total completion time
+with each step's CP-SAT limit set to ``--step`` seconds (``neighbourhoods.STEP_SECONDS``,
+its deterministic cap twice that), on the goal rows of issue 31:
+
+    python benchmarks/neighbourhood_steps.py --step 0.1 [--seconds 60] [--only NAME,...]
+
+Run one process per value, two at once on the 2-core machine, and compare the files
+(``benchmarks/results/neighbourhood-steps-<step>.json``): per instance the best sum, its
+gap to the flow LP's bound, and the phase that found it. Seed 0 everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from common import save
+
+from rar_opt import solvers
+from rar_opt.instances.generate import generate
+from rar_opt.solvers import neighbourhoods
+
+ROWS = (
+    [(160, 20, p, s) for p in ("paper-literal", "paper-split15", "contention-heavy") for s in range(3)]
+    + [(160, 10, "contention-heavy", 0), (160, 10, "contention-heavy", 2)]
+    + [(320, 20, "paper-split15", 1), (320, 20, "paper-literal", 2)]
+)
+"""Every 160 x 20 goal row, and the 160 x 10 and 320 x 20 rows with the largest gaps."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--step", type=float, required=True, help="seconds per step")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--only", default="", help="comma-separated instance names")
+    args = parser.parse_args()
+    neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step, 2 * args.step
+    rows = []
+    for jobs, servers, preset, seed in ROWS:
+        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
+        if args.only and inst.name not in args.only.split(","):
+            continue
+        cpu = time.process_time()
+        res = solvers.solve(inst, "auto", objective="total", time_limit=args.seconds, seed=0)
+        assert res.schedule is not None and res.bound is not None and res.objective is not None
+        phase = next((p for p in res.record.phases if p.search == "neighbourhoods"), None)
+        rows.append(
+            {
+                "instance": inst.name,
+                "step": args.step,
+                "best": int(res.objective),
+                "bound": int(res.bound),
+                "gap": round((res.objective - res.bound) / res.bound, 5),
+                "by": res.schedule.meta.get("method"),
+                "neighbourhoods_s": None if phase is None else round(phase.seconds, 1),
+                "cpu_s": round(time.process_time() - cpu, 1),
+            }
+        )
+        print(rows[-1], flush=True)
+    save(f"neighbourhood-steps-{args.step:g}", rows, seconds=args.seconds, step=args.step)
+
+
+if __name__ == "__main__":
+    main()
