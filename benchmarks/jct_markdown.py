@@ -243,17 +243,10 @@ def _known(r: dict[str, Any]) -> str:
     return "-" if "known_avg" not in r else f"{r['known_avg']:.2f}"
 
 
-def write_markdown(
-    data: dict[str, Any],
-    before: dict[str, dict[str, Any]],
-    earlier: dict[str, dict[str, Any]],
-    before_label: str = BEFORE_BACKFILL,
-    kept: dict[str, int] | None = None,
-    before_name: str = "jct-table-before",
-) -> None:
-    """Replace the marked JCT region of docs/bounds-table.md (append it when absent)."""
+def write_markdown(part: str) -> None:
+    """Replace the marked JCT region of docs/bounds-table.md with ``part`` (what
+    :func:`markdown` gives; appended when the region is absent)."""
     text = DOC.read_text() if DOC.exists() else ""
-    part = markdown(data, before, earlier, before_label, kept, before_name)
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
     text = pattern.sub(lambda _: part, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + part
     DOC.write_text(text)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, save
-from jct_markdown import BEFORE_BACKFILL, KEPT, by_name, write_markdown
+from jct_markdown import BEFORE_BACKFILL, KEPT, by_name, markdown, write_markdown
 
 import rar_opt.solvers.flowlp as flowlp
 from rar_opt.algorithms import POLICIES
@@ -429,7 +429,7 @@ def main() -> None:
         data = json.loads(path.read_text())
         data["name"] = args.name
         kept = kept_sums(data["rows"])
-        write_markdown(data, before, earlier, args.before_label, kept, args.before or "jct-table-before")
+        write_markdown(markdown(data, before, earlier, args.before_label, kept, args.before or "jct-table-before"))
         print(f"wrote the JCT part of docs/bounds-table.md ({len(kept)} kept schedules)")
         return
     stored = json.loads(path.read_text()) if path.exists() and not args.fresh else {"rows": []}
