@@ -101,6 +101,13 @@ def build(spec: dict[str, Any]):
     return generate(spec["kind"], spec["seed"], **kw)
 
 
+def instance_of(r: dict[str, Any]):
+    """The instance of a stored row (rebuilt from its size, kind, preset, seed and load)."""
+    jobs, servers = (int(x) for x in r["size"].split("x"))
+    kind = r["kind"] if r["kind"] != "arrivals" else "paper"
+    return build(dict(kind=kind, preset=r["preset"], jobs=jobs, servers=servers, seed=r["seed"], load=r["load"]))
+
+
 def _bound_by(phases: list, bound_total: float) -> tuple[str, str, float | None]:
     """The phase whose bound is the best one: (phase kind, bound name, its seconds)."""
     best = None
@@ -245,10 +252,7 @@ def evidence(r: dict[str, Any], seconds: float) -> dict[str, Any]:
     from rar_opt.algorithms import run_policy
     from rar_opt.solvers.sums import sum_of
 
-    jobs, servers = (int(x) for x in r["size"].split("x"))
-    kind = r["kind"] if r["kind"] != "arrivals" else "paper"
-    spec = dict(kind=kind, preset=r["preset"], jobs=jobs, servers=servers, seed=r["seed"], load=r["load"])
-    inst = build(spec)
+    inst = instance_of(r)
     lp = _lp_bound(inst, time_limit=60.0, seed=0)
     order = None
     if lp.mean_starts is not None:
@@ -287,10 +291,7 @@ def backfill_evidence(r: dict[str, Any], seconds: float) -> dict[str, Any]:
     below (docs/exactness.md, "What a slot-by-slot bound cannot see")."""
     import backfill_search as bf
 
-    jobs, servers = (int(x) for x in r["size"].split("x"))
-    kind = r["kind"] if r["kind"] != "arrivals" else "paper"
-    spec = dict(kind=kind, preset=r["preset"], jobs=jobs, servers=servers, seed=r["seed"], load=r["load"])
-    inst = build(spec)
+    inst = instance_of(r)
     lp = _lp_bound(inst, time_limit=60.0, seed=0)
     found = bf.on_servers(inst, lp.mean_starts, seconds)
     mig = bf.migratory(inst, lp.mean_starts, seconds / 3)
@@ -299,7 +300,7 @@ def backfill_evidence(r: dict[str, Any], seconds: float) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "best": total,
-        "best_avg": round(total / jobs, 3),
+        "best_avg": round(total / inst.num_jobs, 3),
         "gap": round((total - r["bound"]) / r["bound"], 5),
         "violations": found.violations,
         "split_jobs": found.split_jobs,
@@ -307,7 +308,7 @@ def backfill_evidence(r: dict[str, Any], seconds: float) -> dict[str, Any]:
         "moves": found.iterations,
         "better_than_auto": found.violations == 0 and total < r["best"],
         "migratory": ceiling,
-        "migratory_avg": round(ceiling / jobs, 3),
+        "migratory_avg": round(ceiling / inst.num_jobs, 3),
         "migratory_gap": round((ceiling - r["bound"]) / r["bound"], 5),
     }
 
@@ -338,10 +339,7 @@ def kept_sums(rows: list[dict[str, Any]]) -> dict[str, int]:
         path = KEPT / f"{r['instance']}-jct.schedule.json"
         if not path.exists():
             continue
-        jobs, servers = (int(x) for x in r["size"].split("x"))
-        kind = r["kind"] if r["kind"] != "arrivals" else "paper"
-        spec = dict(kind=kind, preset=r["preset"], jobs=jobs, servers=servers, seed=r["seed"], load=r["load"])
-        inst = build(spec)
+        inst = instance_of(r)
         report = check(inst, Schedule.read(path))
         if report.violations or not report.result.all_complete:
             raise SystemExit(f"{path}: the kept schedule breaks the instance's rules: {report.violations[:3]}")
