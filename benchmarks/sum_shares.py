@@ -1,0 +1,61 @@
+"""How should ``auto`` for the sums share a 60 s limit between its searches, now that the
+exact-neighbourhood phase takes 0.1 s steps? ``auto`` for the total completion time with
+``improve``'s and the backfill search's shares of the time left set by the flags
+(``sums.IMPROVE_SHARE_BEFORE_BACKFILL``, ``sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS``); the
+neighbourhoods get the rest as always. On the rows of ``neighbourhood_steps.py``:
+
+    python benchmarks/sum_shares.py --improve 0.15 --backfill 0.3 [--seconds 60] [--only NAME,...]
+
+Run one process per variant, two at once on the 2-core machine, and compare the files
+(``benchmarks/results/sum-shares-<improve>-<backfill>.json``): per instance the best sum,
+its gap to the flow LP's bound, the phase that found it and each search's seconds. Seed 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from common import save
+from neighbourhood_steps import ROWS
+
+from rar_opt import solvers
+from rar_opt.instances.generate import generate
+from rar_opt.solvers import sums
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--improve", type=float, required=True, help="improve's share of the time left")
+    parser.add_argument("--backfill", type=float, required=True, help="the backfill search's share")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--only", default="", help="comma-separated instance names")
+    args = parser.parse_args()
+    sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
+    sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = args.backfill
+    rows = []
+    for jobs, servers, preset, seed in ROWS:
+        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
+        if args.only and inst.name not in args.only.split(","):
+            continue
+        cpu = time.process_time()
+        res = solvers.solve(inst, "auto", objective="total", time_limit=args.seconds, seed=0)
+        assert res.schedule is not None and res.bound is not None and res.objective is not None
+        rows.append(
+            {
+                "instance": inst.name,
+                "best": int(res.objective),
+                "bound": int(res.bound),
+                "gap": round((res.objective - res.bound) / res.bound, 5),
+                "by": res.schedule.meta.get("method"),
+                "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases},
+                "cpu_s": round(time.process_time() - cpu, 1),
+            }
+        )
+        print(rows[-1], flush=True)
+    name = f"sum-shares-{args.improve:g}-{args.backfill:g}"
+    save(name, rows, seconds=args.seconds, improve=args.improve, backfill=args.backfill)
+
+
+if __name__ == "__main__":
+    main()
