@@ -9,13 +9,15 @@ schedule is re-simulated and checked; the gaps are to the flow LP's bound that `
 reports.
 
     python benchmarks/exact_neighbourhoods.py [--auto-seconds 60] [--seconds 120] [--only NAME,...]
-        [--step-seconds 1] [--rounds 1] [--schedules DIR]
+        [--step-seconds 1] [--rounds 1] [--schedules DIR] [--start DIR]
 
 ``--step-seconds`` sets each step's CP-SAT limit (`neighbourhoods.STEP_SECONDS`, its
 deterministic cap twice that) for the longer runs; ``--rounds K`` runs the search K times
 in a row, each for ``--seconds`` from the last one's schedule with search seeds 0..K-1
 (the sum after each round is recorded); ``--schedules DIR`` writes each row's
-final schedule there as ``NAME.schedule.json``, so that a best-known schedule can be kept.
+final schedule there as ``NAME.schedule.json``, so that a best-known schedule can be kept;
+``--start DIR`` starts each row's search from ``DIR/NAME-jct.schedule.json`` (a kept
+schedule, checked first) instead of running `auto`, with the flow LP's bound computed alone.
 
 Default instances: the three 160 x 20 rows above issue 31's 1% goal. Results:
 benchmarks/results/exact-neighbourhoods.json (``--out`` names another file).
@@ -33,21 +35,37 @@ from common import save
 from rar_opt import solvers
 from rar_opt.instance import Instance
 from rar_opt.instances.generate import generate
+from rar_opt.schedule import Schedule
 from rar_opt.solvers import neighbourhoods
+from rar_opt.solvers.flowlp import flow_lp_bound
 from rar_opt.solvers.sums import sum_of
 
 MISSES = [("paper-split15", 2), ("contention-heavy", 1), ("contention-heavy", 2)]
 """The three 160 x 20 rows above issue 31's 1% goal (docs/bounds-table.md)."""
 
 
-def run(inst: Instance, auto_seconds: float, seconds: float, schedules: str | None, rounds: int = 1) -> dict[str, Any]:
+def _start(inst: Instance, auto_seconds: float, start: str | None) -> tuple[Schedule, float, str]:
+    """The schedule to search from, the flow LP's bound and where the schedule came from."""
+    if start is None:
+        solved = solvers.solve(inst, "auto", objective="total", time_limit=auto_seconds)
+        assert solved.schedule is not None and solved.bound is not None
+        return solved.schedule, float(solved.bound), str(solved.schedule.meta.get("method"))
+    path = os.path.join(start, f"{inst.name}-jct.schedule.json")
+    kept = Schedule.read(path)
+    assert sum_of(inst, kept, "total") is not None, f"{path} fails the checker"
+    found = flow_lp_bound(inst, time_limit=None)
+    assert found.method == "lp", "the flow LP did not reach its optimum"
+    return kept, float(found.total), path
+
+
+def run(
+    inst: Instance, auto_seconds: float, seconds: float, schedules: str | None, rounds: int = 1, start: str | None = None
+) -> dict[str, Any]:
     cpu = time.process_time()
-    solved = solvers.solve(inst, "auto", objective="total", time_limit=auto_seconds)
+    schedule, bound, origin = _start(inst, auto_seconds, start)
     auto_cpu = time.process_time() - cpu
-    assert solved.schedule is not None and solved.bound is not None
-    bound = float(solved.bound)
     cpu = time.process_time()
-    found = neighbourhoods.search(inst, solved.schedule, time_limit=seconds, seed=0)
+    found = neighbourhoods.search(inst, schedule, time_limit=seconds, seed=0)
     first, steps, improving, totals = found.first, found.steps, found.improving, [found.total]
     for seed in range(1, rounds):
         found = neighbourhoods.search(inst, found.schedule, time_limit=seconds, seed=seed)
@@ -64,7 +82,7 @@ def run(inst: Instance, auto_seconds: float, seconds: float, schedules: str | No
         "flow_lp_total": bound,
         "auto_total": first,
         "auto_gap": round((first - bound) / bound, 5),
-        "auto_by": solved.schedule.meta.get("method"),
+        "auto_by": origin,
         "auto_cpu_s": round(auto_cpu, 1),
         "search_total": found.total,
         "search_gap": round((found.total - bound) / bound, 5),
@@ -87,6 +105,7 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=float, default=neighbourhoods.STEP_SECONDS)
     parser.add_argument("--rounds", type=int, default=1, help="search rounds of --seconds each, seeds 0..K-1")
     parser.add_argument("--schedules", help="a directory for the final schedules")
+    parser.add_argument("--start", help="a directory of kept schedules to start from instead of auto")
     args = parser.parse_args()
     neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step_seconds, 2 * args.step_seconds
     rows = []
@@ -94,10 +113,11 @@ def main() -> None:
         inst = generate("paper", seed, jobs=160, servers=20, preset=preset)
         if args.only and inst.name not in args.only.split(","):
             continue
-        rows.append(run(inst, args.auto_seconds, args.seconds, args.schedules, args.rounds))
+        rows.append(run(inst, args.auto_seconds, args.seconds, args.schedules, args.rounds, args.start))
         print(rows[-1], flush=True)
+    origin = f"the kept schedules of {args.start}" if args.start else f"auto for total, {args.auto_seconds:g} s"
     how = (
-        f"auto for total, {args.auto_seconds:g} s, then {args.rounds} x {args.seconds:g} s of "
+        f"{origin}, then {args.rounds} x {args.seconds:g} s of "
         f"neighbourhoods.search (seeds 0..{args.rounds - 1}), {args.step_seconds:g} s per step"
     )
     print(save(args.out, rows, how=how))
