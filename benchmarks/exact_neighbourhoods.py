@@ -59,7 +59,12 @@ def _start(inst: Instance, auto_seconds: float, start: str | None) -> tuple[Sche
 
 
 def run(
-    inst: Instance, auto_seconds: float, seconds: float, schedules: str | None, rounds: int = 1, start: str | None = None
+    inst: Instance,
+    auto_seconds: float,
+    seconds: float,
+    schedules: str | None,
+    rounds: int = 1,
+    start: str | None = None,
 ) -> dict[str, Any]:
     cpu = time.process_time()
     schedule, bound, origin = _start(inst, auto_seconds, start)
