@@ -2,7 +2,10 @@
 with each step's CP-SAT limit set to ``--step`` seconds (``neighbourhoods.STEP_SECONDS``,
 its deterministic cap twice that), on the goal rows of issue 31:
 
-    python benchmarks/neighbourhood_steps.py --step 0.1 [--seconds 60] [--only NAME,...]
+    python benchmarks/neighbourhood_steps.py --step 0.1 [--unsplit 0.2] [--seconds 60] [--only NAME,...]
+
+``--unsplit`` sets the share of steps that offer a split job to run unsplit
+(``neighbourhoods.UNSPLIT_SHARE``; the file is then ``neighbourhood-steps-<step>-unsplit<share>``).
 
 Run one process per value, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/neighbourhood-steps-<step>.json``): per instance the best sum, its
@@ -31,10 +34,13 @@ ROWS = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", type=float, required=True, help="seconds per step")
+    parser.add_argument("--unsplit", type=float, default=None, help="the share of unsplit steps")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only", default="", help="comma-separated instance names")
     args = parser.parse_args()
     neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step, 2 * args.step
+    if args.unsplit is not None:
+        neighbourhoods.UNSPLIT_SHARE = args.unsplit
     rows = []
     for jobs, servers, preset, seed in ROWS:
         inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
@@ -48,6 +54,7 @@ def main() -> None:
             {
                 "instance": inst.name,
                 "step": args.step,
+                "unsplit": neighbourhoods.UNSPLIT_SHARE,
                 "best": int(res.objective),
                 "bound": int(res.bound),
                 "gap": round((res.objective - res.bound) / res.bound, 5),
@@ -57,7 +64,8 @@ def main() -> None:
             }
         )
         print(rows[-1], flush=True)
-    save(f"neighbourhood-steps-{args.step:g}", rows, seconds=args.seconds, step=args.step)
+    name = f"neighbourhood-steps-{args.step:g}" + ("" if args.unsplit is None else f"-unsplit{args.unsplit:g}")
+    save(name, rows, seconds=args.seconds, step=args.step, unsplit=neighbourhoods.UNSPLIT_SHARE)
 
 
 if __name__ == "__main__":

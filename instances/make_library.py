@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rar_opt import Cluster, Instance, Job
 from rar_opt.generate import paper, tiny
+
+from rar_opt import Cluster, Instance, Job
 from rar_opt.solvers import Status, solve
 
 HERE = Path(__file__).resolve().parent

@@ -1,6 +1,7 @@
 """Exact neighbourhoods: a local search that re-optimises a few servers at a time.
 
-From a schedule, each step picks 2-4 servers at random, frees the unsplit jobs on them
+From a schedule, each step picks 2-4 servers at random (or, in :data:`UNSPLIT_SHARE` of
+the steps, a split job and servers that could hold it unsplit), frees the unsplit jobs on them
 (:func:`rar_opt.formulations.neighbourhood.movable`; at most :data:`MAX_FREE` of them,
 with consecutive starts) and asks CP-SAT for the placement of
 those jobs on those servers, at any starts, that gives the least total completion time of
@@ -51,6 +52,24 @@ MAX_FREE = 30
 on (measured: docs/exactness.md, "Exact neighbourhoods")."""
 
 
+UNSPLIT_SHARE = 0.1
+"""The share of steps that offer a split job (one drawn at random, where the schedule has
+any that can run unsplit) the choice of staying as it is or running unsplit on its own
+servers or on 1-3 others that hold it, with the unsplit jobs of all of them freed
+(measured: docs/exactness.md, "Exact neighbourhoods", "Unsplit steps")."""
+
+
+def _unsplit_step(
+    instance: Instance, runs: nb.Runs, splits: np.ndarray, rng: np.random.Generator
+) -> tuple[list[int], np.ndarray]:
+    """A split job drawn at random, its servers and 1-3 other servers that hold it unsplit."""
+    j = int(rng.choice(splits))
+    own = np.nonzero(runs.placements[j])[0]
+    hosts = np.setdiff1d(np.nonzero(instance.modes.capacity >= instance.modes.gpus[j])[0], own)
+    extra = rng.choice(hosts, min(len(hosts), int(rng.integers(1, 4))), replace=False) if len(hosts) else hosts
+    return [j], np.concatenate([own, extra]).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Searched:
     """The search's schedule (checked) and what it did."""
@@ -85,16 +104,21 @@ def search(
         if stop_requested() is not None or n_servers < 2:
             break
         done += 1
-        servers = rng.choice(n_servers, int(rng.integers(low, high + 1)), replace=False)
+        splits = np.nonzero(runs.split & (instance.modes.n_min == 1))[0]
+        unsplit: list[int] = []
+        if len(splits) and rng.random() < UNSPLIT_SHARE:
+            unsplit, servers = _unsplit_step(instance, runs, splits, rng)
+        else:
+            servers = rng.choice(n_servers, int(rng.integers(low, high + 1)), replace=False)
         server = runs.server  # derived from the placements: once per step
         free = [int(j) for j in nb.movable(runs) if server[j] in servers]
         if len(free) > MAX_FREE:
             free.sort(key=lambda j: (int(runs.start[j]), j))
             first_freed = int(rng.integers(0, len(free) - MAX_FREE + 1))
             free = free[first_freed : first_freed + MAX_FREE]
-        if not free:
+        if not free and not unsplit:
             continue
-        model = nb.build(runs, free, servers, last)
+        model = nb.build(runs, free, servers, last, unsplit)
         left = time_limit - (time.perf_counter() - began)
         options = SolveOptions(
             time_limit=max(0.0, min(STEP_SECONDS, left)),
@@ -104,6 +128,8 @@ def search(
         raw = Cpsat().solve(model, options)
         if raw.has_solution and model.moves is not None:
             moved = runs.moved(model.moves)
+            if any(j in model.moves for j in unsplit):  # the held split jobs may now run shorter
+                moved = nb.Runs.of(instance, moved.schedule())
             if moved.total() < runs.total():
                 runs, improving = moved, improving + 1
     found = runs.schedule({"method": "neighbourhoods"})

@@ -1,6 +1,6 @@
 """Exact neighbourhoods (rar_opt.formulations.neighbourhood, rar_opt.solvers.neighbourhoods):
 every schedule they return passes the checker, is never worse than the start nor longer,
-keeps the split jobs where they were, is reproducible from its seed, and the phase of
+keeps each split job where it was or runs it unsplit, is reproducible from its seed, and the phase of
 ``auto`` for sums records it."""
 
 from __future__ import annotations
@@ -26,18 +26,44 @@ def _judged(inst: Instance, schedule) -> tuple[int, int]:
 
 
 @settings(max_examples=25, deadline=None)
-@given(tiny_instances(), st.sampled_from(["ls", "ff", "sjf-bco"]), st.integers(0, 3))
-def test_never_worse_never_longer_and_checked(inst: Instance, policy: str, seed: int) -> None:
+@given(tiny_instances(), st.sampled_from(["ls", "ff", "sjf-bco"]), st.integers(0, 3), st.sampled_from([0.0, 1.0]))
+def test_never_worse_never_longer_and_checked(inst: Instance, policy: str, seed: int, unsplit: float) -> None:
     start = run_policy(inst, policy).schedule
     first, span = _judged(inst, start)
-    found = neighbourhoods.search(inst, start, time_limit=30, seed=seed, steps=6)
+    shipped = neighbourhoods.UNSPLIT_SHARE
+    neighbourhoods.UNSPLIT_SHARE = unsplit  # 1.0: every step offers a split job (where any) to run unsplit
+    try:
+        found = neighbourhoods.search(inst, start, time_limit=30, seed=seed, steps=6)
+    finally:
+        neighbourhoods.UNSPLIT_SHARE = shipped
     total, makespan = _judged(inst, found.schedule)
     assert total == found.total <= first == found.first
     assert makespan <= span
     runs, after = nb.Runs.of(inst, start), nb.Runs.of(inst, found.schedule)
-    split = runs.split
-    assert np.array_equal(after.start[split], runs.start[split])  # split jobs do not move
-    assert np.array_equal(after.placements[split], runs.placements[split])
+    assert not (after.split & ~runs.split).any()  # no job is newly split
+    kept = runs.split & after.split  # a split job either stays exactly as it was or runs unsplit
+    assert np.array_equal(after.start[kept], runs.start[kept])
+    assert np.array_equal(after.placements[kept], runs.placements[kept])
+    if unsplit == 0.0:
+        assert np.array_equal(after.split, runs.split)
+
+
+def test_an_unsplit_step_moves_a_split_job_onto_one_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ff splits job 9 of this instance over two servers; offered the chance, the search runs
+    # it unsplit, and the schedule is the simulator's, better and no longer
+    monkeypatch.setattr(neighbourhoods, "STEP_SECONDS", 60.0)
+    monkeypatch.setattr(neighbourhoods, "UNSPLIT_SHARE", 1.0)
+    inst = paper(0, jobs=24, servers=4, preset="contention-heavy")
+    start = run_policy(inst, "ff").schedule
+    runs = nb.Runs.of(inst, start)
+    split = np.nonzero(runs.split)[0].tolist()
+    assert split, "the start must have a split job for this test to say anything"
+    first, span = _judged(inst, start)
+    found = neighbourhoods.search(inst, start, time_limit=60, seed=1, steps=6)
+    total, makespan = _judged(inst, found.schedule)
+    after = nb.Runs.of(inst, found.schedule)
+    assert not after.split[split].all()  # at least one split job now runs on one server
+    assert total == found.total < first and makespan <= span
 
 
 def test_improves_a_poor_schedule_and_is_reproducible(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,14 +131,15 @@ def test_a_step_frees_at_most_max_free_jobs_with_consecutive_starts(monkeypatch:
     freed: list[tuple[int, ...]] = []
     build = nb.build
 
-    def spy(runs, free, servers, last):
+    def spy(runs, free, servers, last, unsplit=()):
         free = tuple(free)
         movable = sorted((int(runs.start[j]), j) for j in nb.movable(runs) if runs.server[j] in servers)
         order = [j for _, j in movable]
-        at = min(order.index(j) for j in free)
-        assert set(free) == set(order[at : at + len(free)])  # consecutive by start among the servers' jobs
-        freed.append(free)
-        return build(runs, free, servers, last)
+        if free:
+            at = min(order.index(j) for j in free)
+            assert set(free) == set(order[at : at + len(free)])  # consecutive by start among the servers' jobs
+            freed.append(free)
+        return build(runs, free, servers, last, unsplit)
 
     monkeypatch.setattr(neighbourhoods, "MAX_FREE", 3)
     monkeypatch.setattr(nb, "build", spy)
