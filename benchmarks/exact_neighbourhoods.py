@@ -9,12 +9,14 @@ schedule is re-simulated and checked; the gaps are to the flow LP's bound that `
 reports.
 
     python benchmarks/exact_neighbourhoods.py [--auto-seconds 60] [--seconds 120] [--only NAME,...]
-        [--step-seconds 1] [--rounds 1] [--schedules DIR] [--start DIR]
+        [--step-seconds 0.1] [--unsplit 0.1] [--rounds 1] [--first-seed 0] [--schedules DIR]
+        [--start DIR]
 
 ``--step-seconds`` sets each step's CP-SAT limit (`neighbourhoods.STEP_SECONDS`, its
-deterministic cap twice that) for the longer runs; ``--rounds K`` runs the search K times
-in a row, each for ``--seconds`` from the last one's schedule with search seeds 0..K-1
-(the sum after each round is recorded); ``--schedules DIR`` writes each row's
+deterministic cap twice that) and ``--unsplit`` the share of unsplit steps
+(`neighbourhoods.UNSPLIT_SHARE`) for the longer runs; ``--rounds K`` runs the search K
+times in a row, each for ``--seconds`` from the last one's schedule with search seeds
+S..S+K-1 for ``--first-seed S`` (the sum after each round is recorded); ``--schedules DIR`` writes each row's
 final schedule there as ``NAME.schedule.json``, so that a best-known schedule can be kept;
 ``--start DIR`` starts each row's search from ``DIR/NAME-jct.schedule.json`` (a kept
 schedule, checked first) instead of running `auto`, with the flow LP's bound computed alone.
@@ -65,14 +67,15 @@ def run(
     schedules: str | None,
     rounds: int = 1,
     start: str | None = None,
+    first_seed: int = 0,
 ) -> dict[str, Any]:
     cpu = time.process_time()
     schedule, bound, origin = _start(inst, auto_seconds, start)
     auto_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    found = neighbourhoods.search(inst, schedule, time_limit=seconds, seed=0)
+    found = neighbourhoods.search(inst, schedule, time_limit=seconds, seed=first_seed)
     first, steps, improving, totals = found.first, found.steps, found.improving, [found.total]
-    for seed in range(1, rounds):
+    for seed in range(first_seed + 1, first_seed + rounds):
         found = neighbourhoods.search(inst, found.schedule, time_limit=seconds, seed=seed)
         steps, improving = steps + found.steps, improving + found.improving
         totals.append(found.total)
@@ -93,7 +96,9 @@ def run(
         "search_gap": round((found.total - bound) / bound, 5),
         "search_cpu_s": round(search_cpu, 1),
         "step_seconds": neighbourhoods.STEP_SECONDS,
+        "unsplit_share": neighbourhoods.UNSPLIT_SHARE,
         "rounds": rounds,
+        "first_seed": first_seed,
         "round_totals": totals,
         "steps": steps,
         "improving": improving,
@@ -108,22 +113,28 @@ def main() -> None:
     parser.add_argument("--out", default="exact-neighbourhoods")
     parser.add_argument("--only", default="", help="comma-separated instance names (default: the three misses)")
     parser.add_argument("--step-seconds", type=float, default=neighbourhoods.STEP_SECONDS)
-    parser.add_argument("--rounds", type=int, default=1, help="search rounds of --seconds each, seeds 0..K-1")
+    parser.add_argument("--unsplit", type=float, default=neighbourhoods.UNSPLIT_SHARE, help="share of unsplit steps")
+    parser.add_argument("--rounds", type=int, default=1, help="search rounds of --seconds each, seeds S..S+K-1")
+    parser.add_argument("--first-seed", type=int, default=0, help="the first round's search seed S")
     parser.add_argument("--schedules", help="a directory for the final schedules")
     parser.add_argument("--start", help="a directory of kept schedules to start from instead of auto")
     args = parser.parse_args()
     neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step_seconds, 2 * args.step_seconds
+    neighbourhoods.UNSPLIT_SHARE = args.unsplit
     rows = []
     for preset, seed in MISSES:
         inst = generate("paper", seed, jobs=160, servers=20, preset=preset)
         if args.only and inst.name not in args.only.split(","):
             continue
-        rows.append(run(inst, args.auto_seconds, args.seconds, args.schedules, args.rounds, args.start))
+        rows.append(
+            run(inst, args.auto_seconds, args.seconds, args.schedules, args.rounds, args.start, args.first_seed)
+        )
         print(rows[-1], flush=True)
     origin = f"the kept schedules of {args.start}" if args.start else f"auto for total, {args.auto_seconds:g} s"
     how = (
         f"{origin}, then {args.rounds} x {args.seconds:g} s of "
-        f"neighbourhoods.search (seeds 0..{args.rounds - 1}), {args.step_seconds:g} s per step"
+        f"neighbourhoods.search (seeds {args.first_seed}..{args.first_seed + args.rounds - 1}), "
+        f"{args.step_seconds:g} s per step, unsplit share {args.unsplit:g}"
     )
     print(save(args.out, rows, how=how))
 
