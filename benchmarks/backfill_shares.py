@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-from common import save
+from common import result_name, save
 
 from rar_opt.algorithms import run_policy
 from rar_opt.bounds import registry
@@ -72,7 +72,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", default="25,50")
     ap.add_argument("--only", help="instance names, comma-separated")
-    ap.add_argument("--name", default="backfill-shares")
+    ap.add_argument("--name", type=result_name, default="backfill-shares")
     args = ap.parse_args()
     rows: list[dict[str, Any]] = []
     for preset, jobs, servers in CASES:

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from backfill_shares import lp_order
-from common import save
+from common import result_name, save
 
 from rar_opt.algorithms import run_policy
 from rar_opt.algorithms.backfill import FITS, SPLITS
@@ -38,7 +38,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--moves", type=int, default=1500)
     ap.add_argument("--only", help="instance names, comma-separated")
-    ap.add_argument("--name", default="backfill-variants")
+    ap.add_argument("--name", type=result_name, default="backfill-variants")
     args = ap.parse_args()
     rows: list[dict[str, Any]] = []
     for preset, jobs, servers, seed in CASES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -28,6 +29,17 @@ def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.2) -> tupl
                 break
         rounds.append(elapsed / calls)
     return statistics.median(rounds), value
+
+
+def result_name(text: str) -> str:
+    """A results file name from a command line: ``NAME``, ``NAME.json`` or a path to it in
+    ``results/`` all give ``NAME``; a path elsewhere is refused before any work starts (an
+    ``argparse`` type, so that a long run cannot end by failing to write its file)."""
+    path = Path(text)
+    name = path.name.removesuffix(".json")
+    if not name or (path.parent != Path(".") and path.parent.resolve() != RESULTS):
+        raise argparse.ArgumentTypeError(f"results are written to {RESULTS}; give a file name there, not {text!r}")
+    return name
 
 
 def save(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:

@@ -32,7 +32,7 @@ import os
 import time
 from typing import Any
 
-from common import save
+from common import result_name, save
 
 from rar_opt import solvers
 from rar_opt.instance import Instance
@@ -110,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--auto-seconds", type=float, default=60.0)
     parser.add_argument("--seconds", type=float, default=120.0)
-    parser.add_argument("--out", default="exact-neighbourhoods")
+    parser.add_argument("--out", type=result_name, default="exact-neighbourhoods")
     parser.add_argument("--only", default="", help="comma-separated instance names (default: the three misses)")
     parser.add_argument("--step-seconds", type=float, default=neighbourhoods.STEP_SECONDS)
     parser.add_argument("--unsplit", type=float, default=neighbourhoods.UNSPLIT_SHARE, help="share of unsplit steps")

@@ -37,7 +37,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import RESULTS, save, table
+from common import RESULTS, result_name, save, table
 from exact import scaled
 
 import rar_opt
@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="runs at once (processes)")
     parser.add_argument("--note", default="", help="recorded in the result file")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT)
-    parser.add_argument("--out", default="frontier")
+    parser.add_argument("--out", type=result_name, default="frontier")
     parser.add_argument("--update", action="store_true", help="keep the rows of --out that this run does not recompute")
     args = parser.parse_args()
     if args.summary:
@@ -239,11 +239,15 @@ def main() -> None:
     }
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
         futures = [pool.submit(task, m, key, cs, args.time_limit) for m, key, cs in jobs_to_run]
-        for future in futures:
-            rows.append(future.result())
-            lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()
-            print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
-            save(args.out, ordered(kept + rows), **header, load_1min_at_end=round(os.getloadavg()[0], 2))
+        try:
+            for future in futures:
+                rows.append(future.result())
+                lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()
+                print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
+                save(args.out, ordered(kept + rows), **header, load_1min_at_end=round(os.getloadavg()[0], 2))
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # do not run the queued runs for nothing
+            raise
     print(table(summarise(rows)))
     if len(cpsat_seeds) > 1:
         print(table(by_seed(rows)))

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, save
+from common import RESULTS, result_name, save
 from jct_markdown import BEFORE_BACKFILL, KEPT, by_name, markdown, write_markdown
 
 import rar_opt.solvers.flowlp as flowlp
@@ -365,7 +365,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--groups", default="goal160,goal,640,homog,arrivals")
-    parser.add_argument("--name", default=NAME, help="results file name (a smoke test: another name)")
+    parser.add_argument("--name", type=result_name, default=NAME, help="results file name (a smoke test: another name)")
     parser.add_argument("--limit", type=int, help="stop after this many new instances")
     parser.add_argument("--fresh", action="store_true", help="start over (default: skip the stored instances)")
     parser.add_argument("--no-policies", action="store_true", help="leave out every policy's own row (auto only)")

@@ -24,7 +24,7 @@ import os
 import time
 from typing import Any
 
-from common import save
+from common import result_name, save
 
 from rar_opt import solvers
 from rar_opt.instances.calibration import PRESETS
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--sizes", default="160x20", help="comma-separated JOBSxSERVERS")
     parser.add_argument("--only", default="", help="comma-separated instance names")
-    parser.add_argument("--out")
+    parser.add_argument("--out", type=result_name)
     args = parser.parse_args()
     if args.variant == "before":
         before()
