@@ -48,7 +48,7 @@ from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.decompose import decompose
-from rar_opt.solvers.plan import AUTO
+from rar_opt.solvers.plan import AUTO, AUTO_LARGE
 from rar_opt.support.provenance import source_revision
 
 SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
@@ -56,14 +56,18 @@ SEEDS = (0, 1, 2)
 FAMILIES = ("tiny", "heavy")
 METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
+SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
+"""``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
+
 VARIANTS = {
     plan.name: plan
     for plan in (
+        SMALL,
         # the full model right after the floors (no probes, no GPU bins)
-        dataclasses.replace(AUTO, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
+        dataclasses.replace(SMALL, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
         # the bins for a short while, the full model early, then the probes and the full model again
         dataclasses.replace(
-            AUTO,
+            SMALL,
             name="auto-interleave",
             stages=("bins", "full", "probe", "full"),
             bins_share=0.15,
@@ -71,22 +75,21 @@ VARIANTS = {
         ),
         # the full model early for a third of the time, then the probes, the bins, the full model again
         dataclasses.replace(
-            AUTO, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
+            SMALL, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
         ),
         # the full model early for up to 60% of the time, stopped once its schedule ends one slot
         # above the floor; then the bins for a short while, the probes, the full model again
         dataclasses.replace(
-            AUTO,
+            SMALL,
             name="auto-early-stop",
             stages=("full", "bins", "probe", "full"),
             early_full_share=0.6,
             early_full_stops_one_above=True,
             bins_share=0.15,
         ),
-        # the full model early for most of the time, then the bins, the probes, the full model again
-        dataclasses.replace(
-            AUTO, name="auto-full-bins", stages=("full", "bins", "probe", "full"), bins_share=0.25, early_full_share=0.6
-        ),
+        # the full model early for most of the time, then the bins, the probes, the full model
+        # again: auto's plan from LARGE_JOBS jobs on (AUTO_LARGE), at every size
+        dataclasses.replace(AUTO_LARGE, name="auto-full-bins"),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

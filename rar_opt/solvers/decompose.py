@@ -147,8 +147,9 @@ def run_plan(
     lower_bound: float | None = None,
     symmetry: bool = True,
 ) -> SolveResult:
-    """Run the phases of ``plan`` in order within ``budget``, until the best schedule meets
-    the best bound, a phase proves that nothing fits, or the time is up.
+    """Run the phases of ``plan`` (of :meth:`~.plan.Plan.for_jobs` for the instance's size)
+    in order within ``budget``, until the best schedule meets the best bound, a phase
+    proves that nothing fits, or the time is up.
 
     ``start`` is a schedule to begin from (an incumbent if it ends within the horizon);
     ``lower_bound`` a proven lower bound on the makespan, joined to the phases' bounds.
@@ -156,6 +157,7 @@ def run_plan(
     slots every phase may use; ``symmetry`` keeps or leaves out every model's
     symmetry-breaking rows (docs/exactness.md)."""
     limit_horizon = instance.horizon if horizon is None else min(horizon, instance.horizon)
+    method, plan = plan.name, plan.for_jobs(instance.num_jobs)  # the record names the plan that ran
     policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
     ctx = Context(instance, plan, budget, limit_horizon, symmetry, policies)
     if budget.limit is None and not ctx.fits(limit_horizon):
@@ -167,7 +169,7 @@ def run_plan(
             where="instance",
         )
     record = SolveRecord(
-        plan.name,
+        method,
         "cpsat",
         {
             "time_limit": budget.limit,

@@ -9,7 +9,7 @@ name: ``decompose`` (the decomposition as first stated) and ``auto`` (the defaul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rar_opt.errors import InputError
 from rar_opt.solvers.cpsat import SEARCHES
@@ -86,6 +86,12 @@ class Plan:
     # the early full model stops as soon as its schedule ends one slot above the floor: the
     # probe at the floor is then the whole question left, and gets the time (last_probe_share)
     early_full_stops_one_above: bool = False
+    # from large_jobs jobs on, the stages run in the order large_stages, an early full model
+    # with large_early_full_share of the time left (measured to prove more from that size on:
+    # docs/exactness.md, "The plan chosen by size"); None: every size runs as above
+    large_jobs: int | None = None
+    large_stages: tuple[str, ...] = ("full", "bins", "probe", "full")
+    large_early_full_share: float | None = 0.6
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -117,6 +123,7 @@ class Plan:
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
         self._check_stages()
+        self._check_larger()
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -151,6 +158,24 @@ class Plan:
                 where="early_full_share",
             )
 
+    def _check_larger(self) -> None:
+        jobs = self.large_jobs
+        if jobs is None:
+            return
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise InputError(f"must be a positive number of jobs or None, got {jobs!r}", where="large_jobs")
+        try:
+            self.for_jobs(jobs)  # the large plan validates itself
+        except InputError as error:
+            raise InputError(error.message, where=f"large_{error.where}") from None
+
+    def for_jobs(self, jobs: int) -> Plan:
+        """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
+        one with the large stages (and no switch of its own), else this one."""
+        if self.large_jobs is None or jobs < self.large_jobs:
+            return self
+        return replace(self, stages=self.large_stages, early_full_share=self.large_early_full_share, large_jobs=None)
+
     def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe
         (``stepping``) never the reversal row; ``first``: the first probe at the floor."""
@@ -160,7 +185,7 @@ class Plan:
 
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
-AUTO = Plan(
+_AUTO_SMALL = Plan(
     "auto",
     0.1,
     0.2,
@@ -177,7 +202,21 @@ AUTO = Plan(
     improvers=(("pack", 1.0),),
     contention_free=False,
 )
+LARGE_JOBS = 24
+"""From this many jobs on, ``auto`` runs :data:`AUTO_LARGE` (docs/exactness.md, "The plan
+chosen by size")."""
+
+AUTO = replace(_AUTO_SMALL, large_jobs=LARGE_JOBS)
+"""The default method: the probes, the GPU bins, then the full model, below
+:data:`LARGE_JOBS` jobs; from there on the full model first, with 60% of the time left,
+then the GPU bins, the probes and the full model again (:data:`AUTO_LARGE`). The probes
+first prove the 16 x 8 x 100 instances whose refutation needs most of the time; from 24
+jobs on the full model's schedules prove more (measured)."""
+
+AUTO_LARGE = AUTO.for_jobs(LARGE_JOBS)
+"""``auto``'s plan from :data:`LARGE_JOBS` jobs on."""
+
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
-__all__ = ["AUTO", "DECOMPOSE", "PLANS", "PRICINGS", "REVERSALS", "STAGES", "Plan"]
+__all__ = ["AUTO", "AUTO_LARGE", "DECOMPOSE", "LARGE_JOBS", "PLANS", "PRICINGS", "REVERSALS", "STAGES", "Plan"]

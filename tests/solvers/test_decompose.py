@@ -111,6 +111,9 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "early_full_share": {"stages": ("full", "probe", "full")},  # an early full model without its share
         r"early_full_share\b.*only": {"early_full_share": 0.3},  # a share with no early full model
         "early_full_stops_one_above": {"early_full_stops_one_above": True},  # with no early full model
+        "large_jobs": {"large_jobs": 0},
+        "large_stages": {"large_stages": ("full", "probe")},  # not ending with the full model
+        r"large_early_full_share\b.*in \(0, 1\]": {"large_early_full_share": 1.5},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
@@ -150,6 +153,39 @@ def test_a_plan_orders_its_stages_and_may_run_the_full_model_early(
         assert stages == [PhaseKind.BINS, PhaseKind.FULL] + [PhaseKind.PROBE] * 3  # no at 3, 4, 5
         assert res.record.proved_by == ProvedBy.PROBE
     assert len(limits) == 1 and limits[0] is not None and limits[0] <= 0.3 * 30  # the early share
+
+
+def test_auto_orders_its_stages_by_the_number_of_jobs(wait_beats_start: Instance, monkeypatch) -> None:
+    # below LARGE_JOBS jobs auto asks the probes first; from there on the full model first,
+    # with its early share; either way the record says which stages ran and proves the optimum
+    import rar_opt.solvers.phases as module
+
+    real, limits = module._solve, []
+
+    def spy(model, budget, search="default", stop_at=None):
+        if search == "no-lp":
+            limits.append(budget.limit)
+        return real(model, budget, search, stop_at)
+
+    monkeypatch.setattr(module, "_solve", spy)
+    jobs = wait_beats_start.num_jobs
+    plan = dataclasses.replace(NO_FLOORS, large_jobs=jobs + 1)
+    assert plan.for_jobs(jobs) is plan and plan.for_jobs(jobs + 1).stages == plan.large_stages
+    stages = (PhaseKind.PROBE, PhaseKind.BINS, PhaseKind.FULL)
+
+    def first_stage(res) -> PhaseKind:
+        return next(p.kind for p in res.record.phases if p.kind in stages)
+
+    small = decompose(wait_beats_start, plan=plan, time_limit=30)
+    assert first_stage(small) == PhaseKind.PROBE
+    assert tuple(small.record.options["plan"]["stages"]) == plan.stages
+    limits.clear()
+    large = decompose(wait_beats_start, plan=dataclasses.replace(plan, large_jobs=jobs), time_limit=30)
+    assert first_stage(large) == PhaseKind.FULL and limits[0] is not None and limits[0] <= 0.6 * 30
+    assert tuple(large.record.options["plan"]["stages"]) == plan.large_stages
+    assert large.record.options["plan"]["large_jobs"] is None and large.record.formulation == plan.name
+    for res in (small, large):
+        assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
 
 
 def _probes(res) -> list[tuple[int, PhaseRecord]]:
