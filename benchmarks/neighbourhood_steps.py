@@ -2,14 +2,10 @@
 with each step's CP-SAT limit set to ``--step`` seconds (``neighbourhoods.STEP_SECONDS``,
 its deterministic cap twice that), on the goal rows of issue 31:
 
-    python benchmarks/neighbourhood_steps.py --step 0.1 [--unsplit 0.2] [--window split|random]
-        [--seconds 60] [--only NAME,...]
+    python benchmarks/neighbourhood_steps.py --step 0.1 [--unsplit 0.2] [--seconds 60] [--only NAME,...]
 
 ``--unsplit`` sets the share of steps that offer a split job to run unsplit
-(``neighbourhoods.UNSPLIT_SHARE``; the file is then ``neighbourhood-steps-<step>-unsplit<share>``);
-``--window`` which jobs such a step frees where its servers hold more than ``MAX_FREE``:
-those starting nearest the split job (``split``, ``neighbourhoods.WINDOW_AROUND_SPLIT``) or
-a window drawn at random (``random``; the file name then ends in ``-window<kind>``).
+(``neighbourhoods.UNSPLIT_SHARE``; the file is then ``neighbourhood-steps-<step>-unsplit<share>``).
 
 Run one process per value, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/neighbourhood-steps-<step>.json``): per instance the best sum, its
@@ -39,15 +35,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", type=float, required=True, help="seconds per step")
     parser.add_argument("--unsplit", type=float, default=None, help="the share of unsplit steps")
-    parser.add_argument("--window", choices=("split", "random"), default=None, help="an unsplit step's freed jobs")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only", default="", help="comma-separated instance names")
     args = parser.parse_args()
     neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step, 2 * args.step
     if args.unsplit is not None:
         neighbourhoods.UNSPLIT_SHARE = args.unsplit
-    if args.window is not None:
-        neighbourhoods.WINDOW_AROUND_SPLIT = args.window == "split"
     rows = []
     for jobs, servers, preset, seed in ROWS:
         inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
@@ -62,7 +55,6 @@ def main() -> None:
                 "instance": inst.name,
                 "step": args.step,
                 "unsplit": neighbourhoods.UNSPLIT_SHARE,
-                "window_around_split": neighbourhoods.WINDOW_AROUND_SPLIT,
                 "best": int(res.objective),
                 "bound": int(res.bound),
                 "gap": round((res.objective - res.bound) / res.bound, 5),
@@ -73,15 +65,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     name = f"neighbourhood-steps-{args.step:g}" + ("" if args.unsplit is None else f"-unsplit{args.unsplit:g}")
-    name += "" if args.window is None else f"-window{args.window}"
-    save(
-        name,
-        rows,
-        seconds=args.seconds,
-        step=args.step,
-        unsplit=neighbourhoods.UNSPLIT_SHARE,
-        window_around_split=neighbourhoods.WINDOW_AROUND_SPLIT,
-    )
+    save(name, rows, seconds=args.seconds, step=args.step, unsplit=neighbourhoods.UNSPLIT_SHARE)
 
 
 if __name__ == "__main__":

@@ -70,23 +70,6 @@ def _unsplit_step(
     return [j], np.concatenate([own, extra]).astype(np.int64)
 
 
-WINDOW_AROUND_SPLIT = True
-"""Whether an unsplit step frees the :data:`MAX_FREE` jobs that start nearest the split
-job's start (the room it needs is at that time) rather than a window drawn at random."""
-
-
-def _window(runs: nb.Runs, free: list[int], unsplit: list[int], rng: np.random.Generator) -> list[int]:
-    """:data:`MAX_FREE` of ``free`` with consecutive starts: around the split job's start in
-    an unsplit step (:data:`WINDOW_AROUND_SPLIT`), else from a random one on."""
-    free = sorted(free, key=lambda j: (int(runs.start[j]), j))
-    if unsplit and WINDOW_AROUND_SPLIT:
-        at = int(np.searchsorted([int(runs.start[j]) for j in free], int(runs.start[unsplit[0]])))
-        first_freed = min(max(at - MAX_FREE // 2, 0), len(free) - MAX_FREE)
-    else:
-        first_freed = int(rng.integers(0, len(free) - MAX_FREE + 1))
-    return free[first_freed : first_freed + MAX_FREE]
-
-
 @dataclass(frozen=True)
 class Searched:
     """The search's schedule (checked) and what it did."""
@@ -130,7 +113,9 @@ def search(
         server = runs.server  # derived from the placements: once per step
         free = [int(j) for j in nb.movable(runs) if server[j] in servers]
         if len(free) > MAX_FREE:
-            free = _window(runs, free, unsplit, rng)
+            free.sort(key=lambda j: (int(runs.start[j]), j))
+            first_freed = int(rng.integers(0, len(free) - MAX_FREE + 1))
+            free = free[first_freed : first_freed + MAX_FREE]
         if not free and not unsplit:
             continue
         model = nb.build(runs, free, servers, last, unsplit)

@@ -147,30 +147,3 @@ def test_a_step_frees_at_most_max_free_jobs_with_consecutive_starts(monkeypatch:
     assert freed and max(len(f) for f in freed) == 3
     assert found.total <= found.first == _judged(inst, start)[0]
     assert found.total == _judged(inst, found.schedule)[0]
-
-
-def test_an_unsplit_step_frees_the_jobs_starting_around_the_split_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    # where the servers of an unsplit step hold more than MAX_FREE jobs, the freed ones are
-    # the MAX_FREE whose starts are nearest the split job's: the window straddles its start
-    # unless it is clamped at the first or last of the servers' jobs
-    inst = paper(0, jobs=24, servers=4, preset="contention-heavy")
-    start = run_policy(inst, "ff").schedule
-    assert nb.Runs.of(inst, start).split.any(), "the start must have a split job for this test to say anything"
-    seen: list[bool] = []
-    build = nb.build
-
-    def spy(runs, free, servers, last, unsplit=()):
-        free, unsplit = tuple(free), tuple(unsplit)
-        order = sorted((int(runs.start[j]), j) for j in nb.movable(runs) if runs.server[j] in servers)
-        if unsplit and len(order) > len(free) == 2:
-            starts = [int(runs.start[j]) for j in free]
-            at = [j for _, j in order].index(min(free, key=lambda j: (int(runs.start[j]), j)))
-            clamped = at in (0, len(order) - len(free))
-            seen.append(clamped or min(starts) <= int(runs.start[unsplit[0]]) <= max(starts))
-        return build(runs, free, servers, last, unsplit)
-
-    monkeypatch.setattr(neighbourhoods, "MAX_FREE", 2)
-    monkeypatch.setattr(neighbourhoods, "UNSPLIT_SHARE", 1.0)
-    monkeypatch.setattr(nb, "build", spy)
-    neighbourhoods.search(inst, start, time_limit=60, seed=3, steps=8)
-    assert seen and all(seen)
