@@ -232,8 +232,8 @@ def main() -> None:
     header = {
         "time_limit_s": args.time_limit,
         "threads": 1,
-        "seeds": SEEDS,
-        "methods": METHODS,
+        "seeds": sorted({key[4] for key in keys}),  # the instance seeds and methods of this run
+        "methods": methods,
         "cpsat_seeds": cpsat_seeds,
         "workers": args.workers,
         "code": {"rar_opt": str(Path(rar_opt.__file__).parent), "revision": source_revision()},

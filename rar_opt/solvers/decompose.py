@@ -157,7 +157,8 @@ def run_plan(
     slots every phase may use; ``symmetry`` keeps or leaves out every model's
     symmetry-breaking rows (docs/exactness.md)."""
     limit_horizon = instance.horizon if horizon is None else min(horizon, instance.horizon)
-    method, plan = plan.name, plan.for_jobs(instance.num_jobs)  # the record names the plan that ran
+    # the record keeps the method's name; its options["plan"] is the plan that ran
+    method, plan = plan.name, plan.for_jobs(instance.num_jobs)
     policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
     ctx = Context(instance, plan, budget, limit_horizon, symmetry, policies)
     if budget.limit is None and not ctx.fits(limit_horizon):

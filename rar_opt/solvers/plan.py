@@ -171,7 +171,8 @@ class Plan:
 
     def for_jobs(self, jobs: int) -> Plan:
         """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
-        one with the large stages (and no switch of its own), else this one."""
+        one with :attr:`large_stages` and :attr:`large_early_full_share` (and no switch of
+        its own), else this one."""
         if self.large_jobs is None or jobs < self.large_jobs:
             return self
         return replace(self, stages=self.large_stages, early_full_share=self.large_early_full_share, large_jobs=None)
