@@ -35,15 +35,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", type=float, required=True, help="seconds per step")
     parser.add_argument("--unsplit", type=float, default=None, help="the share of unsplit steps")
-    parser.add_argument("--unsplit-factor", type=float, default=None, help="an unsplit step's limits, in steps")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only", default="", help="comma-separated instance names")
     args = parser.parse_args()
     neighbourhoods.STEP_SECONDS, neighbourhoods.STEP_WORK = args.step, 2 * args.step
     if args.unsplit is not None:
         neighbourhoods.UNSPLIT_SHARE = args.unsplit
-    if args.unsplit_factor is not None:
-        neighbourhoods.UNSPLIT_STEP_FACTOR = args.unsplit_factor
     rows = []
     for jobs, servers, preset, seed in ROWS:
         inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
@@ -58,7 +55,6 @@ def main() -> None:
                 "instance": inst.name,
                 "step": args.step,
                 "unsplit": neighbourhoods.UNSPLIT_SHARE,
-                "unsplit_factor": neighbourhoods.UNSPLIT_STEP_FACTOR,
                 "best": int(res.objective),
                 "bound": int(res.bound),
                 "gap": round((res.objective - res.bound) / res.bound, 5),
@@ -69,15 +65,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     name = f"neighbourhood-steps-{args.step:g}" + ("" if args.unsplit is None else f"-unsplit{args.unsplit:g}")
-    name += "" if args.unsplit_factor is None else f"-factor{args.unsplit_factor:g}"
-    save(
-        name,
-        rows,
-        seconds=args.seconds,
-        step=args.step,
-        unsplit=neighbourhoods.UNSPLIT_SHARE,
-        unsplit_factor=neighbourhoods.UNSPLIT_STEP_FACTOR,
-    )
+    save(name, rows, seconds=args.seconds, step=args.step, unsplit=neighbourhoods.UNSPLIT_SHARE)
 
 
 if __name__ == "__main__":

@@ -59,11 +59,6 @@ servers or on 1-3 others that hold it, with the unsplit jobs of all of them free
 (measured: docs/exactness.md, "Exact neighbourhoods", "Unsplit steps")."""
 
 
-UNSPLIT_STEP_FACTOR = 1.0
-"""An unsplit step's CP-SAT limits (wall clock and deterministic) are this many times a
-plain step's: its model spans more servers."""
-
-
 def _unsplit_step(
     instance: Instance, runs: nb.Runs, splits: np.ndarray, rng: np.random.Generator
 ) -> tuple[list[int], np.ndarray]:
@@ -125,11 +120,10 @@ def search(
             continue
         model = nb.build(runs, free, servers, last, unsplit)
         left = time_limit - (time.perf_counter() - began)
-        factor = UNSPLIT_STEP_FACTOR if unsplit else 1.0
         options = SolveOptions(
-            time_limit=max(0.0, min(STEP_SECONDS * factor, left)),
+            time_limit=max(0.0, min(STEP_SECONDS, left)),
             seed=int(rng.integers(1 << 30)),
-            params=(("max_deterministic_time", STEP_WORK * factor),),
+            params=(("max_deterministic_time", STEP_WORK),),
         )
         raw = Cpsat().solve(model, options)
         if raw.has_solution and model.moves is not None:
