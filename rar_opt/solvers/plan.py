@@ -123,7 +123,7 @@ class Plan:
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
         self._check_stages()
-        self._check_larger()
+        self._check_large()
         if not self.full_searches:
             raise InputError("the full model needs at least one search", where="full_searches")
         for search, _ in self.full_searches:
@@ -158,7 +158,7 @@ class Plan:
                 where="early_full_share",
             )
 
-    def _check_larger(self) -> None:
+    def _check_large(self) -> None:
         jobs = self.large_jobs
         if jobs is None:
             return
@@ -186,7 +186,11 @@ class Plan:
 
 
 DECOMPOSE = Plan("decompose", 0.3, 0.5)
-_AUTO_SMALL = Plan(
+LARGE_JOBS = 24
+"""From this many jobs on, ``auto`` runs :data:`AUTO_LARGE` (docs/exactness.md, "The plan
+chosen by size")."""
+
+AUTO = Plan(
     "auto",
     0.1,
     0.2,
@@ -202,12 +206,8 @@ _AUTO_SMALL = Plan(
     improve_share=1.0,
     improvers=(("pack", 1.0),),
     contention_free=False,
+    large_jobs=LARGE_JOBS,
 )
-LARGE_JOBS = 24
-"""From this many jobs on, ``auto`` runs :data:`AUTO_LARGE` (docs/exactness.md, "The plan
-chosen by size")."""
-
-AUTO = replace(_AUTO_SMALL, large_jobs=LARGE_JOBS)
 """The default method: the probes, the GPU bins, then the full model, below
 :data:`LARGE_JOBS` jobs; from there on the full model first, with 60% of the time left,
 then the GPU bins, the probes and the full model again (:data:`AUTO_LARGE`). The probes
