@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rar_opt.support.processes import worker_init
 from rar_opt.support.provenance import versions
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -43,10 +49,45 @@ def result_name(text: str) -> str:
 
 
 def save(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
+    """Write ``results/NAME.json`` whole or not at all (a sibling file, then a rename), so that
+    Ctrl-C during the write leaves the previous file in place."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"benchmark": name, "versions": versions(), **extra, "rows": rows}, indent=1) + "\n")
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps({"benchmark": name, "versions": versions(), **extra, "rows": rows}, indent=1) + "\n")
+    os.replace(partial, path)
     return path
+
+
+def _run_worker_init(parent: int) -> None:
+    """A benchmark worker leaves Ctrl-C to its parent: it ignores SIGINT (so that no solver in
+    it catches the signal and carries on with its next phase) and dies with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_init(parent)
+
+
+@contextlib.contextmanager
+def run_pool(workers: int, written: str = "") -> Iterator[ProcessPoolExecutor]:
+    """Processes for a benchmark's runs that stop as a terminal's Ctrl-C expects: the signal
+    reaches the whole process group, the workers ignore it, and the parent cancels the queued
+    runs, kills the running ones and exits with status 130 and one line on stderr (naming
+    ``written``, the file that holds the rows finished so far, if any) instead of waiting for
+    them and printing a traceback."""
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_run_worker_init, initargs=(os.getpid(),))
+    try:
+        with pool:
+            try:
+                yield pool
+            except BaseException:
+                running = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+                pool.shutdown(wait=False, cancel_futures=True)  # do not run the queued runs for nothing
+                for process in running:
+                    process.kill()
+                raise
+    except KeyboardInterrupt:
+        kept = f"; the rows finished so far are in {written}" if written and Path(written).exists() else ""
+        print(f"interrupted (SIGINT){kept}", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
 
 
 def table(rows: list[dict[str, Any]]) -> str:

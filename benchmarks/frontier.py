@@ -34,10 +34,9 @@ import os
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import RESULTS, result_name, save, table
+from common import RESULTS, result_name, run_pool, save, table
 from exact import scaled
 
 import rar_opt
@@ -240,17 +239,13 @@ def main() -> None:
         "note": args.note,
         "load_1min_at_start": round(os.getloadavg()[0], 2),
     }
-    with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
+    with run_pool(args.workers, written=str(RESULTS / f"{args.out}.json")) as pool:
         futures = [pool.submit(task, m, key, cs, args.time_limit) for m, key, cs in jobs_to_run]
-        try:
-            for future in futures:
-                rows.append(future.result())
-                lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()
-                print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
-                save(args.out, ordered(kept + rows), **header, load_1min_at_end=round(os.getloadavg()[0], 2))
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # do not run the queued runs for nothing
-            raise
+        for future in futures:
+            rows.append(future.result())
+            lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()
+            print("\n".join(lines if len(rows) == 1 else lines[1:]), flush=True)
+            save(args.out, ordered(kept + rows), **header, load_1min_at_end=round(os.getloadavg()[0], 2))
     print(table(summarise(rows)))
     if len(cpsat_seeds) > 1:
         print(table(by_seed(rows)))

@@ -17,9 +17,8 @@ import dataclasses
 import json
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
 
-from common import RESULTS, save
+from common import RESULTS, run_pool, save
 
 from rar_opt.instances.generate import generate
 from rar_opt.solvers.decompose import AUTO, Plan, decompose
@@ -78,7 +77,7 @@ def main() -> None:
         return
     plans = args.plans.split(",") if args.plans else list(PLANS)
     jobs = [(p, key) for key in INSTANCES for p in plans]
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with run_pool(args.workers) as pool:
         futures = [pool.submit(task, p, key, args.time_limit) for p, key in jobs]
         rows = []
         for future in futures:

@@ -19,9 +19,8 @@ import argparse
 import dataclasses
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 
-from common import RESULTS, save
+from common import RESULTS, run_pool, save
 from frontier import instance
 
 from rar_opt.solvers.decompose import AUTO, Plan, decompose
@@ -123,7 +122,7 @@ def main() -> None:
     jobs = [(p, key, 0) for p in plans for key in HARD]
     if "auto" in plans:
         jobs += [("auto", key, int(seed)) for seed in args.seeds.split(",") if seed for key in HARD]
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with run_pool(args.workers) as pool:
         futures = [pool.submit(task, p, key, seed, args.time_limit) for p, key, seed in jobs]
         rows = []
         for future in futures:
