@@ -89,6 +89,19 @@ VARIANTS = {
         # the full model early for most of the time, then the bins, the probes, the full model
         # again: auto's plan from LARGE_JOBS jobs on (AUTO_LARGE), at every size
         dataclasses.replace(AUTO_LARGE, name="auto-full-bins"),
+        # the full model early for a quarter of the time, then the probes (a step probe at
+        # L + 1 first), the bins, the full model again
+        dataclasses.replace(
+            AUTO_LARGE, name="auto-short-full", stages=("full", "probe", "bins", "full"), early_full_share=0.25
+        ),
+        # the same with the early full model stopped once it ends one slot above the floor
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-short-full-stop",
+            stages=("full", "probe", "bins", "full"),
+            early_full_share=0.25,
+            early_full_stops_one_above=True,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
