@@ -102,6 +102,35 @@ VARIANTS = {
             early_full_share=0.25,
             early_full_stops_one_above=True,
         ),
+        # the full model early for a quarter of the time, then the bins, the probes, the full
+        # model again (the bins' raised floor reaches the probes and the last full model)
+        dataclasses.replace(
+            AUTO_LARGE, name="auto-short-bins", stages=("full", "bins", "probe", "full"), early_full_share=0.25
+        ),
+        # the same without the step probe at L + 1: the probes start at the floor
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-short-bins-nostep",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.25,
+            step_probe_share=None,
+        ),
+        # auto-short-full and auto-short-bins-nostep with the probes at the floor hinted with the best schedule
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-short-full-hint",
+            stages=("full", "probe", "bins", "full"),
+            early_full_share=0.25,
+            probe_hint=True,
+        ),
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-short-bins-nostep-hint",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.25,
+            step_probe_share=None,
+            probe_hint=True,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

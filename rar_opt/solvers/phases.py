@@ -365,6 +365,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
                 symmetry=ctx.symmetry,
                 reversal=reversal,
                 pricing=pricing,
+                hint=best.schedule if ctx.plan.probe_hint and not stepping else None,
             )
         except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
             log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)

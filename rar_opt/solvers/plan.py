@@ -65,6 +65,9 @@ class Plan:
     # speed the step probe's yes where it matters most (docs/exactness.md, "The pricing rows
     # on the step probe")
     probe_pricing: str = "all"
+    # the probes at the floor start their search from the best schedule so far (a hint,
+    # which may end after the slot asked: rar_opt.formulations.cpsat.hint_towards)
+    probe_hint: bool = False
     # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -114,8 +117,9 @@ class Plan:
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        if not isinstance(self.contention_free, bool):
-            raise InputError(f"must be true or false, got {self.contention_free!r}", where="contention_free")
+        for flag in ("contention_free", "probe_hint"):
+            if not isinstance(getattr(self, flag), bool):
+                raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
         for where, value, choices in (
             ("probe_reversal", self.probe_reversal, REVERSALS),
             ("probe_pricing", self.probe_pricing, PRICINGS),

@@ -61,6 +61,7 @@ class ProbeRecord:
     versions: dict[str, Any]
     reversal_job: int | None = None  # the job of the time-reversal row, when one is added
     pricing: bool = False  # the redundant pricing rows (formulations/pricing.py)
+    hint: str | None = None  # the method of the schedule hinted, when one is
     solver: dict[str, Any] = field(default_factory=dict)
     model_size: dict[str, int] = field(default_factory=dict)
 
@@ -75,6 +76,7 @@ class ProbeRecord:
             "symmetry": self.symmetry,
             "reversal_job": self.reversal_job,
             "pricing": self.pricing,
+            "hint": self.hint,
             "search": self.search,
             "cpsat_parameters": dict(self.cpsat_parameters),
             "versions": self.versions,
@@ -126,11 +128,13 @@ def probe(
     search: str = "no-lp",
     reversal: bool = True,
     pricing: bool = True,
+    hint: Schedule | None = None,
 ) -> Probe:
     """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring).
     ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md);
     ``pricing`` the redundant rows that price contention on intervals
-    (:mod:`rar_opt.formulations.pricing`)."""
+    (:mod:`rar_opt.formulations.pricing`); ``hint`` a schedule (which may end later) where
+    CP-SAT's search looks first: it changes the route to an answer, never the answer."""
     if not is_int(makespan) or makespan < 1:
         raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
@@ -168,6 +172,9 @@ def probe(
     if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H
         job = symmetry_rows.add_reversal(model.model, instance, model.start, model.end, makespan)
         record = replace(record, reversal_job=job)
+    if hint is not None:
+        cpsat.hint_towards(model, instance, hint)
+        record = replace(record, hint=hint.meta.get("method", "given"))
     raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     record = replace(record, solver=raw.solver, model_size=raw.model_size)
     seconds = budget.elapsed()

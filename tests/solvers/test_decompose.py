@@ -102,6 +102,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
         "not a policy": {"improvers": (("tabu", 1.0),)},
         "contention_free": {"contention_free": "no"},
+        "probe_hint": {"probe_hint": 1},
         "bins_share": {"bins_share": 2.0},
         "probe_reversal": {"probe_reversal": True},
         "probe_pricing": {"probe_pricing": "first"},

@@ -53,6 +53,30 @@ def test_probes_bracket_the_optimum_where_contention_decides(inst: Instance) -> 
         assert probe(inst, res.makespan - 1, symmetry=False).status == Status.INFEASIBLE
 
 
+@settings(max_examples=10)
+@given(communication_heavy_instances())
+def test_a_hint_that_ends_later_changes_no_answer(inst: Instance) -> None:
+    # the probes start from a worse schedule (the slowest policy's, which ends after the slot
+    # asked): the answers at OPT - 1 and OPT are those of the probes without it
+    from rar_opt.algorithms import POLICIES, run_policy
+    from rar_opt.solvers import solve
+
+    opt = solve(inst, "compact").makespan
+    assert opt is not None
+
+    def span(schedule: Schedule) -> int:
+        return int(max(reference_simulate(inst, schedule)["completion"]))
+
+    worst = max((run_policy(inst, name).schedule for name in POLICIES), key=span)
+    assert span(worst) >= opt
+    at = probe(inst, opt, hint=worst)
+    assert at.status == Status.FEASIBLE and at.schedule_makespan == opt and at.record.hint is not None
+    assert max(reference_simulate(inst, at.schedule)["completion"]) == opt
+    if opt - 1 >= int(inst.bounds.rho_min.max()):  # else the shortcut answers without a model
+        below = probe(inst, opt - 1, hint=worst)
+        assert below.status == Status.INFEASIBLE and below.lower_bound == opt
+
+
 def test_probes_bracket_every_library_optimum(library) -> None:
     for known in library:
         _answers(known.instance, known.optimum)
