@@ -57,6 +57,10 @@ METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
 SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
 """``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
+LARGE_BEFORE = dataclasses.replace(AUTO_LARGE, name="auto-no-pack-first", fitting_improve_share=None)
+"""``auto``'s plan from ``LARGE_JOBS`` jobs on as it was before pack's search came first
+(2026-12-04): the variants measured against it are built from it, so that they still run
+as they were measured."""
 
 VARIANTS = {
     plan.name: plan
@@ -87,16 +91,16 @@ VARIANTS = {
             bins_share=0.15,
         ),
         # the full model early for most of the time, then the bins, the probes, the full model
-        # again: auto's plan from LARGE_JOBS jobs on (AUTO_LARGE), at every size
-        dataclasses.replace(AUTO_LARGE, name="auto-full-bins"),
+        # again: auto's plan from LARGE_JOBS jobs on before pack's search came first (LARGE_BEFORE), at every size
+        dataclasses.replace(LARGE_BEFORE, name="auto-full-bins"),
         # the full model early for a quarter of the time, then the probes (a step probe at
         # L + 1 first), the bins, the full model again
         dataclasses.replace(
-            AUTO_LARGE, name="auto-short-full", stages=("full", "probe", "bins", "full"), early_full_share=0.25
+            LARGE_BEFORE, name="auto-short-full", stages=("full", "probe", "bins", "full"), early_full_share=0.25
         ),
         # the same with the early full model stopped once it ends one slot above the floor
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_BEFORE,
             name="auto-short-full-stop",
             stages=("full", "probe", "bins", "full"),
             early_full_share=0.25,
@@ -105,11 +109,11 @@ VARIANTS = {
         # the full model early for a quarter of the time, then the bins, the probes, the full
         # model again (the bins' raised floor reaches the probes and the last full model)
         dataclasses.replace(
-            AUTO_LARGE, name="auto-short-bins", stages=("full", "bins", "probe", "full"), early_full_share=0.25
+            LARGE_BEFORE, name="auto-short-bins", stages=("full", "bins", "probe", "full"), early_full_share=0.25
         ),
         # the same without the step probe at L + 1: the probes start at the floor
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_BEFORE,
             name="auto-short-bins-nostep",
             stages=("full", "bins", "probe", "full"),
             early_full_share=0.25,
@@ -117,20 +121,24 @@ VARIANTS = {
         ),
         # auto-short-full and auto-short-bins-nostep with the probes at the floor hinted with the best schedule
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_BEFORE,
             name="auto-short-full-hint",
             stages=("full", "probe", "bins", "full"),
             early_full_share=0.25,
             probe_hint=True,
         ),
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_BEFORE,
             name="auto-short-bins-nostep-hint",
             stages=("full", "bins", "probe", "full"),
             early_full_share=0.25,
             step_probe_share=None,
             probe_hint=True,
         ),
+        # auto's 24-job plan with 10% of the time for pack's search first (Plan.fitting_improve_share):
+        # auto itself from 24 jobs on since 2026-12-04; and without it, auto's 24-job plan before
+        dataclasses.replace(LARGE_BEFORE, name="auto-pack-first", fitting_improve_share=0.1),
+        LARGE_BEFORE,
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -217,8 +217,11 @@ class _Run:
 
     def _stop_before(self, kind: PhaseKind) -> str | None:
         """Why the run cannot go on to a phase of ``kind``, or None when it can."""
-        improved = self.best.last(PhaseKind.IMPROVE) is not None
-        if kind in CONTENTION_FREE and improved and stop_requested() is None:  # no full model: nothing follows
+        # the improvement phase ran because the full model does not fit: nothing follows
+        improved = self.best.last(PhaseKind.IMPROVE) is not None and not self.ctx.fits(
+            self.best.within(self.ctx.horizon)
+        )
+        if kind in CONTENTION_FREE and improved and stop_requested() is None:
             return self._skip_full(self.ctx.too_large(self.best.within(self.ctx.horizon)) or "too large")
         if kind in ALWAYS:
             return None

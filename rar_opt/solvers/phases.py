@@ -228,13 +228,15 @@ failures (at paper scale its schedules beat the restarts' where the class applie
 
 
 def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """Where the full model cannot be built (paper scale): the plan's improvement searches
-    (``Plan.improvers``, seeded with the budget's seed) in turn, for the plan's share of
-    the time left; each schedule is checked by the simulator before it is offered."""
+    """The plan's improvement searches (``Plan.improvers``, seeded with the budget's seed) in
+    turn: where the full model cannot be built (paper scale), for the plan's
+    ``improve_share`` of the time left; where it can, for its ``fitting_improve_share`` (None:
+    not at all). Each schedule is checked by the simulator before it is offered."""
     from rar_opt.algorithms import run_policy
 
-    share, left = ctx.plan.improve_share, ctx.budget.left()
-    if share is None or left is None or ctx.fits(best.within(ctx.horizon)) or stop_requested() is not None:
+    fits = ctx.fits(best.within(ctx.horizon))
+    share, left = ctx.plan.fitting_improve_share if fits else ctx.plan.improve_share, ctx.budget.left()
+    if share is None or left is None or stop_requested() is not None:
         return
     until = time.perf_counter() + left * share
     for name, part in ctx.plan.improvers:

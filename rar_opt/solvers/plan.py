@@ -77,6 +77,10 @@ class Plan:
     # those searches in turn (names of rar_opt.algorithms.POLICIES), each with its part of
     # the phase's time (the last one takes what is left: 1.0)
     improvers: tuple[tuple[str, float], ...] = (("pack", 1.0),)
+    # where the full model can be built: this share of the time left for the same searches,
+    # before the stages, so that the full model (hinted with it) and the probes start from a
+    # better schedule than the heuristics' constructions; None: no such phase
+    fitting_improve_share: float | None = None
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -90,11 +94,13 @@ class Plan:
     # probe at the floor is then the whole question left, and gets the time (last_probe_share)
     early_full_stops_one_above: bool = False
     # from large_jobs jobs on, the stages run in the order large_stages, an early full model
-    # with large_early_full_share of the time left (measured to prove more from that size on:
-    # docs/exactness.md, "The plan chosen by size"); None: every size runs as above
+    # with large_early_full_share of the time left, and fitting_improve_share is
+    # large_fitting_improve_share (measured to prove more from that size on: docs/exactness.md,
+    # "The plan chosen by size"); None: every size runs as above
     large_jobs: int | None = None
     large_stages: tuple[str, ...] = ("full", "bins", "probe", "full")
     large_early_full_share: float | None = 0.6
+    large_fitting_improve_share: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -110,6 +116,8 @@ class Plan:
             shares["step_probe_share"] = self.step_probe_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
+        if self.fitting_improve_share is not None:
+            shares["fitting_improve_share"] = self.fitting_improve_share
         if self.early_full_share is not None:
             shares["early_full_share"] = self.early_full_share
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
@@ -175,11 +183,17 @@ class Plan:
 
     def for_jobs(self, jobs: int) -> Plan:
         """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
-        one with :attr:`large_stages` and :attr:`large_early_full_share` (and no switch of
-        its own), else this one."""
+        one with :attr:`large_stages`, :attr:`large_early_full_share` and
+        :attr:`large_fitting_improve_share` (and no switch of its own), else this one."""
         if self.large_jobs is None or jobs < self.large_jobs:
             return self
-        return replace(self, stages=self.large_stages, early_full_share=self.large_early_full_share, large_jobs=None)
+        return replace(
+            self,
+            stages=self.large_stages,
+            early_full_share=self.large_early_full_share,
+            fitting_improve_share=self.large_fitting_improve_share,
+            large_jobs=None,
+        )
 
     def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe
@@ -211,12 +225,15 @@ AUTO = Plan(
     improvers=(("pack", 1.0),),
     contention_free=False,
     large_jobs=LARGE_JOBS,
+    large_fitting_improve_share=0.1,
 )
 """The default method: the probes, the GPU bins, then the full model, below
-:data:`LARGE_JOBS` jobs; from there on the full model first, with 60% of the time left,
-then the GPU bins, the probes and the full model again (:data:`AUTO_LARGE`). The probes
-first prove the 16 x 8 x 100 instances whose refutation needs most of the time; from 24
-jobs on the full model's schedules prove more (measured)."""
+:data:`LARGE_JOBS` jobs; from there on ``pack``'s search for 10% of the time left, the
+full model (hinted with its schedule) with 60% of the rest, then the GPU bins, the probes
+and the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
+instances whose refutation needs most of the time; from 24 jobs on the full model's
+schedules prove more, and more so from a better schedule (measured: docs/exactness.md,
+"The plan chosen by size" and "Pack's search first, from 24 jobs on")."""
 
 AUTO_LARGE = AUTO.for_jobs(LARGE_JOBS)
 """``auto``'s plan from :data:`LARGE_JOBS` jobs on."""

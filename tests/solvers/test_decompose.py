@@ -16,6 +16,7 @@ from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.decompose import AUTO, DECOMPOSE, decompose
+from rar_opt.solvers.plan import LARGE_JOBS
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy
 
 from ..bruteforce import brute_force
@@ -103,6 +104,8 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "not a policy": {"improvers": (("tabu", 1.0),)},
         "contention_free": {"contention_free": "no"},
         "probe_hint": {"probe_hint": 1},
+        r"fitting_improve_share\b.*in \(0, 1\]": {"fitting_improve_share": 0},
+        r"large_fitting_improve_share\b.*in \(0, 1\]": {"large_fitting_improve_share": 1.5},
         "bins_share": {"bins_share": 2.0},
         "probe_reversal": {"probe_reversal": True},
         "probe_pricing": {"probe_pricing": "first"},
@@ -210,6 +213,24 @@ NO_FLOORS = dataclasses.replace(LIST_ONLY, structural=False, step_probe_share=No
 """auto without its structural floors, whose split-pairs bound alone proves 6 on wait-beats-start:
 the tests of the later phases use it so that those phases have something to prove; and
 without the step probe, so that the probes climb from the floor one slot at a time."""
+
+
+def test_a_fitting_improve_share_searches_first_and_the_stages_still_prove(wait_beats_start: Instance) -> None:
+    # where the full model fits, Plan.fitting_improve_share gives the improvement searches a
+    # share before the stages (None, the default below 24 jobs: no such phase); the stages
+    # after it still run and prove the optimum
+    plan = dataclasses.replace(NO_FLOORS, improvers=(("improve", 1.0),), fitting_improve_share=0.2)
+    res = decompose(wait_beats_start, plan=plan, time_limit=30)
+    kinds = [p.kind for p in res.record.phases]
+    assert kinds[:3] == [PhaseKind.HEURISTICS, PhaseKind.IMPROVE, PhaseKind.RELAXATION], kinds
+    improved = res.record.phase(PhaseKind.IMPROVE)
+    assert improved.search == "improve" and improved.objective is not None and improved.objective <= 8
+    assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
+    plain = decompose(wait_beats_start, plan=NO_FLOORS, time_limit=30)
+    assert PhaseKind.IMPROVE not in [p.kind for p in plain.record.phases]
+    assert plain.makespan == res.makespan
+    large = dataclasses.replace(AUTO, large_fitting_improve_share=0.1)
+    assert large.for_jobs(LARGE_JOBS).fitting_improve_share == 0.1 and large.for_jobs(LARGE_JOBS - 1) is large
 
 
 def test_auto_floors_prove_what_the_relaxation_cannot(wait_beats_start: Instance) -> None:
