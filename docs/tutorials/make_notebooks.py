@@ -97,8 +97,8 @@ VARIANTS = [
     "`rar_opt.studies.variants.measure` builds one on an instance and reports its size, its LP and "
     "root bounds and what the solve proves; variants of the same objective must agree.",
     "from rar_opt import generate\n"
-    "from rar_opt.instances.library import model_path\n"
     "from rar_opt.formulations.specs import ModelSpec\n"
+    "from rar_opt.instances.library import model_path\n"
     "from rar_opt.studies.variants import disagreements, measure\n\n"
     'inst = generate("tiny", seed=3, jobs=4, servers=2)\n'
     'print(inst.name, inst.num_jobs, "jobs on", inst.cluster.servers)\n'
