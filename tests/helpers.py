@@ -9,11 +9,17 @@ exact method), never from one another. The instance library is exposed as fixtur
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from rar_opt import Instance, Schedule, check
 from rar_opt.algorithms import POLICIES, run_policy
@@ -36,6 +42,39 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 # -- judging schedules -----------------------------------------------------------------
+def group_signalled(
+    argv: list[str], after: float, cwd: Path, ready: Callable[[], bool] = lambda: True, wait_s: float = 20.0
+) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``argv`` in a session of its own and send SIGINT to its process group, as a
+    terminal's Ctrl-C does, once ``after`` seconds have passed and ``ready()`` holds; the
+    finished process and the seconds from the signal to the main process's exit (its stderr
+    may stay open a little longer, held by a helper process such as multiprocessing's
+    resource tracker). Fails the test if the process ends before the signal or still runs
+    ``wait_s`` seconds after it."""
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True
+    )
+    began = time.perf_counter()
+    try:
+        while time.perf_counter() - began < after or not ready():
+            if proc.poll() is not None:
+                pytest.fail(f"the command ended before the signal: {proc.communicate()[1]}")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.perf_counter()
+        try:
+            proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the command still ran {wait_s:.0f} s after Ctrl-C to its process group")
+        took = time.perf_counter() - sent
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+
+
 def makespan(instance: Instance, schedule: Schedule) -> int:
     """The makespan of a schedule the checker finds feasible (fails the test otherwise)."""
     report = check(instance, schedule)

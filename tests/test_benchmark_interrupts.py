@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
-import pytest
+from .helpers import group_signalled
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -47,35 +45,15 @@ SCRIPT = textwrap.dedent(
 def test_ctrl_c_to_the_group_ends_a_benchmark_run_at_once(tmp_path: Path) -> None:
     script = tmp_path / "bench.py"
     script.write_text(SCRIPT)
-    proc = subprocess.Popen(
-        [sys.executable, str(script), str(BENCHMARKS), str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        began = time.perf_counter()
-        while len(list(tmp_path.glob("busy-*"))) < 2 or not (tmp_path / "rows.json").exists():
-            if proc.poll() is not None:
-                pytest.fail(f"the script ended before the signal: {proc.communicate()[1]}")
-            if time.perf_counter() - began > 60:
-                pytest.fail("the workers did not start")
-            time.sleep(0.05)
-        workers = [int(p.name.removeprefix("busy-")) for p in tmp_path.glob("busy-*")]
-        os.killpg(proc.pid, signal.SIGINT)
-        sent = time.perf_counter()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the script still ran 30 s after Ctrl-C to its process group")
-        took = time.perf_counter() - sent
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert proc.returncode == 130, err
+    workers: list[int] = []
+
+    def ready() -> bool:  # both workers busy with a long run, and the first row written
+        workers[:] = [int(p.name.removeprefix("busy-")) for p in tmp_path.glob("busy-*")]
+        return len(workers) == 2 and (tmp_path / "rows.json").exists()
+
+    out, took = group_signalled([sys.executable, str(script), str(BENCHMARKS), str(tmp_path)], 0.0, tmp_path, ready)
+    err = out.stderr
+    assert out.returncode == 130, err
     assert took < 5.0, (took, err)  # not the 300 s of the running work
     assert "Traceback" not in err and "interrupted (SIGINT)" in err and "rows.json" in err, err
     assert json.loads((tmp_path / "rows.json").read_text())["rows"] == [{"seconds": 0.0}]

@@ -285,25 +285,27 @@ def read_schedule(model: CpsatModel, instance: Instance) -> Schedule:
 def set_start(model: CpsatModel, instance: Instance, schedule: Schedule) -> None:
     """Hint CP-SAT with ``schedule``'s starts, placements and completions (from the
     simulator); CP-SAT completes the rest. The schedule must end within the horizon."""
-    horizon = model_data(model).horizon
-    if simulate(instance, schedule).completion.max() > horizon:
-        raise ValueError("the schedule does not complete within the modelled horizon")
-    _hint(model, instance, schedule)
+    _hint(model, instance, schedule, within=True)
 
 
 def hint_towards(model: CpsatModel, instance: Instance, schedule: Schedule) -> None:
     """Hint CP-SAT with ``schedule`` although it may end after the modelled horizon (a probe
     below the best makespan so far): every job's start and placement, and the completions
     that fall within the horizon. A hint is only where the search looks first, never a
-    row, so an infeasible one removes no answer (docs/exactness.md, "Probes")."""
-    _hint(model, instance, schedule)
+    row, so an infeasible one removes no answer (docs/exactness.md, "Pack's search first, from 24
+    jobs on")."""
+    _hint(model, instance, schedule, within=False)
 
 
-def _hint(model: CpsatModel, instance: Instance, schedule: Schedule) -> None:
+def _hint(model: CpsatModel, instance: Instance, schedule: Schedule, within: bool) -> None:
+    """The hints of :func:`set_start` (``within``: the schedule must end within the horizon)
+    and of :func:`hint_towards`."""
     horizon = model_data(model).horizon
     if getattr(model_data(model).options, "symmetry", True):
         schedule = symmetry.canonical(instance, schedule)  # the orbit's member the rows keep
     completion = simulate(instance, schedule).completion
+    if within and completion.max() > horizon:
+        raise ValueError("the schedule does not complete within the modelled horizon")
     for j, a in enumerate(schedule.starts):
         model.model.add_hint(model.start[j], int(a))
         if completion[j] <= horizon:

@@ -5,16 +5,14 @@ second run on the same store completes (issue 32: a study with Dask workers wait
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ..helpers import group_signalled
 from .test_interrupts import HARD, _stored_statuses
 
 GROUP_EXIT_S = 5.0
@@ -24,37 +22,8 @@ GROUP_EXIT_S = 5.0
 def _group_signalled(
     args: list[str], after: float, cwd: Path, ready: Callable[[], bool] = lambda: True
 ) -> tuple[subprocess.CompletedProcess, float]:
-    """Run ``rar-opt ARGS`` in a session of its own, send SIGINT to its process group once
-    ``after`` seconds have passed and ``ready()`` holds; the finished process and the seconds
-    from the signal to the main process's exit (its stderr may stay open a little longer, held
-    by a helper process such as multiprocessing's resource tracker)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rar_opt", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        start_new_session=True,
-    )
-    began = time.perf_counter()
-    try:
-        while time.perf_counter() - began < after or not ready():
-            if proc.poll() is not None:
-                pytest.fail(f"the command ended before the signal: {proc.communicate()[1]}")
-            time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
-        sent = time.perf_counter()
-        try:
-            proc.wait(timeout=4 * GROUP_EXIT_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"the command still ran {4 * GROUP_EXIT_S:.0f} s after Ctrl-C to its process group")
-        took = time.perf_counter() - sent
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+    """``rar-opt ARGS`` signalled as :func:`tests.helpers.group_signalled` does."""
+    return group_signalled([sys.executable, "-m", "rar_opt", *args], after, cwd, ready, wait_s=4 * GROUP_EXIT_S)
 
 
 def _ended_by_ctrl_c(out: subprocess.CompletedProcess, took: float) -> None:
