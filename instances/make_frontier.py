@@ -47,6 +47,10 @@ NEXT = [
     ("tiny", 32, 8, 200, 2),
     ("heavy", 32, 8, 200, 0),
     ("heavy", 32, 8, 200, 2),
+    # seeds 3-5 drawn on 2026-12-04: two whose optimum is the floor, which probes of 74 s proved
+    # (docs/exactness.md, "Pack's search first, from 24 jobs on")
+    ("tiny", 24, 8, 150, 3),
+    ("heavy", 24, 8, 150, 5),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")
