@@ -59,10 +59,30 @@ def save(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
     return path
 
 
+STOPS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a benchmark run: a terminal's Ctrl-C, and ``kill`` (to the script
+or to its process group) as a batch system sends it."""
+
+
+class _Stopped(BaseException):
+    """Raised in a benchmark's main process by a signal of :data:`STOPS` (SIGINT arrives as
+    KeyboardInterrupt)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: Any) -> None:
+    raise _Stopped(signum)
+
+
 def _run_worker_init(parent: int) -> None:
-    """A benchmark worker leaves Ctrl-C to its parent: it ignores SIGINT (so that no solver in
-    it catches the signal and carries on with its next phase) and dies with the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """A benchmark worker leaves the stop signals to its parent: it ignores them (so that no
+    solver in it catches one and carries on with its next phase, and no worker dies before
+    the parent has seen the signal) and dies with the parent."""
+    for signum in STOPS:
+        signal.signal(signum, signal.SIG_IGN)
     worker_init(parent)
 
 
@@ -72,8 +92,10 @@ def run_pool(workers: int, written: str = "") -> Iterator[ProcessPoolExecutor]:
     reaches the whole process group, the workers ignore it, and the parent cancels the queued
     runs, kills the running ones and exits with status 130 and one line on stderr (naming
     ``written``, the file that holds the rows finished so far, if any) instead of waiting for
-    them and printing a traceback."""
+    them and printing a traceback. SIGTERM, to the script or to its group, ends it the same
+    way with status 143."""
     pool = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_run_worker_init, initargs=(os.getpid(),))
+    before = signal.signal(signal.SIGTERM, _raise_stopped)
     try:
         with pool:
             try:
@@ -84,10 +106,13 @@ def run_pool(workers: int, written: str = "") -> Iterator[ProcessPoolExecutor]:
                 for process in running:
                     process.kill()
                 raise
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Stopped) as stop:
+        signum = stop.signum if isinstance(stop, _Stopped) else signal.SIGINT
         kept = f"; the rows finished so far are in {written}" if written and Path(written).exists() else ""
-        print(f"interrupted (SIGINT){kept}", file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
+        print(f"interrupted ({signal.Signals(signum).name}){kept}", file=sys.stderr, flush=True)
+        raise SystemExit(128 + signum) from None
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -43,10 +43,15 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 # -- judging schedules -----------------------------------------------------------------
 def group_signalled(
-    argv: list[str], after: float, cwd: Path, ready: Callable[[], bool] = lambda: True, wait_s: float = 20.0
+    argv: list[str],
+    after: float,
+    cwd: Path,
+    ready: Callable[[], bool] = lambda: True,
+    wait_s: float = 20.0,
+    signum: int = signal.SIGINT,
 ) -> tuple[subprocess.CompletedProcess, float]:
-    """Run ``argv`` in a session of its own and send SIGINT to its process group, as a
-    terminal's Ctrl-C does, once ``after`` seconds have passed and ``ready()`` holds; the
+    """Run ``argv`` in a session of its own and send ``signum`` (SIGINT: as a terminal's
+    Ctrl-C does) to its process group once ``after`` seconds have passed and ``ready()`` holds; the
     finished process and the seconds from the signal to the main process's exit (its stderr
     may stay open a little longer, held by a helper process such as multiprocessing's
     resource tracker). Fails the test if the process ends before the signal or still runs
@@ -60,12 +65,12 @@ def group_signalled(
             if proc.poll() is not None:
                 pytest.fail(f"the command ended before the signal: {proc.communicate()[1]}")
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signum)
         sent = time.perf_counter()
         try:
             proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"the command still ran {wait_s:.0f} s after Ctrl-C to its process group")
+            pytest.fail(f"the command still ran {wait_s:.0f} s after signal {signum} to its process group")
         took = time.perf_counter() - sent
         out, err = proc.communicate(timeout=60)
     finally:

@@ -1,16 +1,19 @@
-"""Ctrl-C in a benchmark script that runs its instances in worker processes
+"""Ctrl-C (or SIGTERM) in a benchmark script that runs its instances in worker processes
 (``benchmarks/common.run_pool``): sent to the whole process group, as a terminal does, it ends
-the script at once with status 130 and one line, kills the running workers instead of waiting
+the script at once with status 130 (143) and one line, kills the running workers instead of waiting
 for their solves, and leaves the result file as the last finished row wrote it."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import textwrap
 import time
 from pathlib import Path
+
+import pytest
 
 from .helpers import group_signalled
 
@@ -42,7 +45,8 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_ctrl_c_to_the_group_ends_a_benchmark_run_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_signal_to_the_group_ends_a_benchmark_run_at_once(tmp_path: Path, signum: int) -> None:
     script = tmp_path / "bench.py"
     script.write_text(SCRIPT)
     workers: list[int] = []
@@ -51,11 +55,12 @@ def test_ctrl_c_to_the_group_ends_a_benchmark_run_at_once(tmp_path: Path) -> Non
         workers[:] = [int(p.name.removeprefix("busy-")) for p in tmp_path.glob("busy-*")]
         return len(workers) == 2 and (tmp_path / "rows.json").exists()
 
-    out, took = group_signalled([sys.executable, str(script), str(BENCHMARKS), str(tmp_path)], 0.0, tmp_path, ready)
+    argv = [sys.executable, str(script), str(BENCHMARKS), str(tmp_path)]
+    out, took = group_signalled(argv, 0.0, tmp_path, ready, signum=signum)
     err = out.stderr
-    assert out.returncode == 130, err
+    assert out.returncode == 128 + signum, err
     assert took < 5.0, (took, err)  # not the 300 s of the running work
-    assert "Traceback" not in err and "interrupted (SIGINT)" in err and "rows.json" in err, err
+    assert "Traceback" not in err and f"interrupted ({signal.Signals(signum).name})" in err and "rows.json" in err, err
     assert json.loads((tmp_path / "rows.json").read_text())["rows"] == [{"seconds": 0.0}]
     assert not list(tmp_path.glob(".*.partial"))
     time.sleep(0.5)
