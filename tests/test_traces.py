@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -226,6 +227,13 @@ def test_bad_rows_against_the_cluster(tmp_path: Path) -> None:
     path.write_text("submit[s],gpus,duration[min],iterations\n0,1,30,40\n0,16,95,100\n")
     with pytest.raises(InputError, match=r"line 3: duration: .*could stall"):
         trace_instance(read_trace(path), servers=4, server_gpus=4)
+    # durations too long for any whole number of iterations: refused before any cast to integers
+    for huge in ("1e15", "1e18", "1e300"):
+        path.write_text(f"name,submit[min],gpus,duration[min]\na,0,2,{huge}\n")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no numpy cast warning on the way
+            with pytest.raises(InputError, match=r"line 2: duration: is .* too long for slots of 60 s"):
+                trace_instance(read_trace(path), servers=4, server_gpus=8)
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ Policies (in :data:`rar_opt.algorithms.POLICIES`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,7 +46,7 @@ from rar_opt.algorithms.sjf_bco import fa_ffp, lbsgf
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
-from rar_opt.support.checks import is_int
+from rar_opt.support.checks import is_int, is_real
 from rar_opt.support.progress import TRIALS
 
 
@@ -79,8 +80,8 @@ class OnlineSjfBcoParams(OnlineParams):
         super().__post_init__()
         if not is_int(self.kappa) or self.kappa < 1:
             raise ParameterError(f"must be an integer >= 1, got {self.kappa!r}", where="kappa")
-        if not self.lam >= 1.0:
-            raise ParameterError(f"must be >= 1 (lambda_j), got {self.lam!r}", where="lam")
+        if not is_real(self.lam) or not 1.0 <= self.lam < math.inf:
+            raise ParameterError(f"must be a finite number >= 1 (lambda_j), got {self.lam!r}", where="lam")
 
 
 def run_online(instance: Instance, priority: np.ndarray, rule: PlacementRule, backfill: bool = True) -> Trial:

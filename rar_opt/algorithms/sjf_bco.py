@@ -20,6 +20,7 @@ runs 1..n_g as printed. The result is the same, which a test checks.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,7 +46,7 @@ from rar_opt.algorithms.orders import fewest_gpus_first
 from rar_opt.algorithms.result import PolicyResult, policy_result
 from rar_opt.errors import ParameterError
 from rar_opt.instance import Instance
-from rar_opt.support.checks import is_int
+from rar_opt.support.checks import is_int, is_real
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,8 @@ class SjfBcoParams:
             raise ParameterError(f"must be 'distinct' or 'all', got {self.kappas!r}", where="kappas")
         if self.kappa is not None and (not is_int(self.kappa) or self.kappa < 1):
             raise ParameterError(f"must be an integer >= 1, got {self.kappa!r}", where="kappa")
-        if not self.lam >= 1.0:
-            raise ParameterError(f"must be >= 1 (lambda_j), got {self.lam!r}", where="lam")
+        if not is_real(self.lam) or not 1.0 <= self.lam < math.inf:
+            raise ParameterError(f"must be a finite number >= 1 (lambda_j), got {self.lam!r}", where="lam")
         if self.small_rule not in ("printed", "packing"):
             raise ParameterError(f"must be 'printed' or 'packing', got {self.small_rule!r}", where="small_rule")
         if self.bisection not in ("paper", "tightest"):

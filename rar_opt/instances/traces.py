@@ -285,10 +285,10 @@ def trace_instance(
             iterations[k], tau[k] = r.iterations, drawn[k]
         else:  # duration alone: the paper's per-iteration time, and the iterations filling the duration
             assert r.duration is not None
-            count = int(_robust_ceil(np.array([r.duration / slot / drawn[k]]))[0])
-            if count > INT_LIMIT:
+            needed = r.duration / slot / drawn[k]  # iterations, before rounding: checked before the cast
+            if not needed <= INT_LIMIT:
                 raise _bad(trace.file, r.line, "duration", f"is {r.duration:g} s: too long for slots of {slot:g} s")
-            iterations[k], tau[k] = max(1, count), drawn[k]
+            iterations[k], tau[k] = max(1, int(_robust_ceil(np.array([needed]))[0])), drawn[k]
     shares = np.full(n, cal.contention)
     cluster, jobs = _calibrate(
         rng, "", capacity, sizes, iterations, tau, shares, cal.overhead, _Physics(), cal.reference

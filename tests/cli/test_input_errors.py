@@ -110,7 +110,9 @@ def test_bad_numbers_exit_2(args) -> None:
         (("--policy", "pack", "--lanes", "1.5"), "error: --lanes: must be a share of the time limit"),
         (("--policy", "pack", "--lanes", "nan"), "error: --lanes: "),
         (("--policy", "pack", "--lanes-patience", "-1"), "error: --lanes-patience: must be an integer >= 0"),
-        (("--policy", "sjf-bco", "--lam", "0.5"), "error: --lam: must be >= 1"),
+        (("--policy", "sjf-bco", "--lam", "0.5"), "error: --lam: must be a finite number >= 1"),
+        (("--policy", "sjf-bco", "--lam", "inf", "--json"), "error: --lam: must be a finite number >= 1"),
+        (("--policy", "online-sjf-bco", "--lam", "nan"), "error: --lam: must be a finite number >= 1"),
         (("--policy", "improve", "--lanes", "0.2"), "error: --lanes: improve does not take it"),  # not improve's
         (("--policy", "pack", "--no-reserve"), "error: --no-reserve: pack does not take it"),
     ],
