@@ -214,7 +214,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             print(f"message  {res.message}")
     if res.status == Status.INFEASIBLE:
         print(
-            f"error: {args.instance}: no schedule completes within the horizon {res.record.options['horizon']} "
+            f"error: {args.instance}: no schedule completes within the horizon "
+            f"{res.record.options.get('horizon', instance.horizon)} "
             "(proven infeasible)",
             file=sys.stderr,
         )

@@ -182,33 +182,44 @@ def solve_sum(
         phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
     options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
     bound = _floor(instance, phases) - shift
+    nothing = None if best.value is not None else _nothing_fits(instance, phases)  # why no schedule can fit
     order: tuple[int, ...] | None = None
-    if best.value != bound and not budget.expired() and stop_requested() is None:
+    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
         relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options)
         bound = max(bound, relaxed - shift)
-    if best.value != bound and not budget.expired():
+    if nothing is None and best.value != bound and not budget.expired():
         phases.append(_improve(instance, objective, best, budget, order))
-    if best.value != bound and not budget.expired() and stop_requested() is None:
+    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
         found = _backfill(instance, objective, best, budget, order)
         if found is not None:
             phases.append(found)
-    if best.value != bound and not budget.expired() and stop_requested() is None and why_no_model(instance):
+    if (
+        nothing is None
+        and best.value != bound
+        and not budget.expired()
+        and stop_requested() is None
+        and why_no_model(instance)
+    ):
         found = _neighbourhoods(instance, objective, best, budget)
         if found is not None:
             phases.append(found)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
-    if best.value != bound and not budget.expired() and stop_requested() is None:
+    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
         full = None if full_model is None else _full_model(instance, objective, best, budget, full_model, options)
         if full is not None:
             phases.append(full[0])
             if full[1] is not None:
                 bound = max(bound, full[1])
             solver = full[2] or solver
+            if full[0].status == Status.INFEASIBLE and best.value is None:
+                nothing = "the CP-SAT model proves that no schedule ends within the horizon"
     proof: PhaseRecord | None = None
     if best.value is not None and best.value <= bound:
         status = Status.OPTIMAL
         proof = max((p for p in phases if p.bound is not None and p.bound >= best.value), key=_rank, default=None)
+    elif nothing is not None:
+        status = Status.INFEASIBLE
     else:
         status = Status.FEASIBLE if best.value is not None else Status.NO_SOLUTION
     record = SolveRecord(
@@ -216,6 +227,7 @@ def solve_sum(
         "cpsat" if full is not None else "rar-opt",
         {
             "objective": objective,
+            "horizon": instance.horizon if best.cap is None else best.cap,  # the slots every schedule must end by
             **({} if makespan_within is None else {"makespan_within": makespan_within, "makespan_cap": best.cap}),
             "time_limit": budget.limit,
             "seed": budget.seed,
@@ -232,7 +244,7 @@ def solve_sum(
         has_solution=best.schedule is not None,
         objective=None if best.value is None else float(best.value),
         bound=float(bound),
-        termination=f"the best schedule ({best.source}) against the best bound",
+        termination=nothing or f"the best schedule ({best.source}) against the best bound",
         solver=solver,
     )
     schedule = None if best.schedule is None else best.schedule.with_meta({**best.schedule.meta, "method": best.source})
@@ -391,6 +403,20 @@ def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
     return floor
 
 
+def _nothing_fits(instance: Instance, phases: list[PhaseRecord]) -> str | None:
+    """Where no heuristic's schedule ends within the horizon: why none can (the cheap
+    makespan floor past the horizon, recorded as a floor phase), or None."""
+    began = time.perf_counter()
+    values = {b.name: b.value for b in registry.cheap(instance) if b.value is not None}
+    span = max(values.values(), default=0)
+    if span <= instance.horizon:
+        return None
+    phases.append(
+        PhaseRecord(PhaseKind.FLOOR, Status.INFEASIBLE, None, float(span), time.perf_counter() - began, floors=values)
+    )
+    return f"the makespan floor {span:g} is past the horizon of {instance.horizon} slots: nothing fits"
+
+
 def _relaxations(
     instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float, options: dict[str, Any]
 ) -> tuple[int, tuple[int, ...] | None]:
@@ -437,7 +463,7 @@ def _full_model(
         value = sum_of(instance, res.schedule, objective)
         if value is not None:
             best.offer(res.schedule, value, "cpsat")
-    status = res.status if res.status in (Status.OPTIMAL, Status.FEASIBLE) else Status.NO_SOLUTION
+    status = res.status if res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.INFEASIBLE) else Status.NO_SOLUTION
     record = PhaseRecord(
         PhaseKind.FULL, status, res.objective, None if bound is None else float(bound), time.perf_counter() - began
     )

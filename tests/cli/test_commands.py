@@ -99,8 +99,9 @@ def test_solve_infeasible_horizon_exits_2(tmp_path) -> None:
     inst = tiny(3)  # six 1-GPU jobs on one 1-GPU server
     short = Instance(inst.name, int(inst.bounds.rho_min.max()), inst.cluster, inst.jobs)
     short.write(tmp_path / "short.json")
-    out = run("solve", str(tmp_path / "short.json"))
-    assert out.returncode == 2 and "proven infeasible" in out.stderr and "Traceback" not in out.stderr
+    for objective in ("makespan", "total", "flow"):
+        out = run("solve", str(tmp_path / "short.json"), "--objective", objective, "--time-limit", "20")
+        assert out.returncode == 2 and "proven infeasible" in out.stderr and "Traceback" not in out.stderr, objective
 
 
 def test_solve_time_limit_is_not_an_error() -> None:

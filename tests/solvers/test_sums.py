@@ -177,3 +177,23 @@ def test_a_full_model_stopped_in_its_build_reports_the_start_on_the_sum_scale(ob
     completion = check(inst, start).result.completion
     want = int(np.sum(completion)) - (int(inst.releases.sum()) if objective == "flow" else 0)
     assert res.objective == want and res.objective != res.makespan
+
+
+@pytest.mark.parametrize("objective", ["total", "flow"])
+def test_a_horizon_too_short_is_proven_infeasible_for_sums(objective: str) -> None:
+    """Where no schedule ends within T, ``auto`` for a sum says so (``infeasible``, as the
+    makespan's ``auto`` does), by the makespan floor past T or by the full model."""
+    import dataclasses
+
+    import rar_opt
+    from rar_opt.bounds import registry
+
+    inst = rar_opt.generate("tiny", seed=2, jobs=6, servers=3)
+    floor = registry.floor(inst)
+    optimum = solve(inst, "auto", time_limit=20).objective
+    assert optimum is not None and floor < optimum  # so both routes below are taken
+    for horizon, route in ((floor - 1, PhaseKind.FLOOR), (int(optimum) - 1, PhaseKind.FULL)):
+        res = solve(dataclasses.replace(inst, horizon=horizon), "auto", objective=objective, time_limit=20)
+        assert res.status == Status.INFEASIBLE and res.schedule is None, (horizon, res.status)
+        assert res.record.phases[-1].kind == route and res.record.phases[-1].status == Status.INFEASIBLE
+        assert res.record.options["horizon"] == horizon
