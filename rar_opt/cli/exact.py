@@ -70,8 +70,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--jct-within",
         type=float,
         metavar="F",
-        help="with --objective makespan (the default): the shortest schedule whose average JCT (flow time) "
-        "is at most F (>= 1) times the best the heuristics find (the trade-off the other way round)",
+        help="with --objective makespan (the default): the shortest schedule whose flow time sum_j (C_j - r_j) "
+        "(J times the average JCT counted from each job's arrival) is at most F (>= 1) times the least the "
+        "heuristics find (the trade-off the other way round)",
     )
     p.add_argument(
         "--symmetry",
