@@ -78,3 +78,18 @@ def test_lower_bounds_match_the_reference_and_hold_for_every_policy(inst: Instan
     lb = lower_bounds(inst)
     assert (lb.longest, lb.work) == (max(rho_min), math.ceil(work - 1e-9))
     assert lb.best <= min(policy_makespans(inst).values())
+
+
+def test_a_relaxation_with_nothing_in_the_horizon_proves_the_horizon_too_short() -> None:
+    """The contention-free relaxation over T is a relaxation of every schedule within T: when
+    it has none, nothing fits, and its answer says so (a bound past T), not "nothing proven"."""
+    import dataclasses
+
+    import rar_opt
+    from rar_opt.bounds import registry
+
+    inst = rar_opt.generate("tiny", seed=2, jobs=6, servers=3)
+    short = dataclasses.replace(inst, horizon=registry.floor(inst) - 1)
+    found = {b.name: b for b in registry.compute(short, "makespan", time_limits={"relaxation": 10.0})}
+    relaxed = found["relaxation"]
+    assert relaxed.value == short.horizon + 1 and relaxed.exact and "nothing fits" in relaxed.note

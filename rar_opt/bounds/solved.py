@@ -20,6 +20,9 @@ from rar_opt.solvers import flowlp as lp
 def relaxation(instance: Instance, ask: Ask) -> Answer:
     """The contention-free relaxation's optimum, or CP-SAT's bound on it at the time limit."""
     found = solvers.relaxation_bound(instance, time_limit=ask.time_limit, seed=ask.seed)
+    if found.status == Status.INFEASIBLE:  # not even without contention does anything end by T
+        why = f"the relaxation has no schedule within the horizon T = {instance.horizon}: nothing fits"
+        return Answer(instance.horizon + 1, True, why)
     if found.bound is None:
         return Answer(None, None, f"nothing proven in {ask.time_limit:g} s ({found.status})")
     note = "the relaxation's optimum" if found.proven else "CP-SAT's bound on the relaxation (time limit)"
@@ -30,6 +33,8 @@ def server_bins(instance: Instance, ask: Ask) -> Answer:
     """The GPU-bins relaxation with servers, asked upward from the best cheap bound."""
     binned = solvers.gpu_bins_bound(instance, ask.floor, time_limit=ask.time_limit, seed=ask.seed)
     asked = ", ".join(f"{slot}: {answer}" for slot, answer in binned.asked)
+    if not asked:  # the floor it starts from is already past the horizon
+        asked = f"nothing: the floor {ask.floor} is past the horizon T = {instance.horizon}"
     note = binned.note or f"GPU bins that know their servers, splits priced (CP-SAT; asked {asked})"
     return Answer(binned.bound, None, note)
 

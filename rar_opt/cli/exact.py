@@ -169,7 +169,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 f"--formulation {args.formulation} contradicts the spec's {spec.formulation!r}", where="formulation"
             )
         formulation, options = spec.formulation, dict(spec.options)
-    options.update(_parse_options(args.option))
+    given = _parse_options(args.option)
+    options.update(given)
     if args.objective is not None:
         options["objective"] = args.objective
     if args.symmetry is not None:
@@ -191,6 +192,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 **options,
             )
     except InputError as exc:
+        key = (exc.where or "").removeprefix("options.")
+        if exc.where and exc.where != key and key in given and not exc.file:  # an option the command line gave
+            raise InputError(exc.message, where=f"--option {key}") from None
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)

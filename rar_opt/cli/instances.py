@@ -76,7 +76,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("schedule", parents=[common], help="schedule an instance with a heuristic policy")
     p.add_argument("instance")
     p.add_argument("--policy", default="sjf-bco", choices=list(POLICIES), help="default sjf-bco")
-    p.add_argument("--seed", type=int, default=0, help="seed of randomised policies, 0..2**63-1; improve, pack and backfill: 0..2**31-1 (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of randomised policies, 0..2**63-1; improve, pack and backfill: 0..2**31-1 (default 0)",
+    )
     p.add_argument("--kappa", type=int, help="SJF-BCO: fixed kappa instead of the loop")
     p.add_argument("--lam", type=float, help="SJF-BCO: lambda_j for every job (>= 1)")
     p.add_argument("--small-rule", choices=["printed", "packing"], help="SJF-BCO: FA-FFP variant")

@@ -137,7 +137,8 @@ def emit_simulation(
         names = sorted(report.names())
         where = f"{source}: " if source else ""
         print(
-            f"error: {where}the schedule violates {len(report.violations)} constraint(s): {', '.join(names)}",
+            f"error: {where}the schedule is infeasible: {len(report.violations)} violation(s) of "
+            f"{len(names)} constraint(s): {', '.join(names)}",
             file=sys.stderr,
         )
         return EXIT_INPUT

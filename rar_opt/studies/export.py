@@ -100,9 +100,10 @@ def export_worst(
     rows: list[TaskRow], k: int, directory: str | Path, store: str, config: dict[str, Any], policy: str | None = None
 ) -> list[Path]:
     """Write the ``k`` worst instances into ``directory`` (``NAME.json``); the paths written."""
+    chosen = list(worst_rows(rows, k, policy))  # checks k before any directory is made
     out = _directory(directory, "--output")
     written = []
-    for row, name, _ in worst_rows(rows, k, policy):
+    for row, name, _ in chosen:
         path = out / f"{row.outputs['instance']}.json"
         dump_json(instance_file(row, name, store, config), path)
         written.append(path)

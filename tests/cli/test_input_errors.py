@@ -52,7 +52,8 @@ def test_a_start_before_zero_names_the_schedule_file(cli_files: dict[str, Path],
     out = run("simulate", str(cli_files["inst"]), str(path))
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == (
-        f"error: {path}: the schedule violates 2 constraint(s): before_release, start_in_horizon"
+        f"error: {path}: the schedule is infeasible: 2 violation(s) of 2 constraint(s): "
+        "before_release, start_in_horizon"
     )
 
 

@@ -135,6 +135,12 @@ def test_export_needs_a_target(store) -> None:
     assert out.returncode == 2 and "-o DIR" in out.stderr
 
 
+def test_a_bad_count_of_worst_instances_makes_no_directory(store, tmp_path) -> None:
+    out = run("study", "export", str(store), "--worst", "0", "-o", str(tmp_path / "worst"))
+    assert out.returncode == 2 and "--worst" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "worst").exists()
+
+
 def _row(i: int, proven: bool, ratio: float, low: float, high: float):
     from rar_opt.studies.store import TaskRow
 
