@@ -139,6 +139,11 @@ VARIANTS = {
         # auto itself from 24 jobs on since 2026-12-04; and without it, auto's 24-job plan before
         dataclasses.replace(LARGE_BEFORE, name="auto-pack-first", fitting_improve_share=0.1),
         LARGE_BEFORE,
+        # auto's 24-job plan (pack's search first) with every probe at the floor asked again with
+        # the next CP-SAT seed after 8 s undecided (Plan.probe_restart_seconds); and the same with
+        # the early full model cut to 30% so that the restarted probes get more of the time
+        dataclasses.replace(AUTO_LARGE, name="auto-restarts", probe_restart_seconds=8.0),
+        dataclasses.replace(AUTO_LARGE, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

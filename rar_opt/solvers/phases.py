@@ -341,28 +341,38 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ends one slot above the floor, the probe answers all that is left to ask, and may use
     the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
     two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:
-    a yes makes the probe at L the last question, a no proves L + 2."""
+    a yes makes the probe at L the last question, a no proves L + 2. With the plan's
+    ``probe_restart_seconds``, a probe at the floor still undecided after that many seconds
+    is asked again with the next CP-SAT seed, within the time the first ask had."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
-    first, step = True, ctx.plan.step_probe_share
+    first, step, restart = True, ctx.plan.step_probe_share, ctx.plan.probe_restart_seconds
+    again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)
     while best.span is not None and best.floor is not None and best.floor < best.span:
-        if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS:
+        if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
             return
         asked, began = best.floor, time.perf_counter()
         limit = stage.left() or 0.0
         stepping = step is not None and best.span >= asked + 2
         if stepping and step is not None:  # one step probe per stage, at L + 1 (Plan.step_probe_share)
             asked, limit, step = asked + 1, min(limit, step * (ctx.budget.left() or 0.0)), None
+        elif again is not None:  # the same question again, with the next seed, within its first time
+            limit = again[1] - began
         elif ctx.plan.last_probe_share is not None and best.span == asked + 1:
             limit = max(limit, ctx.plan.last_probe_share * (ctx.budget.left() or 0.0))
+        attempt, until = again if again is not None else (0, began + limit)
+        if restart is not None and not stepping:
+            limit = min(limit, restart)
+        if limit <= MIN_SOLVER_SECONDS:
+            return
         reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first)
         try:
             answer = probe(
                 ctx.instance,
                 asked,
                 time_limit=limit,
-                seed=ctx.budget.seed,
+                seed=ctx.budget.seed + attempt,
                 threads=ctx.budget.threads,
                 symmetry=ctx.symmetry,
                 reversal=reversal,
@@ -385,6 +395,10 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
         if stepping:
             continue  # whatever it said, the probes go on at the floor
+        again = None
+        if answer.status == Status.NO_SOLUTION and restart is not None and stop_requested() is None:
+            again = (attempt + 1, until)  # undecided within its slice: ask again with the next seed
+            continue
         if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
             return
         first = False

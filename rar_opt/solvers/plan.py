@@ -65,6 +65,10 @@ class Plan:
     # speed the step probe's yes where it matters most (docs/exactness.md, "The pricing rows
     # on the step probe")
     probe_pricing: str = "all"
+    # a probe at the floor still undecided after this many seconds is asked again with the next
+    # CP-SAT seed (the time to a yes varies by seed far more than its median: docs/exactness.md,
+    # "Restarted probes"), within the time the question had; None: one ask per question
+    probe_restart_seconds: float | None = None
     # the probes at the floor start their search from the best schedule so far (a hint,
     # which may end after the slot asked: rar_opt.formulations.cpsat.hint_towards)
     probe_hint: bool = False
@@ -120,6 +124,11 @@ class Plan:
             shares["fitting_improve_share"] = self.fitting_improve_share
         if self.early_full_share is not None:
             shares["early_full_share"] = self.early_full_share
+        restart = self.probe_restart_seconds
+        if restart is not None and (not is_real(restart) or not 0 < restart < float("inf")):
+            raise InputError(
+                f"must be a positive number of seconds or None, got {restart!r}", where="probe_restart_seconds"
+            )
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         shares.update({f"improvers[{k}]": share for k, (_, share) in enumerate(self.improvers)})
         for where, share in shares.items():

@@ -14,7 +14,7 @@ import pytest
 
 from rar_opt import Instance
 from rar_opt.check import check
-from rar_opt.errors import ParameterError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import cpsat
 from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
@@ -311,6 +311,42 @@ def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_sta
         best.raise_bound(found.record.lower_bound())
     assert [(h, r) for h, r, _ in seen] == [(4, False), (5, True)] and best.floor == 6
     assert seen[0][2] == pytest.approx(0.15 * 100.0, rel=0.02)
+
+
+def test_an_undecided_probe_at_the_floor_is_asked_again_with_the_next_seed(
+    wait_beats_start: Instance, monkeypatch
+) -> None:
+    # Plan.probe_restart_seconds: the probe at the floor 5 is undecided twice (the spy says
+    # so), then refutes 5; each ask gets at most the restart's seconds, the next CP-SAT seed
+    # and the same rows, all within the time the first ask had; then 6 is asked afresh
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["seed"], kwargs["time_limit"], kwargs["reversal"]))
+        if len(seen) <= 2:
+            answer = real(*args, **kwargs)
+            return dataclasses.replace(answer, status=Status.NO_SOLUTION, schedule=None, schedule_makespan=None,
+                                       lower_bound=None)  # fmt: skip
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    plan = dataclasses.replace(AUTO, step_probe_share=None, probe_restart_seconds=2.0)
+    best = Incumbent(bound=5.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    ctx = Context(wait_beats_start, plan, Budget.start(100.0, seed=7), wait_beats_start.horizon, True, ("ff",))
+    for found in PHASES[PhaseKind.PROBE](ctx, best):
+        best.raise_bound(found.record.lower_bound())
+    assert [(h, seed, reversal) for h, seed, _, reversal in seen[:3]] == [(5, 7, True), (5, 8, True), (5, 9, True)]
+    assert all(limit <= 2.0 for _, _, limit, _ in seen) and best.floor == 6
+
+
+def test_a_plan_names_a_bad_restart() -> None:
+    for bad in (0, -1.0, float("inf"), float("nan"), "8", True):
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(AUTO, probe_restart_seconds=bad)
+        assert caught.value.where == "probe_restart_seconds"
 
 
 @pytest.mark.parametrize(("stop_at", "stops"), [(None, False), (8, True), (6, True), (5, False)])
