@@ -57,7 +57,11 @@ METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
 SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
 """``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
-LARGE_BEFORE = dataclasses.replace(AUTO_LARGE, name="auto-no-pack-first", fitting_improve_share=None)
+PACK_FIRST = dataclasses.replace(AUTO_LARGE, name="auto-pack-first", early_full_share=0.6, probe_restart_seconds=None)
+"""``auto``'s plan from ``LARGE_JOBS`` jobs on from 2026-12-04 (ninth session) until the
+restarted probes (tenth session): pack's search first, the early full model with 60% of
+the time, probes asked once."""
+LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fitting_improve_share=None)
 """``auto``'s plan from ``LARGE_JOBS`` jobs on as it was before pack's search came first
 (2026-12-04): the variants measured against it are built from it, so that they still run
 as they were measured."""
@@ -137,13 +141,14 @@ VARIANTS = {
         ),
         # auto's 24-job plan with 10% of the time for pack's search first (Plan.fitting_improve_share):
         # auto itself from 24 jobs on since 2026-12-04; and without it, auto's 24-job plan before
-        dataclasses.replace(LARGE_BEFORE, name="auto-pack-first", fitting_improve_share=0.1),
+        PACK_FIRST,
         LARGE_BEFORE,
-        # auto's 24-job plan (pack's search first) with every probe at the floor asked again with
-        # the next CP-SAT seed after 8 s undecided (Plan.probe_restart_seconds); and the same with
-        # the early full model cut to 30% so that the restarted probes get more of the time
-        dataclasses.replace(AUTO_LARGE, name="auto-restarts", probe_restart_seconds=8.0),
-        dataclasses.replace(AUTO_LARGE, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
+        # PACK_FIRST with every probe at the floor asked again with the next CP-SAT seed after
+        # 8 s undecided (Plan.probe_restart_seconds); and the same with the early full model cut
+        # to 30% so that the restarted probes get more of the time: auto itself from 24 jobs on
+        # since the tenth session
+        dataclasses.replace(PACK_FIRST, name="auto-restarts", probe_restart_seconds=8.0),
+        dataclasses.replace(PACK_FIRST, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -105,6 +105,8 @@ class Plan:
     large_stages: tuple[str, ...] = ("full", "bins", "probe", "full")
     large_early_full_share: float | None = 0.6
     large_fitting_improve_share: float | None = None
+    # and probe_restart_seconds is large_probe_restart_seconds (None: as below large_jobs)
+    large_probe_restart_seconds: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -192,15 +194,20 @@ class Plan:
 
     def for_jobs(self, jobs: int) -> Plan:
         """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
-        one with :attr:`large_stages`, :attr:`large_early_full_share` and
-        :attr:`large_fitting_improve_share` (and no switch of its own), else this one."""
+        one with :attr:`large_stages`, :attr:`large_early_full_share`,
+        :attr:`large_fitting_improve_share` and :attr:`large_probe_restart_seconds` (where
+        set; and no switch of its own), else this one."""
         if self.large_jobs is None or jobs < self.large_jobs:
             return self
+        restart = self.probe_restart_seconds
         return replace(
             self,
             stages=self.large_stages,
             early_full_share=self.large_early_full_share,
             fitting_improve_share=self.large_fitting_improve_share,
+            probe_restart_seconds=restart
+            if self.large_probe_restart_seconds is None
+            else self.large_probe_restart_seconds,
             large_jobs=None,
         )
 
@@ -234,15 +241,20 @@ AUTO = Plan(
     improvers=(("pack", 1.0),),
     contention_free=False,
     large_jobs=LARGE_JOBS,
+    large_early_full_share=0.3,
     large_fitting_improve_share=0.1,
+    large_probe_restart_seconds=8.0,
 )
 """The default method: the probes, the GPU bins, then the full model, below
 :data:`LARGE_JOBS` jobs; from there on ``pack``'s search for 10% of the time left, the
-full model (hinted with its schedule) with 60% of the rest, then the GPU bins, the probes
-and the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
-instances whose refutation needs most of the time; from 24 jobs on the full model's
-schedules prove more, and more so from a better schedule (measured: docs/exactness.md,
-"The plan chosen by size" and "Pack's search first, from 24 jobs on")."""
+full model (hinted with its schedule) with 30% of the rest, then the GPU bins, the probes
+(each probe at the floor asked again with the next CP-SAT seed after 8 s undecided) and
+the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
+instances whose refutation needs most of the time, which restarts would cut short; from
+24 jobs on the full model's schedules prove more, and more so from a better schedule,
+and the probes there look for schedules at the floor, whose time varies most with the
+seed (measured: docs/exactness.md, "The plan chosen by size", "Pack's search first, from
+24 jobs on" and "Restarted probes")."""
 
 AUTO_LARGE = AUTO.for_jobs(LARGE_JOBS)
 """``auto``'s plan from :data:`LARGE_JOBS` jobs on."""

@@ -118,6 +118,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "large_jobs": {"large_jobs": 0},
         "large_stages": {"large_stages": ("full", "probe")},  # not ending with the full model
         r"large_early_full_share\b.*in \(0, 1\]": {"large_early_full_share": 1.5},
+        r"large_probe_restart_seconds\b.*positive": {"large_probe_restart_seconds": 0},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
@@ -231,6 +232,11 @@ def test_a_fitting_improve_share_searches_first_and_the_stages_still_prove(wait_
     assert plain.makespan == res.makespan
     large = dataclasses.replace(AUTO, large_fitting_improve_share=0.1)
     assert large.for_jobs(LARGE_JOBS).fitting_improve_share == 0.1 and large.for_jobs(LARGE_JOBS - 1) is large
+    # auto restarts its probes at the floor from LARGE_JOBS jobs on only (below, a refutation needs all its time)
+    assert AUTO.probe_restart_seconds is None and AUTO.for_jobs(LARGE_JOBS).probe_restart_seconds == 8.0
+    assert (
+        dataclasses.replace(AUTO, large_probe_restart_seconds=None).for_jobs(LARGE_JOBS).probe_restart_seconds is None
+    )
 
 
 def test_auto_floors_prove_what_the_relaxation_cannot(wait_beats_start: Instance) -> None:
