@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
             help=f"seconds for {bound.name}: {bound.summary} (default {bound.default_seconds:g}; 0: leave it out)",
         )
     p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations (default 0)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_bounds)
 
 

@@ -79,10 +79,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         help="symmetry-breaking rows (compact, gdp, cpsat, auto, decompose; default on)",
     )
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument(
+        "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
+    )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
@@ -118,10 +120,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default="no-lp",
         help="CP-SAT's search: no-lp (the default: no linear relaxation), default (CP-SAT's own), core",
     )
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument(
+        "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
+    )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one ends by H)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
@@ -129,7 +133,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
@@ -149,7 +153,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "with --exact the solve's own relaxation phase gives it",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the seeded policies and the solvers (default 0)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_compare)
 
 

@@ -44,7 +44,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
     p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("trace", parents=[common], help="an instance from a job trace (CSV; docs/arrivals.md)")
@@ -59,13 +59,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--name", help="instance name (default STEM-JOBSxSERVERS-sSEED, STEM the file name)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("simulate", parents=[common], help="check and simulate a schedule")
     p.add_argument("instance")
     p.add_argument("schedule")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.add_argument(
         "--trace",
         action="store_true",
@@ -112,7 +112,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
     p.add_argument("-o", "--output", help="schedule file to write (the per-job table is then not printed)")
     p.add_argument("--table", action="store_true", help="print the per-job table also with -o")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_schedule)
 
     p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server")
@@ -142,6 +142,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         burst=args.burst,
         server_gpus=args.server_gpus,
     )
+    _warn_if_nothing_fits(inst)
     if args.output is None:
         emit_json(inst.to_dict())
         return EXIT_OK
@@ -156,6 +157,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
     }
     emit_json(summary) if args.json else emit_table(list(summary.items()))
     return EXIT_OK
+
+
+def _warn_if_nothing_fits(inst: Instance) -> None:
+    """A note on stderr when the instance's own horizon is too short for any schedule (the
+    longest job, or the cluster's GPU-slots over its GPUs, past T): every solve of it will
+    end infeasible. The instance is still written: it is what the parameters ask for."""
+    from rar_opt.bounds import lower_bounds
+
+    floor = lower_bounds(inst, structural=False).best
+    if floor > inst.horizon:
+        print(
+            f"note: no schedule of {inst.name} fits its horizon: it needs at least {floor} slots, "
+            f"T = {inst.horizon} (more servers or fewer jobs would fit)",
+            file=sys.stderr,
+        )
 
 
 def cmd_trace(args: argparse.Namespace) -> int:

@@ -67,7 +67,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="per-policy ALG/OPT statistics of a store (the makespan; the average JCT beside it)",
     )
     p.add_argument("store")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.add_argument("--plots", metavar="DIR", help="write PNG pictures into DIR")
     p.set_defaults(func=cmd_report)
 
@@ -88,7 +88,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--output", help="write the worst instance found as an instance file")
     _executor_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_worst)
 
     p = verbs.add_parser("export", parents=[common], help="the K worst instances as instance files; CSV tables")

@@ -39,7 +39,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
     p.set_defaults(func=cmd_experiment)
 
 

@@ -38,6 +38,17 @@ def test_generate_writes_file(tmp_path) -> None:
     assert json.loads(out.stdout)["name"] == f"tiny-{inst.num_jobs}x{inst.num_servers}-s3-drawn"
 
 
+def test_generate_notes_an_instance_that_nothing_fits(tmp_path) -> None:
+    # 80 contention-heavy paper jobs on four 8-GPU servers: their GPU-slots over 32 GPUs
+    # exceed T = 1200, so every solve would end infeasible; the file is still written
+    args = ("--jobs", "80", "--servers", "4", "--preset", "contention-heavy", "--server-gpus", "8")
+    out = run("generate", "paper", "--seed", "3", *args, "-o", str(tmp_path / "p.json"))
+    assert out.returncode == 0 and "note: no schedule of" in out.stderr and "T = 1200" in out.stderr, out.stderr
+    assert (tmp_path / "p.json").exists()
+    plain = run("generate", "paper", "--seed", "3", "-o", str(tmp_path / "q.json"))
+    assert plain.returncode == 0 and "note:" not in plain.stderr, plain.stderr
+
+
 def test_gpu_ids_round_trip_through_cli(cli_files: dict[str, Path], tmp_path) -> None:
     inst = Instance.read(cli_files["inst"])
     with_ids = assign_gpu_ids(inst, Schedule.read(cli_files["good"]))
