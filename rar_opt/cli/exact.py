@@ -276,6 +276,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         "feasible": f"yes: a schedule ends at slot {answer.schedule_makespan}, so OPT <= {answer.schedule_makespan}",
         "infeasible": f"no (proven): OPT >= {answer.lower_bound}",
         "no_solution": "undecided: the time ran out",
+        "interrupted": "undecided: stopped by a signal",
     }[str(answer.status)]
     keys = ("instance", "makespan_asked", "status", "seconds", "termination")
     emit_table([(k, out[k]) for k in keys] + [("answer", verdict)])

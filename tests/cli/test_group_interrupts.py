@@ -5,6 +5,7 @@ second run on the same store completes (issue 32: a study with Dask workers wait
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -35,6 +36,19 @@ def _ended_by_ctrl_c(out: subprocess.CompletedProcess, took: float) -> None:
 def test_solve(tmp_path: Path) -> None:
     out, took = _group_signalled(["solve", str(HARD), "--time-limit", "300", "--quiet"], 5.0, tmp_path)
     _ended_by_ctrl_c(out, took)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_probe_says_it_was_stopped(tmp_path: Path, signum: int) -> None:
+    # a probe undecided for minutes (heavy-24x8x150-s1 at 83), stopped: its answer is
+    # "undecided", told as such, and the one line of the signal follows (it was a KeyError)
+    hard = Path(__file__).resolve().parents[2] / "instances" / "frontier" / "heavy-24x8x150-s1.json"
+    argv = [sys.executable, "-m", "rar_opt", "probe", str(hard), "--makespan", "83", "--time-limit", "300", "--quiet"]
+    out, took = group_signalled(argv, 5.0, tmp_path, wait_s=4 * GROUP_EXIT_S, signum=signum)
+    assert out.returncode == 128 + signum and took < GROUP_EXIT_S, (took, out.stderr)
+    assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+    assert f"interrupted ({signal.Signals(signum).name})" in out.stderr, out.stderr
+    assert "undecided: stopped by a signal" in out.stdout and "interrupted" in out.stdout, out.stdout
 
 
 def test_bounds(tmp_path: Path) -> None:
