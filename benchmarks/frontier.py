@@ -149,6 +149,8 @@ VARIANTS = {
         # since the tenth session
         dataclasses.replace(PACK_FIRST, name="auto-restarts", probe_restart_seconds=8.0),
         dataclasses.replace(PACK_FIRST, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
+        # auto's plan below LARGE_JOBS jobs with the same restarts (measured on the hard instances: not kept)
+        dataclasses.replace(SMALL, name="auto-small-restarts", probe_restart_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
