@@ -184,28 +184,28 @@ def solve_sum(
     bound = _floor(instance, phases) - shift
     nothing = None if best.value is not None else _nothing_fits(instance, phases)  # why no schedule can fit
     order: tuple[int, ...] | None = None
-    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
+
+    def more(stoppable: bool = True) -> bool:
+        """Whether a further phase may run: something may still fit, the best schedule is not
+        proven, time is left and (for a ``stoppable`` phase) no stop was asked for."""
+        return nothing is None and best.value != bound and not budget.expired() and not (stoppable and stop_requested())
+
+    if more():
         relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options)
         bound = max(bound, relaxed - shift)
-    if nothing is None and best.value != bound and not budget.expired():
+    if more(stoppable=False):
         phases.append(_improve(instance, objective, best, budget, order))
-    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
+    if more():
         found = _backfill(instance, objective, best, budget, order)
         if found is not None:
             phases.append(found)
-    if (
-        nothing is None
-        and best.value != bound
-        and not budget.expired()
-        and stop_requested() is None
-        and why_no_model(instance)
-    ):
+    if more() and why_no_model(instance):
         found = _neighbourhoods(instance, objective, best, budget)
         if found is not None:
             phases.append(found)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
-    if nothing is None and best.value != bound and not budget.expired() and stop_requested() is None:
+    if more():
         full = None if full_model is None else _full_model(instance, objective, best, budget, full_model, options)
         if full is not None:
             phases.append(full[0])
