@@ -151,6 +151,9 @@ VARIANTS = {
         dataclasses.replace(PACK_FIRST, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
         # auto's plan below LARGE_JOBS jobs with the same restarts (measured on the hard instances: not kept)
         dataclasses.replace(SMALL, name="auto-small-restarts", probe_restart_seconds=8.0),
+        # auto's plan below LARGE_JOBS jobs with the GPU bins first, for 5% of the time (about 3 s
+        # of a minute), so that a quick refutation raises the floor before the probes ask at it
+        dataclasses.replace(SMALL, name="auto-bins-first-short", stages=("bins", "probe", "full"), bins_share=0.05),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
