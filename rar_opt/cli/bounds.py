@@ -8,7 +8,7 @@ import dataclasses
 import math
 
 from rar_opt.bounds.registry import Bound, NamedBound, Objective, entries
-from rar_opt.cli.output import EXIT_OK, emit_json, emit_table
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import instance_path
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
             help=f"seconds for {bound.name}: {bound.summary} (default {bound.default_seconds:g}; 0: leave it out)",
         )
     p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations (default 0)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_bounds)
 
 

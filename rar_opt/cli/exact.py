@@ -6,11 +6,11 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rar_opt.algorithms import POLICIES
-from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, clock_bar, emit_json, emit_table
+from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, JSON_HELP, clock_bar, emit_json, emit_table
 from rar_opt.errors import InputError
 from rar_opt.formulations import FORMULATIONS
 from rar_opt.formulations.base import RICH_OBJECTIVES
@@ -84,7 +84,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
@@ -125,7 +125,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="schedule file to write (when one ends by H)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
@@ -133,7 +133,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
@@ -153,7 +153,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "with --exact the solve's own relaxation phase gives it",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the seeded policies and the solvers (default 0)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_compare)
 
 
@@ -208,7 +208,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     else:
         keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
         record = res.record
-        rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon")), ("model", res.model_size)]
+        rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon"))]
+        rows += _cap_rows(record.options)
+        if res.model_size:  # auto builds one model per phase, or none: its phases follow
+            rows.append(("model", res.model_size))
         if record.proved_by is not None:
             rows.append(("proved_by", record.proof))
         if record.auto_choice is not None:
@@ -235,6 +238,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if res.status == Status.UNVERIFIED:
         print(f"note: {res.message} (the answer is unverified, not proven)", file=sys.stderr)
     return EXIT_OK
+
+
+def _cap_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The trade-off's cap as the text table shows it: the factor asked and what it allows
+    (the makespan cap, or the flow-time cap against the heuristics' best flow time)."""
+    rows = []
+    if options.get("makespan_within") is not None:
+        rows.append(("makespan_within", f"{options['makespan_within']} (makespan <= {options.get('makespan_cap')})"))
+    if options.get("jct_within") is not None:
+        cap, reference = options.get("jct_cap"), options.get("jct_reference")
+        rows.append(("jct_within", f"{options['jct_within']} (flow time <= {cap}, best heuristic {reference})"))
+    return rows
 
 
 def _write_schedule(output: str | None, schedule: Any, why_not: str) -> None:

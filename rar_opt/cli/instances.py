@@ -10,7 +10,16 @@ from typing import Any
 from rar_opt.algorithms import PLACEMENTS, POLICIES
 from rar_opt.algorithms.estimators import ESTIMATORS
 from rar_opt.check import check
-from rar_opt.cli.output import EXIT_INTERNAL, EXIT_OK, emit_json, emit_simulation, emit_table, progress, show_progress
+from rar_opt.cli.output import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    JSON_HELP,
+    emit_json,
+    emit_simulation,
+    emit_table,
+    progress,
+    show_progress,
+)
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.calibration import PRESETS
@@ -44,7 +53,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
     p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("trace", parents=[common], help="an instance from a job trace (CSV; docs/arrivals.md)")
@@ -59,13 +68,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--name", help="instance name (default STEM-JOBSxSERVERS-sSEED, STEM the file name)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("simulate", parents=[common], help="check and simulate a schedule")
     p.add_argument("instance")
     p.add_argument("schedule")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument(
         "--trace",
         action="store_true",
@@ -112,7 +121,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
     p.add_argument("-o", "--output", help="schedule file to write (the per-job table is then not printed)")
     p.add_argument("--table", action="store_true", help="print the per-job table also with -o")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_schedule)
 
     p = sub.add_parser("plot", parents=[common], help="Gantt chart per GPU and contention per server")

@@ -21,6 +21,9 @@ from rar_opt.schedule import Schedule
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
+JSON_HELP = 'print the output as JSON (docs/formats.md, "JSON outputs")'
+"""The help of every subcommand's ``--json``."""
+
 
 def emit_json(obj: Any) -> None:
     """Print ``obj`` as JSON (NaN and infinity refused)."""

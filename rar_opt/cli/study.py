@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rar_opt.algorithms import POLICIES
-from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table, progress
 from rar_opt.errors import ParameterError
 from rar_opt.formulations import FORMULATIONS
 from rar_opt.instances.calibration import PRESETS
@@ -67,7 +67,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="per-policy ALG/OPT statistics of a store (the makespan; the average JCT beside it)",
     )
     p.add_argument("store")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--plots", metavar="DIR", help="write PNG pictures into DIR")
     p.set_defaults(func=cmd_report)
 
@@ -88,7 +88,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-o", "--output", help="write the worst instance found as an instance file")
     _executor_options(p)
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_worst)
 
     p = verbs.add_parser("export", parents=[common], help="the K worst instances as instance files; CSV tables")

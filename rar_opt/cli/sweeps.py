@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, progress
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table, progress
 from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.generate import GENERATORS, takes_paper_knobs
 from rar_opt.studies.experiments import EXPERIMENTS
@@ -39,7 +39,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
     p.add_argument("-o", "--output", help="result file (every run, seeds, versions)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_experiment)
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rar_opt.cli.output import EXIT_OK, emit_json, emit_table, fmt, progress
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table, fmt, progress
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import MODEL_FOLDERS, instance_path, model_path, names
@@ -42,7 +42,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (LP, root, final; default 60)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("-o", "--output", help="write the table as JSON (with versions, seed and solver options)")
-    p.add_argument("--json", action="store_true", help='print the output as JSON (docs/formats.md, "JSON outputs")')
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_variants)
 
 

@@ -293,6 +293,7 @@ def _result(run: _Run, reference: int, full: RawOutcome | None, why_not: str | N
         "cpsat" if full is not None else "rar-opt",
         {
             "objective": "makespan",
+            "horizon": instance.horizon,  # the slots every schedule must end by
             "jct_within": run.factor,
             "jct_cap": best.cap,
             "jct_reference": reference,

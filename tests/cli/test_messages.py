@@ -123,3 +123,23 @@ def test_a_bad_number_names_its_flag_alike_in_every_command(args, line, capsys) 
     err = capsys.readouterr().err
     expected = "error: " + line.format(seconds="must be a finite number of seconds > 0")
     assert code == 2 and err.startswith(expected) and err.count("\n") == 1, err
+
+
+def test_solve_shows_the_trade_off_cap_and_a_model_only_where_one_was_built(capsys) -> None:
+    from rar_opt.cli import main
+
+    def table(*args: str) -> dict[str, str]:
+        assert main(["solve", "tiny-4x2-s13", "--time-limit", "20", *args]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        return dict(line.split(None, 1) for line in lines if not line.startswith("phase "))
+
+    capped = table("--objective", "total", "--makespan-within", "1.2")
+    makespan = int(capped["makespan"])
+    cap = int(capped["makespan_within"].split("<=")[1].rstrip(")"))
+    assert capped["makespan_within"].startswith("1.2 (makespan <= ") and makespan <= cap
+    assert "model" not in capped  # auto: one model per phase, listed below the table
+    other = table("--jct-within", "1.1")
+    assert other["jct_within"].startswith("1.1 (flow time <= ") and "best heuristic" in other["jct_within"]
+    assert other["horizon"] != "-"
+    compact = table("--formulation", "compact")
+    assert "'rows':" in compact["model"] and "makespan_within" not in compact
