@@ -212,15 +212,19 @@ def describe_lines(about: dict[str, Any]) -> list[str]:
     return lines
 
 
-def ci95(values: np.ndarray) -> tuple[float, float]:
-    """A 95% confidence interval of the mean (Student's t); a point when it cannot be wider."""
+def ci95(values: np.ndarray, least: float = 1.0) -> tuple[float, float]:
+    """A 95% confidence interval of the mean (Student's t), cut below at ``least``; a point
+    when it cannot be wider. Every ratio reported (ALG over the optimum or over a lower
+    bound) is at least 1, so the mean is too, and cutting the interval to [1, inf) keeps its
+    coverage while it no longer shows means that cannot be (with two instances the t
+    interval can reach below 0)."""
     from scipy import stats
 
     mean = float(np.mean(values))
     if len(values) < 2 or float(np.std(values)) == 0.0:
         return mean, mean
     low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
-    return float(low), float(high)
+    return max(float(low), least), float(high)
 
 
 METRICS = ("makespan", "flow")

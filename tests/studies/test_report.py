@@ -36,7 +36,7 @@ def test_report_statistics_follow_the_rows(store) -> None:
         assert stats.proven == len(ratios)
         assert stats.mean_ratio == pytest.approx(ratios.mean())
         assert stats.max_ratio == ratios.max() and stats.median_ratio == pytest.approx(np.median(ratios))
-        assert stats.mean_ci95[0] <= stats.mean_ratio <= stats.mean_ci95[1]
+        assert 1.0 <= stats.mean_ci95[0] <= stats.mean_ratio <= stats.mean_ci95[1]
         assert stats.optimal_share == pytest.approx(np.mean(ratios == 1.0))
         if stats.max_ratio == 1.0:  # never suboptimal: no worst instance to name
             assert stats.worst is None
@@ -159,3 +159,17 @@ def test_unproven_instances_are_counted_apart() -> None:
     assert report(rows[:1]).policies["ls"].worst is None  # optimal everywhere: no worst instance
     jct = report(rows).jct["ls"]  # rows without an average JCT (an older store): nothing to say
     assert (jct.count, jct.bounded, jct.basis, jct.mean_ratio) == (3, 0, None, None)
+
+
+def test_the_interval_of_two_ratios_is_cut_at_1_and_otherwise_students() -> None:
+    from scipy import stats
+
+    from rar_opt.studies.report import ci95
+
+    two = np.array([1.0, 1.34])  # Student's t with one degree of freedom reaches below 0
+    low, high = stats.t.interval(0.95, 1, loc=two.mean(), scale=stats.sem(two))
+    assert low < 0 and ci95(two) == (1.0, pytest.approx(high))
+    many = np.array([1.2, 1.3, 1.25, 1.22, 1.28])
+    expected = stats.t.interval(0.95, 4, loc=many.mean(), scale=stats.sem(many))
+    assert expected[0] > 1 and ci95(many) == pytest.approx(expected)
+    assert ci95(np.array([1.1])) == (1.1, 1.1)
