@@ -92,6 +92,22 @@ def gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(abs(objective), 1e-9)
 
 
+INTEGRAL_TOL = 1e-6
+"""Relative distance within which a solver's objective or bound is read as the integer next
+to it: every objective of our models is integral in the model's units (slots, sums of
+slots, K sum_j w_j C_j, the lexicographic M max_j C_j + sum_j C_j), and a MILP solver's
+905.9999 is 906 within its feasibility tolerances."""
+
+
+def integral(value: float | None) -> float | None:
+    """``value`` as the integer next to it when within :data:`INTEGRAL_TOL` (relative), else
+    as it is (a fractional bound stays fractional)."""
+    if value is None or not math.isfinite(value):
+        return value
+    near = round(value)
+    return float(near) if abs(value - near) <= INTEGRAL_TOL * max(1.0, abs(value)) else value
+
+
 def finish(
     instance: Instance,
     formulation: Any,
@@ -137,12 +153,13 @@ def finish(
             log.error("solver schedule violates %s", sorted(report.names()))
             status, schedule = Status.ERROR, None
             message = "read-back schedule failed the checker: " + "; ".join(str(v) for v in report.violations[:3])
+    objective, bound = integral(raw.objective), integral(raw.bound)
     return SolveResult(
         status=status,
         schedule=schedule,
-        objective=raw.objective,
-        bound=raw.bound,
-        gap=gap(raw.objective, raw.bound),
+        objective=objective,
+        bound=bound,
+        gap=gap(objective, bound),
         makespan=makespan,
         avg_jct=avg,
         completion=completion,

@@ -260,3 +260,19 @@ def test_auto_takes_a_start_and_a_lower_bound(wait_beats_start: Instance) -> Non
     assert res.options["lower_bound"] == opt and res.options["start"] is not None
     # the floor is the optimum itself: the bound reported is at least it
     assert res.bound >= opt
+
+
+def test_a_solvers_near_integer_objective_and_bound_are_read_as_integers() -> None:
+    from rar_opt.formulations import FORMULATIONS
+    from rar_opt.solvers.record import SolveRecord
+    from rar_opt.solvers.result import finish, integral
+
+    assert integral(905.9999999) == 906.0 and integral(906.0000004) == 906.0
+    assert integral(905.3) == 905.3 and integral(None) is None and integral(float("inf")) == float("inf")
+    inst = tiny(13, jobs=4, servers=2)
+    raw = RawOutcome(Status.FEASIBLE, has_solution=False, objective=905.9999999, bound=870.25)
+    res = finish(
+        inst, FORMULATIONS["compact"], None, raw, record=SolveRecord("compact", "highs", {}), build_s=0, wall_s=0
+    )
+    assert res.objective == 906.0 and res.bound == 870.25  # a fractional bound stays as it is
+    assert res.gap == pytest.approx((906 - 870.25) / 906)
