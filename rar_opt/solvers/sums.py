@@ -102,6 +102,10 @@ BACKFILL_SHARE = 0.4
 BACKFILL_ITERATIONS_PER_JOB = 100
 """The backfill search's moves per job (it stops earlier on its time share)."""
 
+BACKFILL_FIT = "best"
+"""The backfill builder's server rule in this phase (``BuildRules.fit``; measured:
+docs/exactness.md, "The backfill's server rule")."""
+
 BACKFILL_MIN_SECONDS = 0.2
 """Less time than this left, the backfill phase is not run."""
 
@@ -178,7 +182,8 @@ def solve_sum(
     policies = SUM_POLICIES + (SPAN_POLICIES if makespan_within is not None else ())
     phases.append(_heuristics(instance, objective, best, policies))
     if makespan_within is not None and best.shortest is not None:
-        best = _capped(instance, objective, best, phases[-1], int(makespan_within * best.shortest + 1e-9))
+        cap = factor_cap(makespan_within, best.shortest, instance.horizon)
+        best = _capped(instance, objective, best, phases[-1], cap)
         phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
     options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
     bound = _floor(instance, phases) - shift
@@ -284,6 +289,14 @@ def check_factor(value: float | None, where: str) -> None:
         raise ParameterError(f"must be a finite factor >= 1, got {value!r}", where=where)
 
 
+def factor_cap(factor: float, value: int, most: int) -> int:
+    """floor(``factor`` x ``value``), the cap of a trade-off, at most ``most`` (what every
+    schedule within the horizon meets anyway: the horizon for the makespan, sum_j (T - r_j)
+    for the flow time), so that a huge factor neither overflows nor records a cap past it."""
+    product = factor * value + 1e-9
+    return most if not math.isfinite(product) or product >= most else int(product)
+
+
 def _capped(instance: Instance, objective: str, best: _Best, heuristics: PhaseRecord, cap: int) -> _Best:
     """The heuristics' schedules offered again under the makespan cap."""
     from rar_opt.algorithms import run_policy
@@ -362,6 +375,7 @@ def _backfill(
             "backfill",
             makespan_cap=best.cap,
             start_order=order,
+            fit=BACKFILL_FIT,
             iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
             time_limit=seconds,
             seed=budget.seed,

@@ -58,6 +58,7 @@ from rar_opt.solvers.sums import (
     SPAN_POLICIES,
     SUM_POLICIES,
     check_factor,
+    factor_cap,
     sum_of,
     why_no_model,
 )
@@ -160,7 +161,8 @@ def _heuristics(instance: Instance, budget: Budget, factor: float, start: Schedu
     if not flows:
         raise RuntimeError(f"no heuristic schedule completes within the horizon on {instance.name}")
     reference = min(flows)
-    best = _Shortest(cap=int(factor * reference + 1e-9))
+    most = int((instance.horizon - instance.releases).sum())  # the flow time of every schedule within T
+    best = _Shortest(cap=factor_cap(factor, reference, most))
     for name, (schedule, value) in found.items():
         best.offer(schedule, value, name)
     tried = {name: None if value is None else value[1] for name, (_, value) in found.items()}

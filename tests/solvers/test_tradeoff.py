@@ -165,3 +165,18 @@ def test_the_command_line_answers_with_the_cap_recorded(tmp_path, capsys) -> Non
     options = data["options"]
     assert options["jct_within"] == 1.0 and options["objective"] == "makespan"
     assert int(report.result.completion.sum()) <= options["jct_cap"] == options["jct_reference"]
+
+
+@pytest.mark.parametrize("factor", [5.0, 1e308])
+def test_a_huge_factor_caps_at_what_the_horizon_allows(factor) -> None:
+    from rar_opt.solvers.sums import factor_cap
+
+    inst = Instance.read(instance_path("tiny-4x2-s13"))
+    most = int((inst.horizon - inst.releases).sum())
+    assert factor_cap(factor, 5, inst.horizon) == min(25, inst.horizon)  # 5 x 5, or more
+    assert factor_cap(1e308, 11, most) == most and factor_cap(1.0, 11, most) == 11
+    capped = solve(inst, "auto", objective="total", makespan_within=factor, time_limit=20)
+    assert capped.record.options["makespan_cap"] == inst.horizon == capped.record.options["horizon"]
+    assert capped.schedule is not None and capped.makespan <= inst.horizon
+    other = solve(inst, "auto", jct_within=factor, time_limit=20)
+    assert other.record.options["jct_cap"] == min(factor * other.record.options["jct_reference"], most)
