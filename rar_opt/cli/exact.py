@@ -318,7 +318,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     instance = Instance.read(instance_path(args.instance))
     spec = ModelSpec.read(model_path(args.model))
-    size = export_model(spec, instance, args.output, args.format)
+    try:
+        size = export_model(spec, instance, args.output, args.format)
+    except InputError as exc:  # the format is the command line's; anything else is the spec's
+        if exc.where == "format" and not exc.file:
+            raise InputError(exc.message, where="--format") from None
+        raise (exc if exc.file else exc.in_file(str(model_path(args.model)))) from None
     summary = {"instance": instance.name, "model": spec.name, "format": args.format, "file": args.output, **size}
     emit_json(summary) if args.json else emit_table(list(summary.items()))
     return EXIT_OK

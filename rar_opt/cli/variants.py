@@ -55,7 +55,18 @@ def _specs(folder: str | None) -> list[Any]:
     paths = sorted(Path(folder).glob("*.json"))
     if not Path(folder).is_dir() or not paths:
         raise InputError("is not a folder of model specs (*.json)", where="--models", file=folder)
-    return [ModelSpec.read(p) for p in paths]
+    specs, seen = [], {}
+    for path in paths:
+        spec = ModelSpec.read(path)
+        if spec.name in seen:  # the table, the JSON and the plots are keyed by the spec's name
+            raise InputError(
+                f"= {spec.name!r}, the name of {seen[spec.name]} too: rename one (the table keys rows by name)",
+                where="name",
+                file=str(path),
+            )
+        seen[spec.name] = str(path)
+        specs.append(spec)
+    return specs
 
 
 def cmd_variants(args: argparse.Namespace) -> int:

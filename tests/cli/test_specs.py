@@ -116,3 +116,34 @@ def test_variants_prints_one_row_per_spec_and_records_versions(tmp_path) -> None
     assert data["disagreements"] == [] and "pyomo" in data["versions"] and data["seed"] == 0
     out = run("variants", str(WAIT), "--models", str(tmp_path / "none"))
     assert out.returncode == 2 and "--models" in out.stderr
+
+
+def test_two_specs_of_one_name_in_a_models_folder_exit_2_naming_both(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    spec = json.loads((MODELS / "compact-makespan.json").read_text())
+    (folder / "a.json").write_text(json.dumps(spec))
+    spec.setdefault("options", {})["symmetry"] = False  # a tweaked copy that kept its name
+    (folder / "b.json").write_text(json.dumps(spec))
+    out = tmp_path / "v.json"
+    code = main(["variants", "wait-beats-start", "--models", str(folder), "--time-limit", "5", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert str(folder / "b.json") in err and str(folder / "a.json") in err and "name" in err
+
+
+def test_an_export_error_names_the_spec_file_or_the_format_flag(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    spec = json.loads((MODELS / "compact-makespan.json").read_text())
+    spec["options"]["horizon"] = 1000  # past tiny-4x2-s13's horizon: the spec's fault
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(spec))
+    out = tmp_path / "x.lp"
+    assert main(["export", "tiny-4x2-s13", "--model", str(path), "--format", "lp", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}: options.horizon: = 1000 exceeds")
+    assert main(["export", "tiny-4x2-s13", "--model", "nonconvex", "--format", "mps", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("error: --format: the nonconvex model has products")
+    assert not out.exists()
