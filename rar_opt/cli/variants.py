@@ -55,7 +55,8 @@ def _specs(folder: str | None) -> list[Any]:
     paths = sorted(Path(folder).glob("*.json"))
     if not Path(folder).is_dir() or not paths:
         raise InputError("is not a folder of model specs (*.json)", where="--models", file=folder)
-    specs, seen = [], {}
+    specs: list[Any] = []
+    seen: dict[str, str] = {}
     for path in paths:
         spec = ModelSpec.read(path)
         if spec.name in seen:  # the table, the JSON and the plots are keyed by the spec's name

@@ -58,6 +58,20 @@ class ModelData:
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
+OBJECTIVE_READING = ("objective_scale", "lexicographic_multiplier", "flow_offset")
+"""The keys of ``ModelData.extra`` that turn a model's objective value into the schedule's
+numbers: the weights' scale K (the value is K sum_j w_j C_j), the lexicographic multiplier
+M (M max_j C_j + sum_j C_j) and the releases subtracted from the flow time."""
+
+
+def objective_reading(model: Any) -> dict[str, Any]:
+    """What reading ``model``'s objective value needs (:data:`OBJECTIVE_READING`), for the
+    records and the export headers; empty for a model that was not built here."""
+    data = getattr(model, "rar", None)
+    extra = data.extra if isinstance(data, ModelData) else {}
+    return {key: extra[key] for key in OBJECTIVE_READING if key in extra}
+
+
 def model_data(model: pyo.ConcreteModel) -> ModelData:
     """The :class:`ModelData` of a model built by one of our formulations."""
     data = getattr(model, "rar", None)

@@ -30,6 +30,7 @@ import pyomo.environ as pyo
 
 from rar_opt.errors import InputError
 from rar_opt.formulations import formulation
+from rar_opt.formulations.base import objective_reading
 from rar_opt.instance import Instance
 from rar_opt.support import jsonio as jio
 from rar_opt.support.provenance import versions
@@ -95,14 +96,17 @@ def build_model(spec: ModelSpec, instance: Instance) -> Any:
     return formulation(spec.formulation).build_any(spec.make_options(), instance)
 
 
-def header(spec: ModelSpec, instance: Instance, fmt: str) -> str:
-    """The comment lines an export starts with: the variant, the instance and the versions."""
+def header(spec: ModelSpec, instance: Instance, fmt: str, reading: dict[str, Any] | None = None) -> str:
+    """The comment lines an export starts with: the variant, the instance, what reading the
+    objective's value needs (``reading``: the weights' scale K, ...) and the versions."""
     lines = [
         f"rar-opt model spec {spec.name!r}: {spec.doc}".rstrip(": "),
         "variant: " + json.dumps(spec.variant(), sort_keys=True),
         f"instance: {instance.name} ({instance.num_jobs} jobs, {instance.num_servers} servers, T = {instance.horizon})",
         "versions: " + json.dumps(versions(), sort_keys=True),
     ]
+    if reading:
+        lines.insert(2, "objective reading: " + json.dumps(reading, sort_keys=True))
     if spec.relaxation != "none":
         lines.insert(2, f"relaxation: {spec.relaxation} (its optimum is a lower bound on OPT, not a schedule)")
     return "".join(f"{COMMENT[fmt]}{line}\n" for line in lines)
@@ -137,7 +141,7 @@ def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str
         for extra in (".col", ".row"):  # the NL writer's name files: not part of the export
             tmp.with_suffix(extra).unlink(missing_ok=True)
         if fmt in COMMENT:
-            tmp.write_text(header(spec, instance, fmt) + tmp.read_text())
+            tmp.write_text(header(spec, instance, fmt, objective_reading(model)) + tmp.read_text())
     # what is counted (docs/formats.md, "Model sizes"): every variable the Pyomo model
     # declares, fixed ones included (HiGHS receives those as columns with equal bounds, so
     # solve's model_size.cols is the same number); the LP and MPS writers substitute the

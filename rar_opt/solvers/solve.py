@@ -23,7 +23,7 @@ from rar_opt.check import check
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import formulation as get_formulation
 from rar_opt.formulations import model_data
-from rar_opt.formulations.base import require_star, resolve_horizon
+from rar_opt.formulations.base import objective_reading, require_star, resolve_horizon
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
@@ -294,6 +294,7 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     options = {
         **dataclasses.asdict(opts),
         "horizon": model_data(model).horizon,
+        **objective_reading(model),  # the weights' scale K, the lexicographic M (docs/variants.md)
         "warm_start": warm_start if request.start is None else request.start.meta.get("method", "given"),
         "mip_start": use_start,
         "lower_bound": request.lower_bound,

@@ -147,3 +147,23 @@ def test_an_export_error_names_the_spec_file_or_the_format_flag(tmp_path, capsys
     assert main(["export", "tiny-4x2-s13", "--model", "nonconvex", "--format", "mps", "-o", str(out)]) == 2
     assert capsys.readouterr().err.startswith("error: --format: the nonconvex model has products")
     assert not out.exists()
+
+
+def test_the_weights_scale_is_recorded_by_solve_and_in_the_export_header(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    data = json.loads((INSTANCES / "tiny-4x2-s13.json").read_text())
+    weights = [0.5, 1.25, 1 / 3, 2.0]
+    for job, w in zip(data["jobs"], weights, strict=True):
+        job["weight"] = w
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(data))
+    assert main(["solve", str(path), "--model", "compact-weighted", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    scale = out["options"]["objective_scale"]
+    assert scale == 12  # the least common denominator of 1/2, 5/4 and 1/3
+    weighted = sum(w * c for w, c in zip(weights, out["completion"], strict=True))
+    assert out["objective"] == pytest.approx(scale * weighted)  # K sum_j w_j C_j, read back with K
+    lp = tmp_path / "w.lp"
+    assert main(["export", str(path), "--model", "compact-weighted", "--format", "lp", "-o", str(lp)]) == 0
+    assert '\\ objective reading: {"objective_scale": 12}' in lp.read_text().splitlines()[:4]
