@@ -170,7 +170,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         spec = ModelSpec.read(model_path(args.model))
         if args.formulation and args.formulation != spec.formulation:
             raise InputError(
-                f"--formulation {args.formulation} contradicts the spec's {spec.formulation!r}", where="formulation"
+                f"{args.formulation} contradicts the spec's formulation {spec.formulation!r} ({args.model})",
+                where="--formulation",
             )
         formulation, options = spec.formulation, dict(spec.options)
     given = _parse_options(args.option)

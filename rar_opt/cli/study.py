@@ -28,7 +28,7 @@ def _family_options(p: argparse.ArgumentParser) -> None:
         "--family",
         required=True,
         choices=list(FAMILIES),
-        help="the instance generator, or an arrival family (its jobs arrive over time; flow is solved too)",
+        help="the instance generator, or an arrival family (jobs arrive over time); tasks solve makespan and flow time",
     )
     p.add_argument("--preset", choices=list(PRESETS), help="the paper generator's calibration")
     p.add_argument(

@@ -68,7 +68,7 @@ class Evaluation:
     bounds: LowerBounds  # the cheap (and, if given time, the relaxation's) lower bounds
     lower: int  # the best proven lower bound on OPT (the solve's included), rounded up
     best: int  # the best makespan known (a policy's or the solver's)
-    optimum: int | None  # OPT, when the exact method proved it
+    optimum: int | None  # OPT, when proven: by the exact method, or by a bound that a schedule meets
     solve: Any = None  # the exact method's SolveResult, when one ran
     solve_s: float | None = None
     jct_bounds: LowerBounds | None = None  # the lower bounds on the total completion time
@@ -165,6 +165,8 @@ def evaluate(
     if not spans:
         raise ValueError("nothing to evaluate: no policy and no exact method")
     best = min(spans)
+    if optimum is None and lower == best:  # a proven bound met by a schedule the simulator judged: optimal
+        optimum = best
     if optimum is not None:
         lower = best = optimum
     return Evaluation(instance, runs, bounds, int(lower), int(best), optimum, res, solve_s, jct_bounds)

@@ -36,6 +36,9 @@ INSTANCE_COLUMNS = (
     "best_makespan",
     "theorem5_bound",
     "optimum_contention_share",
+    "jct_reference",
+    "jct_reference_kind",
+    "best_avg_jct",
     "wall_s",
 )
 POLICY_COLUMNS = (
@@ -47,6 +50,8 @@ POLICY_COLUMNS = (
     "ratio",
     "ratio_low",
     "ratio_high",
+    "jct_ratio",
+    "jct_ratio_low",
     "optimal",
     "exceeds_horizon",
     "contention_share",
@@ -112,14 +117,27 @@ def export_worst(
 
 def tables(rows: list[TaskRow]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The store as two flat tables: one row per instance, one per instance and policy."""
+    from rar_opt.studies.report import jct_reference
+
     instances, policies = [], []
     for r in rows:
         o = r.outputs
-        values = {**o, "key": r.key, "seq": r.seq, "seed": r.inputs.get("seed"), "wall_s": r.wall_s}
+        ref = jct_reference(r)  # what the report's JCT columns divide by: the proven optimum, else the bound
+        jct = {}
+        if ref is not None and ref.lower:
+            kind = "optimum" if ref.proven else "bound"
+            jct = {"jct_reference": ref.lower, "jct_reference_kind": kind, "best_avg_jct": ref.best}
+        values = {**o, **jct, "key": r.key, "seq": r.seq, "seed": r.inputs.get("seed"), "wall_s": r.wall_s}
         instances.append({c: values.get(c) for c in INSTANCE_COLUMNS})
         for name, p in o["policies"].items():
+            ratios = {}
+            if jct and p.get("avg_jct") is not None and ref is not None:
+                ratios = {"jct_ratio": p["avg_jct"] / ref.lower, "jct_ratio_low": p["avg_jct"] / ref.best}
             policies.append(
-                {c: {**p, "key": r.key, "instance": o["instance"], "policy": name}.get(c) for c in POLICY_COLUMNS}
+                {
+                    c: {**p, **ratios, "key": r.key, "instance": o["instance"], "policy": name}.get(c)
+                    for c in POLICY_COLUMNS
+                }
             )
     return instances, policies
 

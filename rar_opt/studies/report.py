@@ -9,14 +9,16 @@ optimal, and the worst instance's name. Theorem 5's bound n_g varphi u / l is an
 instance's own number; it is reported at each policy's worst instance and as its smallest
 value over the store, beside the worst ratio (docs/studies.md).
 
-A store of an arrival family (``tiny-arrivals``, ...) also holds each policy's total flow
-time against the flow optimum: the same statistics of ALG/OPT for flow are in
-``Report.flow`` (over the instances whose flow optimum is proven; the others counted apart).
+Every generated row also holds each policy's total flow time against the flow optimum. In
+a store of an arrival family (``tiny-arrivals``, ...) the same statistics of ALG/OPT for
+flow are in ``Report.flow`` (over the instances whose flow optimum is proven; the others
+counted apart); in the other stores the flow time is the total completion time, and its
+ratios are the average JCT's.
 
 The average JCT is reported beside the makespan (``Report.jct``, :func:`jct_stats`): per
 policy its average JCT over the instance's reference, which is the proven optimal average
-JCT where the store has one (an arrival family whose flow optimum is proven: the total
-completion time is the flow time plus the releases) and otherwise the best lower bound the
+JCT where the row has one (its flow optimum is proven: the total completion time is the
+flow time plus the releases) and otherwise the best lower bound the
 row carries. The statistics are labelled ``ALG/OPT`` only when every reference is a proven
 optimum; otherwise they are ratios to a bound, each at least the true ALG/OPT. The mean of
 ALG over the best average JCT known (at most ALG/OPT) is given as the other end.
@@ -283,8 +285,8 @@ class JctReference:
 
 def jct_reference(row: TaskRow) -> JctReference | None:
     """The row's reference for the average JCT: the cheap bounds on the total completion
-    time over J, raised by the flow solve's bound where the row has one (an arrival family:
-    the total is the flow time plus the releases), and the proven optimum when the flow
+    time over J, raised by the flow solve's bound where the row has one (every generated row
+    since the eleventh session: the total is the flow time plus the releases), and the proven optimum when the flow
     optimum is proven; the best average JCT known likewise. None for a row that carries no
     average JCT (a store written before they were recorded)."""
     out = row.outputs
@@ -349,7 +351,9 @@ def report(rows: Iterable[TaskRow]) -> Report:
             verdict = {True: "held", False: "violated", None: "inconclusive"}[c["holds"]]
             tally = claims.setdefault(c["claim"], {"held": 0, "violated": 0, "inconclusive": 0})
             tally[verdict] += 1
-    with_flow = [r for r in rows if "flow" in r.outputs]
+    # the flow section is the arrival families': elsewhere the flow time is the total
+    # completion time, whose ratios to the optimum are the average JCT's columns already
+    with_flow = [r for r in rows if "flow" in r.outputs and r.inputs.get("family") in ARRIVAL_FAMILIES]
     return Report(
         instances=len(rows),
         proven=sum(bool(r.outputs["proven"]) for r in rows),

@@ -355,14 +355,28 @@ def _check_header(path: Path) -> None:
         raise InputError("is not a study store (not a SQLite file)", file=str(path))
 
 
+WAL_WAIT_SECONDS = 30.0
+"""How long a command waits for another that holds a new store's lock while switching it to WAL."""
+
+
 def _wal(db: sqlite3.Connection, where: str) -> None:
     """Write-ahead logging: readers never block the writer, and a killed writer leaves the
     last committed row intact."""
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-    except sqlite3.Error as exc:
-        raise InputError(f"is damaged or not a study store ({exc})", file=where) from None
+    deadline = time.monotonic() + WAL_WAIT_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            return
+        except sqlite3.OperationalError as exc:
+            # switching to WAL takes the file's exclusive lock, and SQLite does not wait for it
+            # (its busy timeout does not cover this pragma): a second command creating the same
+            # new store at once gets "database is locked"; wait for the first one instead
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise InputError(f"is damaged or not a study store ({exc})", file=where) from None
+            time.sleep(0.05)
+        except sqlite3.Error as exc:
+            raise InputError(f"is damaged or not a study store ({exc})", file=where) from None
 
 
 def _initialise(db: sqlite3.Connection, kind: str, config: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:

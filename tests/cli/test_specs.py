@@ -167,3 +167,12 @@ def test_the_weights_scale_is_recorded_by_solve_and_in_the_export_header(tmp_pat
     lp = tmp_path / "w.lp"
     assert main(["export", str(path), "--model", "compact-weighted", "--format", "lp", "-o", str(lp)]) == 0
     assert '\\ objective reading: {"objective_scale": 12}' in lp.read_text().splitlines()[:4]
+
+
+def test_a_formulation_flag_against_the_spec_names_the_flag_and_the_spec(capsys) -> None:
+    from rar_opt.cli import main
+
+    assert main(["solve", "tiny-4x2-s13", "--model", "compact-total", "--formulation", "gdp"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --formulation: gdp contradicts the spec's formulation 'compact' (compact-total)\n"
+    )

@@ -49,34 +49,39 @@ def test_report_statistics_follow_the_rows(store) -> None:
     assert {"instances", "proven", "policies"} <= set(data)
     for stats in data["policies"].values():
         assert {"count", "optimal_share", "mean_ratio", "p95_ratio", "max_ratio", "worst"} <= set(stats)
-    assert data["jct_proven"] == 0  # a tiny store solves the makespan only
+    # every task also solves the total completion time: tiny instances prove it within the limit
+    assert data["jct_proven"] == rep.jct_proven == sum(bool(r.outputs["flow"]["proven"]) for r in rows) == 10
     for name, stats in data["jct"].items():
-        assert stats["mean_ratio"] == pytest.approx(rep.jct[name].mean_ratio) and stats["basis"] == "ALG/bound"
+        assert stats["mean_ratio"] == pytest.approx(rep.jct[name].mean_ratio) and stats["basis"] == "ALG/OPT"
 
 
 def test_the_average_jct_side_follows_the_rows(store, capsys) -> None:
     from rar_opt.cli import main
+    from rar_opt.studies.report import jct_reference
 
     with open_store(store) as s:
         rows = list(s.rows())
     rep = report(rows)
+    refs = [jct_reference(r) for r in rows]
+    assert all(ref is not None and ref.proven for ref in refs)  # each task proved the total's optimum
     for name, stats in rep.jct.items():
-        # no JCT optimum in this store: each ratio is the row's average JCT over its bound
-        high = np.array([r.outputs["policies"][name]["jct_ratio_high"] for r in rows])
-        low = np.array([r.outputs["policies"][name]["jct_ratio_low"] for r in rows])
-        assert stats.count == stats.bounded == len(rows) and stats.proven == 0 and stats.basis == "ALG/bound"
+        avg = np.array([r.outputs["policies"][name]["avg_jct"] for r in rows])
+        high = avg / np.array([ref.lower for ref in refs])  # over the optimal average JCT
+        low = avg / np.array([ref.best for ref in refs])
+        cheap = np.array([r.outputs["policies"][name]["jct_ratio_high"] for r in rows])  # over the cheap bound
+        assert stats.count == stats.bounded == stats.proven == len(rows) and stats.basis == "ALG/OPT"
         assert stats.mean_ratio == pytest.approx(high.mean()) and stats.max_ratio == pytest.approx(high.max())
         assert stats.median_ratio == pytest.approx(np.median(high))
-        assert stats.mean_ratio_best == pytest.approx(low.mean())
+        assert stats.mean_ratio_best == pytest.approx(low.mean()) == pytest.approx(high.mean())  # proven: one value
         assert stats.best_share == pytest.approx(np.mean(np.isclose(low, 1.0)))
-        assert high.min() >= 1.0 and stats.mean_ratio_best <= stats.mean_ratio  # a bound is at most every schedule
+        assert high.min() >= 1.0 and np.all(cheap >= high - 1e-9)  # the cheap bound is weaker than the optimum
         worst = next(r for r in rows if r.outputs["instance"] == stats.worst)
-        assert worst.outputs["policies"][name]["jct_ratio_high"] == pytest.approx(stats.max_ratio)
+        assert worst.outputs["policies"][name]["avg_jct"] / jct_reference(worst).lower == pytest.approx(stats.max_ratio)
     assert main(["study", "report", str(store)]) == 0
     text = capsys.readouterr().out
-    assert "JCT vs" in text and "over the proven optimum on 0 of 10 instances" in text
+    assert "JCT vs" in text and "over the proven optimum on 10 of 10 instances" in text
     line = next(t for t in text.splitlines() if t.startswith("sjf-bco "))
-    assert "bound" in line and f"{rep.jct['sjf-bco'].mean_ratio:.4f}" in line
+    assert " OPT " in line and f"{rep.jct['sjf-bco'].mean_ratio:.4f}" in line
 
 
 def test_each_picture_is_a_png(store, tmp_path) -> None:
@@ -173,3 +178,35 @@ def test_the_interval_of_two_ratios_is_cut_at_1_and_otherwise_students() -> None
     expected = stats.t.interval(0.95, 4, loc=many.mean(), scale=stats.sem(many))
     assert expected[0] > 1 and ci95(many) == pytest.approx(expected)
     assert ci95(np.array([1.1])) == (1.1, 1.1)
+
+
+def test_a_tiny_store_measures_the_average_jct_against_its_proven_optimum(store) -> None:
+    from rar_opt.studies.report import JCT_OPT, jct_reference
+
+    with open_store(store) as s:
+        rows = list(s.rows())
+    for r in rows:
+        flow = r.outputs["flow"]  # every generated task solves the total (no releases: flow = total)
+        ref = jct_reference(r)
+        assert ref is not None and ref.lower is not None and ref.lower <= ref.best
+        if flow["proven"]:
+            optimum = flow["optimum"] / r.outputs["jobs"]
+            assert ref.proven and ref.lower == pytest.approx(optimum) == pytest.approx(ref.best)
+            for name, p in r.outputs["policies"].items():  # no policy beats the proven optimum
+                assert p["avg_jct"] >= optimum - 1e-9, name
+    rep = report(rows)
+    assert rep.flow == {}  # the flow section is the arrival families'; here it is the JCT columns
+    assert rep.jct_proven == sum(bool(r.outputs["flow"]["proven"]) for r in rows) > 0
+    if rep.jct_proven == len(rows):
+        assert all(j.basis == JCT_OPT for j in rep.jct.values() if j.mean_ratio is not None)
+
+
+def test_a_bound_that_a_policy_meets_proves_the_optimum_without_a_solve() -> None:
+    from rar_opt.instances.library import instance_path
+    from rar_opt.studies.evaluation import evaluate
+
+    inst = Instance.read(instance_path("tiny-4x2-s13"))
+    ev = evaluate(inst, ("sjf-bco", "lpt", "pack"))  # no exact method: the floors and the policies only
+    assert ev.solve is None and ev.bounds.best == min(r.makespan for r in ev.runs.values())
+    assert ev.optimum == ev.lower == ev.best == 5  # the library's proven optimum
+    assert ev.ratios("lpt")["ratio"] == ev.runs["lpt"].makespan / 5

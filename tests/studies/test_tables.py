@@ -92,3 +92,26 @@ def test_other_files_are_refused_by_name(tmp_path) -> None:
         load_results(other)
     out = run("study", "export", str(other), "--tables", str(tmp_path / "t"))
     assert out.returncode == 2 and "neither a study store" in out.stderr
+
+
+def test_the_tables_carry_the_reports_jct_reference_and_ratios(store) -> None:
+    from rar_opt.studies.report import jct_reference, report
+
+    with open_store(store) as s:
+        stored = list(s.rows())
+    results = load_results(store)
+    by_key = {r["key"]: r for r in results.rows("instances")}
+    for r in stored:
+        ref = jct_reference(r)
+        row = by_key[r.key]
+        assert row["jct_reference"] == ref.lower and row["best_avg_jct"] == ref.best  # the flow solve's included
+        assert row["jct_reference_kind"] == ("optimum" if ref.proven else "bound")
+    for p in results.rows("policies"):
+        inst = by_key[p["key"]]
+        assert p["jct_ratio"] == pytest.approx(p["avg_jct"] / inst["jct_reference"])
+        assert p["jct_ratio_low"] == pytest.approx(p["avg_jct"] / inst["best_avg_jct"])
+        assert p["jct_ratio_low"] <= p["jct_ratio"] + 1e-12
+    rep = report(stored)  # the report's JCT mean is the mean of the exported ratios
+    for name, stats in rep.jct.items():
+        exported = [p["jct_ratio"] for p in results.rows("policies") if p["policy"] == name]
+        assert stats.mean_ratio == pytest.approx(sum(exported) / len(exported))
