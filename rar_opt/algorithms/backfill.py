@@ -10,7 +10,9 @@ start now starts now, whether or not a job before it had to wait.
 
 * **Unsplit first.** A job starts on one server with G_j free GPUs: the one with the
   fewest free GPUs (``fit="best"``, best fit), or the smallest such server, then the
-  fewest free (``"small"``). A job on one server sees no contention (docs/model.md
+  fewest free (``"small"``), or the largest such server, then the fewest free
+  (``"large"``: the small jobs, which come first in shortest-first orders, fill the large
+  servers and leave the small ones whole for the next size up). A job on one server sees no contention (docs/model.md
   section 3), so it runs exactly ceil(F_j / phi_j(0, 1)) slots, whatever else runs.
 * **Splits without contention.** A job that no server holds now may start split over the
   servers that hold no other split job, those with the most free GPUs first, taking their
@@ -64,7 +66,7 @@ from rar_opt.support.progress import TRIALS
 
 log = logging.getLogger(__name__)
 
-FITS = ("best", "small")
+FITS = ("best", "small", "large")
 """How a job picks among the servers that hold it now (module docstring)."""
 
 SPLITS = ("may", "must")
@@ -193,7 +195,9 @@ class Builder:
         self, order: list[int], deadline: float
     ) -> tuple[list[int], list[int], list[tuple[tuple[int, int], ...]]] | None:
         gpus, single, cap, rel = self.gpus, self.single, self.cap, self.release
-        small_first, reserve = self.rules.fit == "small", self.rules.reserve
+        reserve = self.rules.reserve
+        # the server rule: by size first ("small": smallest, "large": largest), then fewest free GPUs
+        first = {"small": list(cap), "large": [-c for c in cap]}.get(self.rules.fit)
         may_split = self.rules.split == "may"
         n_srv = len(cap)
         self.builds += 1
@@ -223,7 +227,7 @@ class Builder:
                     best, best_key = -1, (NEVER, NEVER)
                     for s in range(n_srv):
                         if free[s] >= g and (s != held or t + single[j] <= until or g <= spare):
-                            key = (cap[s], free[s]) if small_first else (free[s], 0)
+                            key = (free[s], 0) if first is None else (first[s], free[s])
                             if key < best_key:
                                 best, best_key = s, key
                     if best >= 0:

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from rar_opt.algorithms import PLACEMENTS, POLICIES
+from rar_opt.algorithms.backfill import FITS
 from rar_opt.algorithms.estimators import ESTIMATORS
 from rar_opt.check import check
 from rar_opt.cli.output import (
@@ -112,7 +113,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="pack, backfill: which jobs may split: those no server holds (must), any (may), "
         "pack's better start (both, pack's default; backfill's: may)",
     )
-    p.add_argument("--fit", choices=["best", "small"], help="backfill: fewest free GPUs (best) or smallest server")
+    p.add_argument(
+        "--fit", choices=list(FITS), help="backfill: fewest free GPUs (best), smallest or largest server first"
+    )
     p.add_argument("--no-reserve", action="store_true", help="backfill: no reservation for the first job that waits")
     p.add_argument("--lanes", type=float, help="pack: share of --time-limit for the buddy-lanes search (0.5; 0: none)")
     p.add_argument("--lanes-patience", type=int, help="pack: lanes search: failures in a row to stop (30)")
