@@ -204,6 +204,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
+    if args.model:  # which spec the options came from (the options themselves are in the record)
+        out["model_spec"] = {"name": spec.name, "file": str(model_path(args.model))}
     if args.json:
         emit_json(out)
     else:

@@ -161,6 +161,7 @@ def test_the_weights_scale_is_recorded_by_solve_and_in_the_export_header(tmp_pat
     assert main(["solve", str(path), "--model", "compact-weighted", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     scale = out["options"]["objective_scale"]
+    assert out["model_spec"]["name"] == "compact-weighted"  # which spec the options came from
     assert scale == 12  # the least common denominator of 1/2, 5/4 and 1/3
     weighted = sum(w * c for w, c in zip(weights, out["completion"], strict=True))
     assert out["objective"] == pytest.approx(scale * weighted)  # K sum_j w_j C_j, read back with K
