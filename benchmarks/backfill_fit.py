@@ -13,14 +13,11 @@ flow LP's bound and the phase that found it. Seed 0 everywhere.
 from __future__ import annotations
 
 import argparse
-import time
 
 from common import save
-from neighbourhood_steps import ROWS
+from neighbourhood_steps import solved_rows
 
-from rar_opt import solvers
 from rar_opt.algorithms.backfill import FITS
-from rar_opt.instances.generate import generate
 from rar_opt.solvers import sums
 
 
@@ -35,26 +32,9 @@ def main() -> None:
     args = parser.parse_args()
     sums.BACKFILL_FITS = tuple(args.fit.split(","))
     rows = []
-    for jobs, servers, preset, seed in ROWS:
-        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
-        if args.only and inst.name not in args.only.split(","):
-            continue
-        cpu = time.process_time()
-        res = solvers.solve(inst, "auto", objective="total", time_limit=args.seconds, seed=0)
-        assert res.schedule is not None and res.bound is not None and res.objective is not None
+    for _, res, row in solved_rows(args.only, args.seconds):
         phases = {p.search: p.objective for p in res.record.phases if p.search in ("improve", "backfill")}
-        rows.append(
-            {
-                "instance": inst.name,
-                "fit": args.fit,
-                "best": int(res.objective),
-                "bound": int(res.bound),
-                "gap": round((res.objective - res.bound) / res.bound, 5),
-                "by": res.schedule.meta.get("method"),
-                "backfill_phase": phases.get("backfill"),
-                "cpu_s": round(time.process_time() - cpu, 1),
-            }
-        )
+        rows.append({**row, "fit": args.fit, "backfill_phase": phases.get("backfill")})
         print(rows[-1], flush=True)
     save(args.out or f"backfill-fit-{args.fit}", rows, seconds=args.seconds, fit=args.fit)
 

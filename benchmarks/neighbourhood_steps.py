@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
+from typing import Any
 
 from common import save
 
 from rar_opt import solvers
+from rar_opt.instance import Instance
 from rar_opt.instances.generate import generate
-from rar_opt.solvers import neighbourhoods
+from rar_opt.solvers import SolveResult, neighbourhoods
 
 ROWS = (
     [(160, 20, p, s) for p in ("paper-literal", "paper-split15", "contention-heavy") for s in range(3)]
@@ -29,6 +32,32 @@ ROWS = (
     + [(320, 20, "paper-split15", 1), (320, 20, "paper-literal", 2)]
 )
 """Every 160 x 20 goal row, and the 160 x 10 and 320 x 20 rows with the largest gaps."""
+
+
+def solved_rows(only: str, seconds: float) -> Iterator[tuple[Instance, SolveResult, dict[str, Any]]]:
+    """``auto`` for the total completion time on each row of :data:`ROWS` (those named in
+    ``only``, comma-separated, if given) within ``seconds``, seed 0: the instance, the result
+    and the fields every script of this kind records (sum, bound, gap, the phase that found
+    it, the CPU seconds)."""
+    for jobs, servers, preset, seed in ROWS:
+        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
+        if only and inst.name not in only.split(","):
+            continue
+        cpu = time.process_time()
+        res = solvers.solve(inst, "auto", objective="total", time_limit=seconds, seed=0)
+        assert res.schedule is not None and res.bound is not None and res.objective is not None
+        yield (
+            inst,
+            res,
+            {
+                "instance": inst.name,
+                "best": int(res.objective),
+                "bound": int(res.bound),
+                "gap": round((res.objective - res.bound) / res.bound, 5),
+                "by": res.schedule.meta.get("method"),
+                "cpu_s": round(time.process_time() - cpu, 1),
+            },
+        )
 
 
 def main() -> None:
@@ -42,25 +71,14 @@ def main() -> None:
     if args.unsplit is not None:
         neighbourhoods.UNSPLIT_SHARE = args.unsplit
     rows = []
-    for jobs, servers, preset, seed in ROWS:
-        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
-        if args.only and inst.name not in args.only.split(","):
-            continue
-        cpu = time.process_time()
-        res = solvers.solve(inst, "auto", objective="total", time_limit=args.seconds, seed=0)
-        assert res.schedule is not None and res.bound is not None and res.objective is not None
+    for _, res, row in solved_rows(args.only, args.seconds):
         phase = next((p for p in res.record.phases if p.search == "neighbourhoods"), None)
         rows.append(
             {
-                "instance": inst.name,
+                **row,
                 "step": args.step,
                 "unsplit": neighbourhoods.UNSPLIT_SHARE,
-                "best": int(res.objective),
-                "bound": int(res.bound),
-                "gap": round((res.objective - res.bound) / res.bound, 5),
-                "by": res.schedule.meta.get("method"),
                 "neighbourhoods_s": None if phase is None else round(phase.seconds, 1),
-                "cpu_s": round(time.process_time() - cpu, 1),
             }
         )
         print(rows[-1], flush=True)

@@ -14,13 +14,10 @@ its gap to the flow LP's bound, the phase that found it and each search's second
 from __future__ import annotations
 
 import argparse
-import time
 
 from common import save
-from neighbourhood_steps import ROWS
+from neighbourhood_steps import solved_rows
 
-from rar_opt import solvers
-from rar_opt.instances.generate import generate
 from rar_opt.solvers import sums
 
 
@@ -34,24 +31,8 @@ def main() -> None:
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
     sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = args.backfill
     rows = []
-    for jobs, servers, preset, seed in ROWS:
-        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
-        if args.only and inst.name not in args.only.split(","):
-            continue
-        cpu = time.process_time()
-        res = solvers.solve(inst, "auto", objective="total", time_limit=args.seconds, seed=0)
-        assert res.schedule is not None and res.bound is not None and res.objective is not None
-        rows.append(
-            {
-                "instance": inst.name,
-                "best": int(res.objective),
-                "bound": int(res.bound),
-                "gap": round((res.objective - res.bound) / res.bound, 5),
-                "by": res.schedule.meta.get("method"),
-                "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases},
-                "cpu_s": round(time.process_time() - cpu, 1),
-            }
-        )
+    for _, res, row in solved_rows(args.only, args.seconds):
+        rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
         print(rows[-1], flush=True)
     name = f"sum-shares-{args.improve:g}-{args.backfill:g}"
     save(name, rows, seconds=args.seconds, improve=args.improve, backfill=args.backfill)
