@@ -164,10 +164,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     instance = Instance.read(instance_path(args.instance))
     formulation = args.formulation or "auto"
     options: dict[str, Any] = {}
+    model_spec: dict[str, str] | None = None  # which spec the options came from, for the JSON
     if args.model:
         from rar_opt.formulations.specs import ModelSpec
 
         spec = ModelSpec.read(model_path(args.model))
+        model_spec = {"name": spec.name, "file": str(model_path(args.model))}
         if args.formulation and args.formulation != spec.formulation:
             raise InputError(
                 f"{args.formulation} contradicts the spec's formulation {spec.formulation!r} ({args.model})",
@@ -204,8 +206,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
-    if args.model:  # which spec the options came from (the options themselves are in the record)
-        out["model_spec"] = {"name": spec.name, "file": str(model_path(args.model))}
+    if model_spec is not None:  # the options themselves are in the record
+        out["model_spec"] = model_spec
     if args.json:
         emit_json(out)
     else:
