@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ from rar_opt.solvers.registry import BACKENDS
 from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem, seed_problem
 from rar_opt.support.processes import seconds_since_start
 from rar_opt.support.provenance import provenance
+
+log = logging.getLogger(__name__)
 
 COMPARE_TIME_LIMIT = 60.0
 """The seconds of ``compare --exact``'s solve when ``--time-limit`` is not given."""
@@ -176,12 +179,23 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 where="--formulation",
             )
         formulation, options = spec.formulation, dict(spec.options)
-    given = _parse_options(args.option)
-    options.update(given)
+    flags = {key: ("--option", value) for key, value in _parse_options(args.option).items()}
     if args.objective is not None:
-        options["objective"] = args.objective
+        flags["objective"] = ("--objective", args.objective)
     if args.symmetry is not None:
-        options["symmetry"] = args.symmetry
+        flags["symmetry"] = ("--symmetry" if args.symmetry else "--no-symmetry", args.symmetry)
+    for key, (flag, value) in flags.items():
+        if model_spec is not None and key in options and options[key] != value:  # said, not silent
+            log.warning(
+                "%s: %s=%s replaces the spec's %s=%s (%s)",
+                flag,
+                key,
+                json.dumps(value),
+                key,
+                json.dumps(options[key]),
+                args.model,
+            )
+        options[key] = value
     # the limit is the wall clock of the whole command: what the start-up used is gone
     time_limit = after_startup(args.time_limit, seconds_since_start())
     try:
@@ -200,7 +214,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         key = (exc.where or "").removeprefix("options.")
-        if exc.where and exc.where != key and key in given and not exc.file:  # an option the command line gave
+        given = flags.get(key, ("",))[0] == "--option"  # an option the command line gave
+        if exc.where and exc.where != key and given and not exc.file:
             raise InputError(exc.message, where=f"--option {key}") from None
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")

@@ -177,3 +177,21 @@ def test_a_formulation_flag_against_the_spec_names_the_flag_and_the_spec(capsys)
     assert capsys.readouterr().err == (
         "error: --formulation: gdp contradicts the spec's formulation 'compact' (compact-total)\n"
     )
+
+
+def test_a_flag_that_replaces_a_specs_option_says_so(caplog, capsys) -> None:
+    from rar_opt.cli import main
+
+    # the spec minimises the total; --objective asks for the makespan: the flag wins, with a warning
+    with caplog.at_level("WARNING", logger="rar_opt"):
+        assert main(["solve", str(WAIT), "--model", "compact-total", "--objective", "makespan", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["objective"] == OPT and out["options"]["objective"] == "makespan"
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ['--objective: objective="makespan" replaces the spec\'s objective="total" (compact-total)']
+    caplog.clear()
+    # a flag that agrees with the spec, or no spec at all, says nothing
+    with caplog.at_level("WARNING", logger="rar_opt"):
+        assert main(["solve", str(WAIT), "--model", "compact-total", "--objective", "total", "--json"]) == 0
+        assert main(["solve", str(WAIT), "--formulation", "compact", "--objective", "total", "--json"]) == 0
+    assert not [r for r in caplog.records if "replaces" in r.getMessage()]
