@@ -7,7 +7,7 @@ rows of issue 31 that ``neighbourhood_steps.py`` runs:
 
 Run one process per rule, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/backfill-fit-<fit>.json``): per instance the best sum, its gap to the
-flow LP's bound and the phase that found it. Seed 0 everywhere.
+flow LP's bound and the phase that found it. Seed 0 unless ``--seed`` says otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 from common import save
 from neighbourhood_steps import solved_rows
 
-from rar_opt.algorithms.backfill import FITS
+from rar_opt.algorithms.backfill import FITS, SPLITS
 from rar_opt.solvers import sums
 
 
@@ -26,17 +26,28 @@ def main() -> None:
     parser.add_argument(
         "--fit", required=True, help=f"comma-separated server rules, searched in turn ({', '.join(FITS)})"
     )
+    parser.add_argument("--split", default=sums.BACKFILL_SPLIT, help=f"the split rule ({', '.join(SPLITS)})")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0, help="auto's seed (its searches and CP-SAT's)")
     parser.add_argument("--only", default="", help="comma-separated instance names")
     parser.add_argument("--out", default="", help="results file name (default backfill-fit-<fit>)")
     args = parser.parse_args()
-    sums.BACKFILL_FITS = tuple(args.fit.split(","))
+    sums.BACKFILL_FITS, sums.BACKFILL_SPLIT = tuple(args.fit.split(",")), args.split
     rows = []
-    for _, res, row in solved_rows(args.only, args.seconds):
+    for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         phases = {p.search: p.objective for p in res.record.phases if p.search in ("improve", "backfill")}
-        rows.append({**row, "fit": args.fit, "backfill_phase": phases.get("backfill")})
+        rows.append(
+            {**row, "fit": args.fit, "split": args.split, "seed": args.seed, "backfill_phase": phases.get("backfill")}
+        )
         print(rows[-1], flush=True)
-    save(args.out or f"backfill-fit-{args.fit}", rows, seconds=args.seconds, fit=args.fit)
+    save(
+        args.out or f"backfill-fit-{args.fit}",
+        rows,
+        seconds=args.seconds,
+        fit=args.fit,
+        split=args.split,
+        seed=args.seed,
+    )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rar_opt.algorithms.backfill import FITS, BackfillParams, backfill_policy, walk_orders
+from rar_opt.algorithms.backfill import FITS, BackfillParams, backfill_policy, move, walk_orders
 from rar_opt.check import check
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.formulations.flowlp import classes_of
@@ -160,5 +160,5 @@ def migratory(instance: Instance, mean_starts: tuple[float, ...] | None, seconds
     def value(candidate: list[int]) -> int | None:
         return engine.total(candidate) if time.perf_counter() < stop else None
 
-    walk = walk_orders(np.random.default_rng(seed), order, total, value, lambda v: (v,), ENDLESS)
+    walk = walk_orders(np.random.default_rng(seed), order, total, value, lambda v: (v,), ENDLESS, move)
     return Found(walk.value, walk.moves, time.perf_counter() - began)

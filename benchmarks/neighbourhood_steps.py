@@ -34,9 +34,9 @@ ROWS = (
 """Every 160 x 20 goal row, and the 160 x 10 and 320 x 20 rows with the largest gaps."""
 
 
-def solved_rows(only: str, seconds: float) -> Iterator[tuple[Instance, SolveResult, dict[str, Any]]]:
+def solved_rows(only: str, seconds: float, seed: int = 0) -> Iterator[tuple[Instance, SolveResult, dict[str, Any]]]:
     """``auto`` for the total completion time on each row of :data:`ROWS` (those named in
-    ``only``, comma-separated, if given) within ``seconds``, seed 0: the instance, the result
+    ``only``, comma-separated, if given) within ``seconds``, with ``seed``: the instance, the result
     and the fields every script of this kind records (sum, bound, gap, the phase that found
     it, the CPU seconds)."""
     for jobs, servers, preset, seed in ROWS:
@@ -44,7 +44,7 @@ def solved_rows(only: str, seconds: float) -> Iterator[tuple[Instance, SolveResu
         if only and inst.name not in only.split(","):
             continue
         cpu = time.process_time()
-        res = solvers.solve(inst, "auto", objective="total", time_limit=seconds, seed=0)
+        res = solvers.solve(inst, "auto", objective="total", time_limit=seconds, seed=seed)
         assert res.schedule is not None and res.bound is not None and res.objective is not None
         yield (
             inst,

@@ -69,8 +69,14 @@ log = logging.getLogger(__name__)
 FITS = ("best", "small", "large")
 """How a job picks among the servers that hold it now (module docstring)."""
 
-SPLITS = ("may", "must")
-"""Which jobs may split: any that no server holds now, or only those wider than every server."""
+SPLITS = ("may", "must", "choose")
+"""Which jobs may split: any that no server holds now, only those wider than every server,
+or (``"choose"``, the policy's search only) each job as the search decides: the walk
+carries one flag per job beside the order and flips them (:data:`FLIP_SHARE`)."""
+
+FLIP_SHARE = 0.2
+"""Under ``split="choose"``, the share of the search's moves that flip one job's leave to
+split (a job that fits on one server and has more than one GPU) instead of moving the order."""
 
 PATIENCE = 3000
 """Moves without a strict gain after which the search returns to its best order."""
@@ -107,9 +113,9 @@ class BuildRules:
 
     @property
     def label(self) -> str:
-        """``best+reserve``, ``small+reserve-spare+must``, ``best`` (what the search records)."""
+        """``best+reserve``, ``small+reserve-spare+must``, ``large+choose``, ``best`` (what the search records)."""
         held = ("+reserve" if self.spare else "+reserve-spare") if self.reserve else ""
-        return self.fit + held + ("+must" if self.split == "must" else "")
+        return self.fit + held + ("" if self.split == "may" else "+" + self.split)
 
 
 @dataclass(frozen=True)
@@ -176,14 +182,17 @@ class Builder:
         return found
 
     # -- one build -------------------------------------------------------------------------
-    def plan(self, order: list[int], deadline: float | None = None) -> Plan | None:
+    def plan(
+        self, order: list[int], deadline: float | None = None, unsplit: frozenset[int] = frozenset()
+    ) -> Plan | None:
         """The schedule of priority ``order`` (every job once); None when the
-        ``time.perf_counter()`` clock passes ``deadline`` before it is built."""
+        ``time.perf_counter()`` clock passes ``deadline`` before it is built. The jobs in
+        ``unsplit`` never split by choice (under ``split="may"`` or ``"choose"``)."""
         reporter, n = TRIALS.listener(), len(order)
         if reporter is not None:  # one build is one trial of the run's progress
             reporter.trials += 1
             reporter.report(reporter.trials, 0, n)
-        found = self._run(order, NEVER if deadline is None else deadline)
+        found = self._run(order, NEVER if deadline is None else deadline, unsplit)
         if found is None:
             return None
         if reporter is not None:
@@ -192,13 +201,13 @@ class Builder:
         return Plan(np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), tuple(used))
 
     def _run(
-        self, order: list[int], deadline: float
+        self, order: list[int], deadline: float, unsplit: frozenset[int]
     ) -> tuple[list[int], list[int], list[tuple[tuple[int, int], ...]]] | None:
         gpus, single, cap, rel = self.gpus, self.single, self.cap, self.release
         reserve = self.rules.reserve
         # the server rule: by size first ("small": smallest, "large": largest), then fewest free GPUs
         first = {"small": list(cap), "large": [-c for c in cap]}.get(self.rules.fit)
-        may_split = self.rules.split == "may"
+        may_split = self.rules.split != "must"
         n_srv = len(cap)
         self.builds += 1
         free = list(cap)
@@ -232,7 +241,7 @@ class Builder:
                                 best, best_key = s, key
                     if best >= 0:
                         place, end = ((best, g),), t + single[j]
-                if place is None and g > 1 and (may_split or single[j] >= NEVER):
+                if place is None and g > 1 and ((may_split and j not in unsplit) or single[j] >= NEVER):
                     found = self._split(j, t, known)
                     if found is not None and not (
                         found[1] > until and any(s == held and k > spare for s, k in found[0])
@@ -435,15 +444,35 @@ def move(rng: np.random.Generator, order: list[int]) -> list[int]:
     return out
 
 
+def choice_move(rng: np.random.Generator, state: Choice, flippable: list[int]) -> Choice:
+    """A neighbour of ``state`` under ``split="choose"``: one flippable job's leave to split
+    flipped (:data:`FLIP_SHARE` of the moves), else the order moved (:func:`move`)."""
+    if flippable and rng.random() < FLIP_SHARE:
+        j = flippable[int(rng.integers(len(flippable)))]
+        return Choice(state.order, state.unsplit ^ {j})
+    return Choice(move(rng, state.order), state.unsplit)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A state of the search under ``split="choose"``: the order and the jobs that never
+    split by choice."""
+
+    order: list[int]
+    unsplit: frozenset[int]
+
+
+S = TypeVar("S")
 V = TypeVar("V")
 
 
 @dataclass
-class Walk(Generic[V]):
-    """Where :func:`walk_orders` ended: the best order and its value, the moves made, how
-    many of them improved on the best, and whether time or a stop request cut it short."""
+class Walk(Generic[S, V]):
+    """Where :func:`walk_orders` ended: the best state (an order, or a :class:`Choice`) and
+    its value, the moves made, how many of them improved on the best, and whether time or a
+    stop request cut it short."""
 
-    order: list[int]
+    order: S
     value: V
     moves: int = 0
     improvements: int = 0
@@ -452,26 +481,27 @@ class Walk(Generic[V]):
 
 def walk_orders(
     rng: np.random.Generator,
-    order: list[int],
+    order: S,
     value: V,
-    evaluate: Callable[[list[int]], V | None],
+    evaluate: Callable[[S], V | None],
     key: Callable[[V], tuple[int, ...]],
     moves: int,
-) -> Walk[V]:
-    """An iterated local search over priority orders from ``order`` (its value ``value``):
-    up to ``moves`` moves (:func:`move`) from the current order, each neighbour valued by
-    ``evaluate`` (None: out of time, the walk stops) and compared by ``key``, smaller
-    better. A neighbour no worse than the current order replaces it (plateaus are
-    crossed); after :data:`PATIENCE` moves without a strict gain the walk returns to the
-    best. The policy below walks the builder's schedules; the evidence code of issue 31
-    (``benchmarks/backfill_search.py``) walks a relaxation's."""
-    best = Walk(list(order), value)
+    neighbour: Callable[[np.random.Generator, S], S],
+) -> Walk[S, V]:
+    """An iterated local search from ``order`` (its value ``value``; a priority order with
+    ``neighbour=move``): up to ``moves`` moves (``neighbour``) from the current state, each
+    neighbour valued by ``evaluate`` (None: out of time, the walk stops) and compared by
+    ``key``, smaller better. A neighbour no worse than the current state replaces it
+    (plateaus are crossed); after :data:`PATIENCE` moves without a strict gain the walk
+    returns to the best. The policy below walks the builder's schedules; the evidence code
+    of issue 31 (``benchmarks/backfill_search.py``) walks a relaxation's."""
+    best = Walk(order, value)
     current, current_value, since = best.order, value, 0
-    for _ in range(moves if len(order) > 1 else 0):
+    for _ in range(moves):
         if stop_requested() is not None:
             best.capped = True
             break
-        candidate = move(rng, current)
+        candidate = neighbour(rng, current)
         found = evaluate(candidate)
         if found is None:
             best.capped = True
@@ -522,14 +552,20 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     cap = instance.horizon if p.makespan_cap is None else min(p.makespan_cap, instance.horizon)
     began = time.perf_counter()
     deadline = began + p.time_limit
-    best_name, best_order, best, capped = "", list[int](), None, False
+    # under "choose" each start also without any split by choice (as under "must")
+    flippable = _flippable(builder) if p.split == "choose" else []
+    leaves = (frozenset(), frozenset(flippable)) if flippable else (frozenset(),)
+    best_name, best_state, best, capped = "", Choice([], frozenset()), None, False
     for name, order in starts.items():
-        plan = builder.plan(order, deadline)
-        if plan is None or (best is not None and stop_requested() is not None):
-            capped = True
+        for unsplit in leaves:
+            plan = builder.plan(order, deadline, unsplit)
+            if plan is None or (best is not None and stop_requested() is not None):
+                capped = True
+                break
+            if best is None or _score(plan, cap) < _score(best, cap):
+                best_name, best_state, best = name + ("" if not unsplit else " unsplit"), Choice(order, unsplit), plan
+        if capped:
             break
-        if best is None or _score(plan, cap) < _score(best, cap):
-            best_name, best_order, best = name, order, plan
     if best is None:
         raise NoTimeToBuild(
             f"backfill built no schedule of the {n} jobs within its time limit of {p.time_limit:g} s; "
@@ -538,8 +574,16 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         )
     start_plan = best
     rng = np.random.default_rng(p.seed)
-    moves = 0 if capped else p.iterations
-    walk = walk_orders(rng, best_order, best, lambda o: builder.plan(o, deadline), lambda q: _score(q, cap), moves)
+    moves = 0 if capped or n < 2 else p.iterations
+    walk = walk_orders(
+        rng,
+        best_state,
+        best,
+        lambda c: builder.plan(c.order, deadline, c.unsplit),
+        lambda q: _score(q, cap),
+        moves,
+        lambda r, c: choice_move(r, c, flippable),
+    )
     best, done, improved, capped = walk.value, walk.moves, walk.improvements, capped or walk.capped
     if capped:
         log.info("backfill: the time limit of %g s stopped the search after %d moves", p.time_limit, done)
@@ -558,3 +602,8 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     if not np.array_equal(np.asarray(report.result.completion), best.completion):
         raise RuntimeError("backfill planned completion times that the simulator does not reproduce")
     return result
+
+
+def _flippable(builder: Builder) -> list[int]:
+    """The jobs that may split by choice: more than one GPU, and one server holds them."""
+    return [j for j, (g, t) in enumerate(zip(builder.gpus, builder.single, strict=True)) if g > 1 and t < NEVER]

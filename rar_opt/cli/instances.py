@@ -109,9 +109,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--no-justify", action="store_true", help="pack: no forward-backward improvement")
     p.add_argument(
         "--split",
-        choices=["both", "must", "may"],
+        choices=["both", "must", "may", "choose"],
         help="pack, backfill: which jobs may split: those no server holds (must), any (may), "
-        "pack's better start (both, pack's default; backfill's: may)",
+        "pack's better start (both, pack's default; backfill's: may), backfill's search decides per job (choose)",
     )
     p.add_argument(
         "--fit", choices=list(FITS), help="backfill: fewest free GPUs (best), smallest or largest server first"

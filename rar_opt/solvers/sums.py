@@ -16,7 +16,8 @@ in place of the makespan):
 5. **Backfill.** ``backfill``: an iterated local search over priority orders for the
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
-   is left; its best schedule is re-simulated like every other.
+   is left, under each server rule of :data:`BACKFILL_FITS` with the split rule
+   :data:`BACKFILL_SPLIT`; its best schedule is re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: exact neighbourhoods
    (:mod:`rar_opt.solvers.neighbourhoods`: CP-SAT re-places the unsplit jobs of a few
    servers at a time) from the best schedule, on what is left.
@@ -106,6 +107,10 @@ BACKFILL_FITS: tuple[str, ...] = ("best", "large")
 """The backfill builder's server rules in this phase (``BuildRules.fit``), searched one
 after another, each for an equal part of the phase's time, every best schedule offered
 (measured: docs/exactness.md, "The backfill's server rule")."""
+
+BACKFILL_SPLIT = "choose"
+"""The backfill builder's split rule in this phase (``BuildRules.split``): the search decides
+per job whether it may split by choice (measured: docs/exactness.md, "Which jobs split")."""
 
 BACKFILL_MIN_SECONDS = 0.2
 """Less time than this left, the backfill phase is not run."""
@@ -380,6 +385,7 @@ def _backfill(
                 makespan_cap=best.cap,
                 start_order=order,
                 fit=fit,
+                split=BACKFILL_SPLIT,
                 iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
                 time_limit=max(part, BACKFILL_MIN_SECONDS),
                 seed=budget.seed,

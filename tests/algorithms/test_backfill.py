@@ -18,8 +18,11 @@ from rar_opt.algorithms.backfill import (
     SPLITS,
     Builder,
     BuildRules,
+    Choice,
     NoTimeToBuild,
     backfill_schedule,
+    choice_move,
+    move,
     walk_orders,
 )
 from rar_opt.algorithms.orders import SUM_ORDERS
@@ -133,7 +136,7 @@ def test_the_walk_stops_when_its_values_run_out_and_keeps_the_best_order() -> No
         return seen[-1]
 
     start = list(range(6))
-    walk = walk_orders(np.random.default_rng(0), start, 55, value, lambda v: (v,), 100)
+    walk = walk_orders(np.random.default_rng(0), start, 55, value, lambda v: (v,), 100, move)
     assert walk.capped and walk.moves == 8
     assert walk.value == min([55, *seen]) == sum(i * j for i, j in enumerate(walk.order))
     assert sorted(walk.order) == start and walk.improvements <= 8
@@ -156,6 +159,56 @@ def test_the_search_is_never_worse_than_its_starts(inst: Instance, seed: int) ->
         start = builder.plan(make(inst, "best").tolist())
         assert start is not None and total <= start.total
     assert result.search is not None and total <= result.search["start_total_completion"]
+
+
+@given(tiny_instances(max_jobs=6, max_servers=4), st.sampled_from(FITS), st.data())
+def test_jobs_held_unsplit_split_only_when_no_server_holds_them(inst: Instance, fit: str, data) -> None:
+    order = list(data.draw(st.permutations(range(inst.num_jobs))))
+    unsplit = frozenset(data.draw(st.sets(st.sampled_from(range(inst.num_jobs)))))
+    builder = Builder(inst, BuildRules(fit=fit))
+    plan = builder.plan(order, unsplit=unsplit)
+    assert plan is not None
+    widest = max(builder.cap)
+    for j in unsplit:
+        assert len(plan.used[j]) == 1 or builder.gpus[j] > widest
+    # holding every job unsplit is the "must" rule
+    must = Builder(inst, BuildRules(fit=fit, split="must")).plan(order)
+    assert must is not None
+    everyone = builder.plan(order, unsplit=frozenset(range(inst.num_jobs)))
+    assert everyone is not None and everyone.used == must.used and everyone.starts.tolist() == must.starts.tolist()
+
+
+@settings(max_examples=25)
+@given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000))
+def test_choosing_who_splits_is_never_worse_than_may_or_must_from_the_starts(inst: Instance, seed: int) -> None:
+    result = run_policy(inst, "backfill", split="choose", seed=seed, iterations=40)
+    assert check(inst, result.schedule).names() <= BEYOND_HORIZON
+    total = int(check(inst, result.schedule).result.completion.sum())
+    for split in ("may", "must"):
+        builder = Builder(inst, BuildRules(split=split))
+        for make in SUM_ORDERS.values():
+            start = builder.plan(make(inst, "best").tolist())
+            assert start is not None and total <= start.total
+    assert result == run_policy(inst, "backfill", split="choose", seed=seed, iterations=40)
+
+
+def test_choose_flips_a_jobs_leave_to_split_or_moves_the_order() -> None:
+    rng = np.random.default_rng(3)
+    state = Choice(list(range(6)), frozenset())
+    flips = moves = 0
+    for _ in range(400):
+        after = choice_move(rng, state, [1, 4])
+        if after.unsplit != state.unsplit:
+            flips += 1
+            assert after.order == state.order and len(after.unsplit ^ state.unsplit) == 1
+            assert after.unsplit <= {1, 4}
+        else:
+            moves += 1
+            assert sorted(after.order) == list(range(6))
+        state = after
+    assert 0.1 < flips / 400 < 0.3  # FLIP_SHARE = 0.2
+    # nothing to flip: every move is an order move
+    assert all(choice_move(rng, state, []).unsplit == state.unsplit for _ in range(50))
 
 
 @settings(max_examples=25)

@@ -89,7 +89,7 @@ def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
     out = run("schedule", "tiny-4x2-s13", "--split", "nope")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (
-        "error: argument --split: invalid choice: 'nope' (choose from 'both', 'must', 'may'); "
+        "error: argument --split: invalid choice: 'nope' (choose from 'both', 'must', 'may', 'choose'); "
         "see rar-opt schedule --help\n"
     )
 

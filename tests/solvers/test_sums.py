@@ -153,7 +153,9 @@ def test_auto_for_sums_returns_within_a_short_limit_and_when_backfill_builds_not
 
     res = solve(paper_instance, "auto", time_limit=2, objective="flow")  # returns: the phases keep the clock
     assert res.schedule is not None and res.objective == _sum(paper_instance, res, "flow")
-    monkeypatch.setattr(Builder, "plan", lambda self, order, deadline=None: None)  # never built in time
+    monkeypatch.setattr(
+        Builder, "plan", lambda self, order, deadline=None, unsplit=frozenset(): None
+    )  # never built in time
     inst = paper(0, jobs=40, servers=4, preset="contention-heavy")
     res = solve(inst, "auto", time_limit=3, objective="total")
     found = [p for p in res.record.phases if p.name == "improve (backfill)"]
