@@ -41,6 +41,7 @@ from exact import scaled
 
 import rar_opt
 from rar_opt import Instance, check
+from rar_opt.algorithms.backfill import FITS
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree, cpsat
 from rar_opt.solvers import Status, solve
@@ -65,6 +66,11 @@ LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fittin
 """``auto``'s plan from ``LARGE_JOBS`` jobs on as it was before pack's search came first
 (2026-12-04): the variants measured against it are built from it, so that they still run
 as they were measured."""
+
+BACKFILL_RULES = tuple(
+    ("backfill", 1.0 / (len(FITS) - k), (("fit", fit), ("split", "choose"))) for k, fit in enumerate(FITS)
+)
+"""The backfill search under each server rule in turn, each for an equal part of the phase."""
 
 VARIANTS = {
     plan.name: plan
@@ -154,6 +160,27 @@ VARIANTS = {
         # auto's plan below LARGE_JOBS jobs with the GPU bins first, for 5% of the time (about 3 s
         # of a minute), so that a quick refutation raises the floor before the probes ask at it
         dataclasses.replace(SMALL, name="auto-bins-first-short", stages=("bins", "probe", "full"), bins_share=0.05),
+        # auto's plan below LARGE_JOBS jobs with the backfill search aimed at the makespan (scored
+        # past the floor) first, under each server rule in turn with the split rule "choose", for
+        # 10% of the time left, so that the stages start from its schedule
+        dataclasses.replace(SMALL, name="auto-backfill-first", fitting_improve_share=0.1, improvers=BACKFILL_RULES),
+        # the same for 5% of the time (about 3 s of a minute)
+        dataclasses.replace(
+            SMALL, name="auto-backfill-first-short", fitting_improve_share=0.05, improvers=BACKFILL_RULES
+        ),
+        # auto's plan below LARGE_JOBS jobs with the backfill rules as a stage after the GPU bins, for
+        # a quarter of the time left: a search aimed at the bins' raised floor before the full model
+        dataclasses.replace(
+            SMALL,
+            name="auto-backfill-stage",
+            stages=("probe", "bins", "search", "full"),
+            searchers=BACKFILL_RULES,
+            search_share=0.25,
+        ),
+        # the same from LARGE_JOBS jobs on: pack's search for half of that phase, then the backfill rules
+        dataclasses.replace(
+            AUTO_LARGE, name="auto-large-backfill", improvers=(("pack", 0.5), *BACKFILL_RULES), large_jobs=None
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -58,7 +58,7 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, Phase, bins_answers, full_model
+from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, Phase, bins_answers, full_model, search
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import report_search as report
@@ -75,7 +75,7 @@ __all__ = [
     "relaxation_bound",
     "run_plan",
 ]
-from rar_opt.solvers.record import PhaseKind, SolveRecord
+from rar_opt.solvers.record import PhaseKind, PhaseRecord, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
 
@@ -91,24 +91,26 @@ PRELUDE = (
 """The phases every plan starts with, in order; a phase with nothing to do for a plan
 yields nothing. The plan's :attr:`~.plan.Plan.stages` come after them."""
 
-STAGE_KINDS = {"probe": PhaseKind.PROBE, "bins": PhaseKind.BINS, "full": PhaseKind.FULL}
+STAGE_KINDS = {"probe": PhaseKind.PROBE, "bins": PhaseKind.BINS, "search": PhaseKind.IMPROVE, "full": PhaseKind.FULL}
 """The phase of each name in :data:`~.plan.STAGES`."""
 
 
 def steps(plan: Plan) -> tuple[tuple[PhaseKind, Phase], ...]:
     """The phases of ``plan`` in order, each with the function that runs it: a full model
-    before the last stage gets the plan's ``early_full_share`` of the time left."""
-    kinds = (*PRELUDE, *(STAGE_KINDS[s] for s in plan.stages))
-    last = len(kinds) - 1
-    return tuple(
-        (
-            kind,
-            functools.partial(full_model, share=plan.early_full_share)
-            if kind == PhaseKind.FULL and k < last
-            else PHASES[kind],
-        )
-        for k, kind in enumerate(kinds)
-    )
+    before the last stage gets the plan's ``early_full_share`` of the time left; the stage
+    ``"search"`` runs the plan's searchers (:func:`.phases.search`)."""
+    prelude = [(kind, PHASES[kind]) for kind in PRELUDE]
+    last = len(plan.stages) - 1
+    stages: list[tuple[PhaseKind, Phase]] = []
+    for k, stage in enumerate(plan.stages):
+        kind = STAGE_KINDS[stage]
+        if stage == "search":
+            stages.append((kind, search))
+        elif kind == PhaseKind.FULL and k < last:
+            stages.append((kind, functools.partial(full_model, share=plan.early_full_share)))
+        else:
+            stages.append((kind, PHASES[kind]))
+    return (*prelude, *stages)
 
 
 ALWAYS = (PhaseKind.HEURISTICS, PhaseKind.FLOOR, PhaseKind.IMPROVE, PhaseKind.RELAXATION)
@@ -269,9 +271,21 @@ class _Run:
         log.info("%s: %s; best %s, bound %s", found.record.name, found.record.status, best.span, best.floor)
         report(best.span, best.floor, found.record.name)
         if kind != PhaseKind.HEURISTICS and best.closed:
-            self.record = self.record.proved(found.record)
+            self.record = self.record.proved(self._prover(found.record))
             return self._proven(found)
         return None
+
+    def _prover(self, phase: PhaseRecord) -> PhaseRecord:
+        """The phase credited with the proof when ``phase`` closes the gap: ``phase`` itself,
+        but for an improvement search (which proves nothing) the last phase whose bound its
+        schedule meets (the floors, the GPU bins, a probe)."""
+        if phase.kind != PhaseKind.IMPROVE or self.best.span is None:
+            return phase
+        for earlier in reversed(self.best.phases):
+            bound = earlier.lower_bound()
+            if bound is not None and ceil_bound_or_none(bound) == self.best.span:
+                return earlier
+        return phase
 
     def _proven(self, found: Found) -> SolveResult:
         """The result when the best schedule meets the best bound: optimal. A solver that

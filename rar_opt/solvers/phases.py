@@ -33,7 +33,7 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
-from rar_opt.solvers.plan import Plan
+from rar_opt.solvers.plan import Improver, Plan
 from rar_opt.solvers.probe import probe
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.result import read_back
@@ -222,6 +222,11 @@ QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
 lanes search (the improvement phase searches where the model is too large)."""
 
 LONG = {"pack": {"lanes": 0.8, "lanes_patience": IMPROVE_ITERATIONS}}
+
+CAPPED = ("backfill",)
+"""Searches that score a schedule by the slots it ends past a makespan cap, then by its sum
+of completion times: the phase gives them the best proven bound as the cap, so that they
+minimise the makespan (``backfill`` aims at the sum otherwise)."""
 """Options of a policy in the improvement phase beyond its seed, iterations and time: the
 lanes search of ``pack`` gets 80% of the time and stops on that share, not on a count of
 failures (at paper scale its schedules beat the restarts' where the class applies)."""
@@ -232,26 +237,47 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
     turn: where the full model cannot be built (paper scale), for the plan's
     ``improve_share`` of the time left; where it can, for its ``fitting_improve_share`` (None:
     not at all). Each schedule is checked by the simulator before it is offered."""
+    fits = ctx.fits(best.within(ctx.horizon))
+    share = ctx.plan.fitting_improve_share if fits else ctx.plan.improve_share
+    yield from _searches(ctx, best, ctx.plan.improvers, share)
+
+
+def search(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The stage ``"search"``: the plan's ``searchers`` in turn within its ``search_share``
+    of the time left, as :func:`improve` runs its improvers (the searches of :data:`CAPPED`
+    aim at the makespan past the best bound so far, which the stages before may have raised)."""
+    yield from _searches(ctx, best, ctx.plan.searchers, ctx.plan.search_share)
+
+
+def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], share: float | None) -> Iterator[Found]:
     from rar_opt.algorithms import run_policy
 
-    fits = ctx.fits(best.within(ctx.horizon))
-    share, left = ctx.plan.fitting_improve_share if fits else ctx.plan.improve_share, ctx.budget.left()
+    left = ctx.budget.left()
     if share is None or left is None or stop_requested() is not None:
         return
     until = time.perf_counter() + left * share
-    for name, part in ctx.plan.improvers:
+    for entry in searches:
+        name, part, given = entry[0], entry[1], dict(entry[2]) if len(entry) > 2 else {}
+        label = name if not given else f"{name} ({', '.join(f'{k}={v}' for k, v in given.items())})"
         budget = (until - time.perf_counter()) * part
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         began = time.perf_counter()
-        options: dict[str, Any] = {"iterations": IMPROVE_ITERATIONS, "time_limit": budget, **LONG.get(name, {})}
+        options: dict[str, Any] = {
+            "iterations": IMPROVE_ITERATIONS,
+            "time_limit": budget,
+            **LONG.get(name, {}),
+            **given,
+        }
+        if name in CAPPED and best.bound is not None:  # scored past the cap first: the makespan above the floor
+            options["makespan_cap"] = max(1, math.ceil(best.bound - 1e-9))
         run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
         span = check(ctx.instance, run.schedule).result.makespan
         fits = span is not None and span <= ctx.horizon
-        schedule = run.schedule.with_meta({**run.schedule.meta, "method": name}) if fits else None
+        schedule = run.schedule.with_meta({**run.schedule.meta, "method": label}) if fits else None
         status = Status.FEASIBLE if fits else Status.NO_SOLUTION
-        record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=time.perf_counter() - began, search=name)
-        yield Found(record, schedule, span if fits else None, source=name)
+        record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=time.perf_counter() - began, search=label)
+        yield Found(record, schedule, span if fits else None, source=label)
 
 
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:

@@ -10,10 +10,15 @@ name: ``decompose`` (the decomposition as first stated) and ``auto`` (the defaul
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from rar_opt.errors import InputError
 from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.support.checks import is_real
+
+Improver = tuple[str, float] | tuple[str, float, tuple[tuple[str, Any], ...]]
+"""An improvement search of a plan: a policy's name, its part of the phase's time and,
+optionally, options of the policy as (name, value) pairs."""
 
 REVERSALS = ("all", "first", "none")
 """The choices of :attr:`Plan.probe_reversal`."""
@@ -21,9 +26,10 @@ REVERSALS = ("all", "first", "none")
 PRICINGS = ("all", "floor", "none")
 """The choices of :attr:`Plan.probe_pricing`."""
 
-STAGES = ("probe", "bins", "full")
+STAGES = ("probe", "bins", "search", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
-(:attr:`Plan.stages`): the probes, the GPU bins and the full model."""
+(:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`
+and the full model."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +85,17 @@ class Plan:
     # improvement searches, and the contention-free phases are left out (docs/exactness.md)
     improve_share: float | None = None
     # those searches in turn (names of rar_opt.algorithms.POLICIES), each with its part of
-    # the phase's time (the last one takes what is left: 1.0)
-    improvers: tuple[tuple[str, float], ...] = (("pack", 1.0),)
+    # the phase's time (the last one takes what is left: 1.0) and, as a third item, options
+    # of the policy as (name, value) pairs (("backfill", 0.5, (("fit", "large"),)))
+    improvers: tuple[Improver, ...] = (("pack", 1.0),)
     # where the full model can be built: this share of the time left for the same searches,
     # before the stages, so that the full model (hinted with it) and the probes start from a
     # better schedule than the heuristics' constructions; None: no such phase
     fitting_improve_share: float | None = None
+    # the stage "search": these improvement searches (as improvers) within search_share of the
+    # time left, where the full model can be built, aimed at the makespan past the bound so far
+    searchers: tuple[Improver, ...] = ()
+    search_share: float | None = None
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -126,13 +137,16 @@ class Plan:
             shares["fitting_improve_share"] = self.fitting_improve_share
         if self.early_full_share is not None:
             shares["early_full_share"] = self.early_full_share
+        if self.search_share is not None:
+            shares["search_share"] = self.search_share
         restart = self.probe_restart_seconds
         if restart is not None and (not is_real(restart) or not 0 < restart < float("inf")):
             raise InputError(
                 f"must be a positive number of seconds or None, got {restart!r}", where="probe_restart_seconds"
             )
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
-        shares.update({f"improvers[{k}]": share for k, (_, share) in enumerate(self.improvers)})
+        for field in ("improvers", "searchers"):
+            shares.update({f"{field}[{k}]": entry[1] for k, entry in enumerate(getattr(self, field))})
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
@@ -154,9 +168,18 @@ class Plan:
                 raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
         from rar_opt.algorithms import POLICIES  # a lower layer; imported here only to check the names
 
-        for k, (policy, _) in enumerate(self.improvers):
-            if policy not in POLICIES:
-                raise InputError(f"{policy!r} is not a policy ({', '.join(POLICIES)})", where=f"improvers[{k}]")
+        for field in ("improvers", "searchers"):
+            for k, entry in enumerate(getattr(self, field)):
+                where = f"{field}[{k}]"
+                if entry[0] not in POLICIES:
+                    raise InputError(f"{entry[0]!r} is not a policy ({', '.join(POLICIES)})", where=where)
+                options = entry[2] if len(entry) > 2 else ()
+                if len(entry) > 3 or not all(
+                    isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in options
+                ):
+                    raise InputError(f"options must be (name, value) pairs, got {entry[2:]!r}", where=where)
+        if "search" in self.stages and not (self.searchers and self.search_share is not None):
+            raise InputError('the stage "search" needs searchers and search_share', where="search_share")
 
     def _check_stages(self) -> None:
         stages = self.stages
@@ -165,7 +188,7 @@ class Plan:
         for stage in stages:
             if stage not in STAGES:
                 raise InputError(f"{stage!r} is not a stage ({', '.join(STAGES)})", where="stages")
-        for stage in ("probe", "bins"):
+        for stage in ("probe", "bins", "search"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
         if not isinstance(self.early_full_stops_one_above, bool) or (

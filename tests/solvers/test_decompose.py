@@ -102,6 +102,10 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "full_searches": {"full_searches": (("simplex", 1.0),)},
         r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
         "not a policy": {"improvers": (("tabu", 1.0),)},
+        r"searchers\[0\]": {"searchers": (("backfill", 2.0),), "search_share": 0.2, "stages": ("search", "full")},
+        "needs searchers": {"stages": ("search", "full")},  # no searchers
+        r"improvers\[0\].*\(name, value\) pairs": {"improvers": (("backfill", 1.0, ("fit",)),)},
+        r"improvers\[0\].*pairs": {"improvers": (("backfill", 1.0, (("fit", "best"),), "more"),)},
         "contention_free": {"contention_free": "no"},
         "probe_hint": {"probe_hint": 1},
         r"fitting_improve_share\b.*in \(0, 1\]": {"fitting_improve_share": 0},
@@ -405,3 +409,23 @@ def test_an_infeasible_horizon_is_proven_by_the_relaxation() -> None:
     # auto: the work bound (six jobs on one GPU) is past the horizon, so no model is built
     assert [p.kind for p in res.record.phases] == [PhaseKind.HEURISTICS, PhaseKind.FLOOR]
     assert res.bound > short.horizon and res.schedule is None
+
+
+def test_the_search_stage_aims_at_the_bound_and_credits_the_phase_that_proved_it(wait_beats_start: Instance) -> None:
+    # the heuristics end at 8; the stage's backfill search, scored past the proven bound, runs
+    # the two split jobs one after the other (6), which meets the bound: the phase that proved
+    # the bound is credited, not the search
+    from rar_opt.solvers.budget import Budget
+    from rar_opt.solvers.decompose import run_plan
+
+    searchers = (("backfill", 1.0, (("split", "choose"),)),)
+    plan = dataclasses.replace(
+        AUTO, heuristics=("sjf-bco",), stages=("search", "full"), searchers=searchers, search_share=0.5
+    )
+    res = run_plan(wait_beats_start, plan, Budget.start(20.0))
+    assert res.status == Status.OPTIMAL and res.makespan == 6
+    names = [p.name for p in res.record.phases]
+    assert names[-1] == "improve (backfill (split=choose))" and not any(n.startswith("full") for n in names)
+    prover = next(p for p in res.record.phases if p.name == res.record.proof_phase)
+    assert prover.kind != PhaseKind.IMPROVE and ceil_bound(prover.lower_bound()) == 6
+    assert res.record.proved_by == prover.proves

@@ -203,6 +203,36 @@ def test_the_improve_phase_runs_only_where_the_full_model_cannot(wait_beats_star
     assert list(PHASES[PhaseKind.IMPROVE](without, Incumbent())) == []
 
 
+def test_an_improver_takes_its_options_and_backfill_aims_at_the_makespan_past_the_floor(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from rar_opt import algorithms
+
+    asked: list[dict] = []
+    real = algorithms.run_policy
+
+    def spy(instance, name, **options):
+        asked.append({"name": name, **options})
+        return real(instance, name, **options)
+
+    monkeypatch.setattr(algorithms, "run_policy", spy)
+    rules = (("backfill", 0.5, (("fit", "large"), ("split", "choose"))), ("backfill", 1.0))
+    plan = dataclasses.replace(AUTO, improvers=rules)
+    ctx = dataclasses.replace(_context(wait_beats_start, limit=5.0), max_cells=0, plan=plan)
+    founds = list(PHASES[PhaseKind.IMPROVE](ctx, Incumbent(bound=5.5)))
+    assert [f.source for f in founds] == ["backfill (fit=large, split=choose)", "backfill"]
+    assert [f.schedule.meta["method"] for f in founds] == [f.source for f in founds]
+    assert [(a["fit"], a["split"]) for a in asked[:1]] == [("large", "choose")] and "fit" not in asked[1]
+    assert [a["makespan_cap"] for a in asked] == [6, 6]  # the floor, rounded up: scored past it first
+    for found in founds:  # the backfill builder never lets split jobs share a server: the optimum, 6
+        assert check(wait_beats_start, found.schedule).result.makespan == found.span == 6
+    asked.clear()
+    list(PHASES[PhaseKind.IMPROVE](ctx, Incumbent()))  # no bound yet: no cap, the sum decides
+    assert all("makespan_cap" not in a for a in asked)
+
+
 def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     # paper 160 x 10, seed 6, over 330 slots: 264,000 cells, under the size guard, but its
     # build (plain Python, no time limit reaches it) took 125 s on our machine
