@@ -177,6 +177,15 @@ VARIANTS = {
             searchers=BACKFILL_RULES,
             search_share=0.25,
         ),
+        # auto's plan from LARGE_JOBS jobs on with the backfill rules as a stage before the last full model
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-large-search",
+            stages=("full", "bins", "probe", "search", "full"),
+            searchers=BACKFILL_RULES,
+            search_share=0.25,
+            large_jobs=None,
+        ),
         # the same from LARGE_JOBS jobs on: pack's search for half of that phase, then the backfill rules
         dataclasses.replace(
             AUTO_LARGE, name="auto-large-backfill", improvers=(("pack", 0.5), *BACKFILL_RULES), large_jobs=None
