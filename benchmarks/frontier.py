@@ -41,14 +41,13 @@ from exact import scaled
 
 import rar_opt
 from rar_opt import Instance, check
-from rar_opt.algorithms.backfill import FITS
 from rar_opt.errors import InputError
 from rar_opt.formulations import cfree, cpsat
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.decompose import decompose
-from rar_opt.solvers.plan import AUTO, AUTO_LARGE
+from rar_opt.solvers.plan import AUTO, AUTO_LARGE, BACKFILL_SEARCHERS
 from rar_opt.support.provenance import source_revision
 
 SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
@@ -58,7 +57,15 @@ METHODS = ("milp-cold", "milp-warm", "milp-fed", "cpsat", "decompose", "auto")
 TIME_LIMIT = 60.0
 SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
 """``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
-PACK_FIRST = dataclasses.replace(AUTO_LARGE, name="auto-pack-first", early_full_share=0.6, probe_restart_seconds=None)
+SMALL_BEFORE = dataclasses.replace(
+    SMALL, name="auto-small-before", stages=("probe", "bins", "full"), searchers=(), search_share=None
+)
+"""``auto``'s plan below ``LARGE_JOBS`` jobs before the backfill stage (2026-12-04, twelfth
+session): the variants measured against it are built from it, so that they still run as
+they were measured."""
+PACK_FIRST = dataclasses.replace(
+    AUTO_LARGE, name="auto-pack-first", early_full_share=0.6, probe_restart_seconds=None, fitting_improvers=None
+)
 """``auto``'s plan from ``LARGE_JOBS`` jobs on from 2026-12-04 (ninth session) until the
 restarted probes (tenth session): pack's search first, the early full model with 60% of
 the time, probes asked once."""
@@ -67,20 +74,16 @@ LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fittin
 (2026-12-04): the variants measured against it are built from it, so that they still run
 as they were measured."""
 
-BACKFILL_RULES = tuple(
-    ("backfill", 1.0 / (len(FITS) - k), (("fit", fit), ("split", "choose"))) for k, fit in enumerate(FITS)
-)
-"""The backfill search under each server rule in turn, each for an equal part of the phase."""
-
 VARIANTS = {
     plan.name: plan
     for plan in (
         SMALL,
+        SMALL_BEFORE,
         # the full model right after the floors (no probes, no GPU bins)
-        dataclasses.replace(SMALL, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
+        dataclasses.replace(SMALL_BEFORE, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
         # the bins for a short while, the full model early, then the probes and the full model again
         dataclasses.replace(
-            SMALL,
+            SMALL_BEFORE,
             name="auto-interleave",
             stages=("bins", "full", "probe", "full"),
             bins_share=0.15,
@@ -88,12 +91,12 @@ VARIANTS = {
         ),
         # the full model early for a third of the time, then the probes, the bins, the full model again
         dataclasses.replace(
-            SMALL, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
+            SMALL_BEFORE, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
         ),
         # the full model early for up to 60% of the time, stopped once its schedule ends one slot
         # above the floor; then the bins for a short while, the probes, the full model again
         dataclasses.replace(
-            SMALL,
+            SMALL_BEFORE,
             name="auto-early-stop",
             stages=("full", "bins", "probe", "full"),
             early_full_share=0.6,
@@ -156,40 +159,46 @@ VARIANTS = {
         dataclasses.replace(PACK_FIRST, name="auto-restarts", probe_restart_seconds=8.0),
         dataclasses.replace(PACK_FIRST, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
         # auto's plan below LARGE_JOBS jobs with the same restarts (measured on the hard instances: not kept)
-        dataclasses.replace(SMALL, name="auto-small-restarts", probe_restart_seconds=8.0),
+        dataclasses.replace(SMALL_BEFORE, name="auto-small-restarts", probe_restart_seconds=8.0),
         # auto's plan below LARGE_JOBS jobs with the GPU bins first, for 5% of the time (about 3 s
         # of a minute), so that a quick refutation raises the floor before the probes ask at it
-        dataclasses.replace(SMALL, name="auto-bins-first-short", stages=("bins", "probe", "full"), bins_share=0.05),
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-bins-first-short", stages=("bins", "probe", "full"), bins_share=0.05
+        ),
         # auto's plan below LARGE_JOBS jobs with the backfill search aimed at the makespan (scored
         # past the floor) first, under each server rule in turn with the split rule "choose", for
         # 10% of the time left, so that the stages start from its schedule
-        dataclasses.replace(SMALL, name="auto-backfill-first", fitting_improve_share=0.1, improvers=BACKFILL_RULES),
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-backfill-first", fitting_improve_share=0.1, improvers=BACKFILL_SEARCHERS
+        ),
         # the same for 5% of the time (about 3 s of a minute)
         dataclasses.replace(
-            SMALL, name="auto-backfill-first-short", fitting_improve_share=0.05, improvers=BACKFILL_RULES
+            SMALL_BEFORE, name="auto-backfill-first-short", fitting_improve_share=0.05, improvers=BACKFILL_SEARCHERS
         ),
         # auto's plan below LARGE_JOBS jobs with the backfill rules as a stage after the GPU bins, for
         # a quarter of the time left: a search aimed at the bins' raised floor before the full model
         dataclasses.replace(
-            SMALL,
+            SMALL_BEFORE,
             name="auto-backfill-stage",
             stages=("probe", "bins", "search", "full"),
-            searchers=BACKFILL_RULES,
+            searchers=BACKFILL_SEARCHERS,
             search_share=0.25,
         ),
-        # auto's plan from LARGE_JOBS jobs on with the backfill rules as a stage before the last full model
+        # auto's plan from LARGE_JOBS jobs on before the twelfth session, with the backfill rules as a
+        # stage before the last full model
         dataclasses.replace(
             AUTO_LARGE,
+            fitting_improvers=None,
             name="auto-large-search",
             stages=("full", "bins", "probe", "search", "full"),
-            searchers=BACKFILL_RULES,
+            searchers=BACKFILL_SEARCHERS,
             search_share=0.25,
             large_jobs=None,
         ),
-        # the same from LARGE_JOBS jobs on: pack's search for half of that phase, then the backfill rules
-        dataclasses.replace(
-            AUTO_LARGE, name="auto-large-backfill", improvers=(("pack", 0.5), *BACKFILL_RULES), large_jobs=None
-        ),
+        # from LARGE_JOBS jobs on: pack's search for half of the first improvement phase, then the
+        # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
+        # these sizes): auto itself from 24 jobs on since the twelfth session
+        dataclasses.replace(AUTO_LARGE, name="auto-large-backfill", large_jobs=None),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

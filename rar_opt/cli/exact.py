@@ -40,7 +40,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--formulation",
         choices=[*PLANS, *FORMULATIONS],
         help="auto (default): heuristics, the structural floors, pack where the full model is too large, "
-        "probes at the floor, the GPU bins, then the full cpsat model "
+        "probes at the floor, the GPU bins, the backfill search aimed at the makespan, then the full cpsat model "
         "(from 24 jobs on pack's search, then the full model first); "
         "the compact MILP for what only it answers; decompose: "
         "the contention-free relaxation and restriction, then the full cpsat model; "

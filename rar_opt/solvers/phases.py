@@ -236,10 +236,13 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The plan's improvement searches (``Plan.improvers``, seeded with the budget's seed) in
     turn: where the full model cannot be built (paper scale), for the plan's
     ``improve_share`` of the time left; where it can, for its ``fitting_improve_share`` (None:
-    not at all). Each schedule is checked by the simulator before it is offered."""
-    fits = ctx.fits(best.within(ctx.horizon))
-    share = ctx.plan.fitting_improve_share if fits else ctx.plan.improve_share
-    yield from _searches(ctx, best, ctx.plan.improvers, share)
+    not at all), its ``fitting_improvers`` where given. Each schedule is checked by the
+    simulator before it is offered."""
+    plan, fits = ctx.plan, ctx.fits(best.within(ctx.horizon))
+    if fits:
+        yield from _searches(ctx, best, plan.fitting_improvers or plan.improvers, plan.fitting_improve_share)
+    else:
+        yield from _searches(ctx, best, plan.improvers, plan.improve_share)
 
 
 def search(ctx: Context, best: Incumbent) -> Iterator[Found]:

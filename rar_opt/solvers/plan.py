@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rar_opt.algorithms.backfill import FITS
 from rar_opt.errors import InputError
 from rar_opt.solvers.cpsat import SEARCHES
 from rar_opt.support.checks import is_real
@@ -88,10 +89,12 @@ class Plan:
     # the phase's time (the last one takes what is left: 1.0) and, as a third item, options
     # of the policy as (name, value) pairs (("backfill", 0.5, (("fit", "large"),)))
     improvers: tuple[Improver, ...] = (("pack", 1.0),)
-    # where the full model can be built: this share of the time left for the same searches,
-    # before the stages, so that the full model (hinted with it) and the probes start from a
-    # better schedule than the heuristics' constructions; None: no such phase
+    # where the full model can be built: this share of the time left for the same searches
+    # (or for fitting_improvers, where given), before the stages, so that the full model
+    # (hinted with it) and the probes start from a better schedule than the heuristics'
+    # constructions; None: no such phase
     fitting_improve_share: float | None = None
+    fitting_improvers: tuple[Improver, ...] | None = None
     # the stage "search": these improvement searches (as improvers) within search_share of the
     # time left, where the full model can be built, aimed at the makespan past the bound so far
     searchers: tuple[Improver, ...] = ()
@@ -145,8 +148,8 @@ class Plan:
                 f"must be a positive number of seconds or None, got {restart!r}", where="probe_restart_seconds"
             )
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
-        for field in ("improvers", "searchers"):
-            shares.update({f"{field}[{k}]": entry[1] for k, entry in enumerate(getattr(self, field))})
+        for field in ("improvers", "searchers", "fitting_improvers"):
+            shares.update({f"{field}[{k}]": entry[1] for k, entry in enumerate(getattr(self, field) or ())})
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
@@ -168,8 +171,8 @@ class Plan:
                 raise InputError(f"{search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="full_searches")
         from rar_opt.algorithms import POLICIES  # a lower layer; imported here only to check the names
 
-        for field in ("improvers", "searchers"):
-            for k, entry in enumerate(getattr(self, field)):
+        for field in ("improvers", "searchers", "fitting_improvers"):
+            for k, entry in enumerate(getattr(self, field) or ()):
                 where = f"{field}[{k}]"
                 if entry[0] not in POLICIES:
                     raise InputError(f"{entry[0]!r} is not a policy ({', '.join(POLICIES)})", where=where)
@@ -247,6 +250,13 @@ LARGE_JOBS = 24
 """From this many jobs on, ``auto`` runs :data:`AUTO_LARGE` (docs/exactness.md, "The plan
 chosen by size")."""
 
+BACKFILL_SEARCHERS: tuple[Improver, ...] = tuple(
+    ("backfill", 1.0 / (len(FITS) - k), (("fit", fit), ("split", "choose"))) for k, fit in enumerate(FITS)
+)
+"""The backfill search under each server rule in turn (an equal part of the time each), the
+search deciding which jobs split: ``auto``'s stage ``"search"`` (docs/exactness.md, "The
+backfill search aimed at the makespan")."""
+
 AUTO = Plan(
     "auto",
     0.1,
@@ -259,17 +269,23 @@ AUTO = Plan(
     last_probe_share=0.9,
     step_probe_share=0.15,
     bins_share=0.25,
+    stages=("probe", "bins", "search", "full"),
+    searchers=BACKFILL_SEARCHERS,
+    search_share=0.25,
     structural=True,
     improve_share=1.0,
     improvers=(("pack", 1.0),),
+    fitting_improvers=(("pack", 0.5), *BACKFILL_SEARCHERS),
     contention_free=False,
     large_jobs=LARGE_JOBS,
     large_early_full_share=0.3,
     large_fitting_improve_share=0.1,
     large_probe_restart_seconds=8.0,
 )
-"""The default method: the probes, the GPU bins, then the full model, below
-:data:`LARGE_JOBS` jobs; from there on ``pack``'s search for 10% of the time left, the
+"""The default method: the probes, the GPU bins, the backfill search aimed at the makespan
+past the bound (:data:`BACKFILL_SEARCHERS`, a quarter of the time left), then the full
+model, below :data:`LARGE_JOBS` jobs; from there on ``pack``'s search and the backfill searches (half
+of the phase each) for 10% of the time left, the
 full model (hinted with its schedule) with 30% of the rest, then the GPU bins, the probes
 (each probe at the floor asked again with the next CP-SAT seed after 8 s undecided) and
 the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
@@ -285,4 +301,15 @@ AUTO_LARGE = AUTO.for_jobs(LARGE_JOBS)
 PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 
 
-__all__ = ["AUTO", "AUTO_LARGE", "DECOMPOSE", "LARGE_JOBS", "PLANS", "PRICINGS", "REVERSALS", "STAGES", "Plan"]
+__all__ = [
+    "AUTO",
+    "AUTO_LARGE",
+    "BACKFILL_SEARCHERS",
+    "DECOMPOSE",
+    "LARGE_JOBS",
+    "PLANS",
+    "PRICINGS",
+    "REVERSALS",
+    "STAGES",
+    "Plan",
+]

@@ -103,7 +103,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         r"improvers\[1\]": {"improvers": (("pack", 0.5), ("improve", 0))},
         "not a policy": {"improvers": (("tabu", 1.0),)},
         r"searchers\[0\]": {"searchers": (("backfill", 2.0),), "search_share": 0.2, "stages": ("search", "full")},
-        "needs searchers": {"stages": ("search", "full")},  # no searchers
+        "needs searchers": {"stages": ("search", "full"), "searchers": ()},  # no searchers
         r"improvers\[0\].*\(name, value\) pairs": {"improvers": (("backfill", 1.0, ("fit",)),)},
         r"improvers\[0\].*pairs": {"improvers": (("backfill", 1.0, (("fit", "best"),), "more"),)},
         "contention_free": {"contention_free": "no"},
@@ -224,7 +224,9 @@ def test_a_fitting_improve_share_searches_first_and_the_stages_still_prove(wait_
     # where the full model fits, Plan.fitting_improve_share gives the improvement searches a
     # share before the stages (None, the default below 24 jobs: no such phase); the stages
     # after it still run and prove the optimum
-    plan = dataclasses.replace(NO_FLOORS, improvers=(("improve", 1.0),), fitting_improve_share=0.2)
+    plan = dataclasses.replace(
+        NO_FLOORS, improvers=(("improve", 1.0),), fitting_improvers=None, fitting_improve_share=0.2
+    )
     res = decompose(wait_beats_start, plan=plan, time_limit=30)
     kinds = [p.kind for p in res.record.phases]
     assert kinds[:3] == [PhaseKind.HEURISTICS, PhaseKind.IMPROVE, PhaseKind.RELAXATION], kinds

@@ -414,3 +414,21 @@ def test_an_early_full_model_may_stop_one_slot_above_the_floor(
     last = _only(list(full_model(_context(wait_beats_start, plan), Incumbent(bound=5.0))))
     assert asked == [6 if stops else None, None]
     assert early.span == last.span == 6 and early.schedule is not None
+
+
+def test_the_fitting_improvers_run_where_the_full_model_fits_the_improvers_elsewhere(
+    wait_beats_start: Instance,
+) -> None:
+    import dataclasses
+
+    plan = dataclasses.replace(
+        AUTO, fitting_improve_share=0.2, improvers=(("pack", 1.0),), fitting_improvers=(("backfill", 1.0),)
+    )
+    fits = dataclasses.replace(_context(wait_beats_start, limit=5.0), plan=plan)
+    assert [f.source for f in PHASES[PhaseKind.IMPROVE](fits, Incumbent())] == ["backfill"]
+    too_large = dataclasses.replace(fits, max_cells=0)
+    assert [f.source for f in PHASES[PhaseKind.IMPROVE](too_large, Incumbent())] == ["pack"]
+    # without fitting improvers, the improvers run in both places
+    fresh = _context(wait_beats_start, limit=5.0)  # pack above had all the time left
+    both = dataclasses.replace(fresh, plan=dataclasses.replace(plan, fitting_improvers=None))
+    assert [f.source for f in PHASES[PhaseKind.IMPROVE](both, Incumbent())] == ["pack"]
