@@ -15,7 +15,8 @@ seed) and the limits go to ``meta.proof``; the best schedule to
 ``--only NAME`` (repeatable) remakes some of them; ``--probe-limit`` caps each probe.
 ``--search S`` instead runs the backfill search aimed at the makespan (each server rule,
 split rule ``choose``, seeds 0-2, S seconds each) from each stored record, and keeps a
-shorter schedule it finds.
+shorter schedule it finds; ``--search-probe-limit P`` then probes upward from the stored
+bound for P seconds in all (``--search 0``: the probes alone).
 """
 
 from __future__ import annotations
@@ -84,20 +85,9 @@ def make(key: tuple[str, int, int, int, int], solve_limit: float, probe_limit: f
     schedule, best = min(((r.schedule, r.makespan) for r in found), key=lambda pair: pair[1], default=(None, None))
     bounds = [math.ceil(r.bound - 1e-9) for r in solves.values() if r.bound is not None]
     bound = max(bounds, default=None)
-    probes = []
-    while best is not None and bound is not None and bound < best:
-        left = budget - (time.perf_counter() - began)
-        if left <= 1:
-            break
-        answer = probe(inst, bound, time_limit=min(probe_limit, left))
-        probes.append(answer.summary())
-        print(f"{name}: probe {bound}: {answer.status} in {answer.seconds:.1f} s", file=sys.stderr)
-        if answer.status == Status.INFEASIBLE:
-            bound = answer.lower_bound
-        elif answer.status == Status.FEASIBLE:
-            schedule, best = answer.schedule, answer.schedule_makespan
-        else:
-            break
+    probes: list[dict] = []
+    if best is not None and bound is not None:
+        schedule, best, bound = probe_up(inst, schedule, best, bound, probes, probe_limit, budget + began)
     if schedule is None or check(inst, schedule).result.makespan != best:
         raise RuntimeError(f"{name}: no checked schedule of makespan {best}")
     meta = {
@@ -115,7 +105,28 @@ def make(key: tuple[str, int, int, int, int], solve_limit: float, probe_limit: f
     print(f"{name}: best {best}, bound {bound}, {time.perf_counter() - began:.0f} s", file=sys.stderr)
 
 
-def search(name: str, seconds: float, seeds: range) -> None:
+def probe_up(inst: Instance, schedule, best: int, bound: int, probes: list[dict], probe_limit: float, until: float):
+    """Probes upward from ``bound`` while it is below ``best``, until ``until`` on the
+    ``time.perf_counter()`` clock: a "no" raises the bound, a "yes" lowers the best (its
+    schedule kept), an undecided probe ends it. Each answer is appended to ``probes``;
+    returns the schedule, the best and the bound."""
+    while bound < best:
+        left = until - time.perf_counter()
+        if left <= 1:
+            break
+        answer = probe(inst, bound, time_limit=min(probe_limit, left))
+        probes.append(answer.summary())
+        print(f"{inst.name}: probe {bound}: {answer.status} in {answer.seconds:.1f} s", file=sys.stderr)
+        if answer.status == Status.INFEASIBLE:
+            bound = answer.lower_bound
+        elif answer.status == Status.FEASIBLE:
+            schedule, best = answer.schedule, answer.schedule_makespan
+        else:
+            break
+    return schedule, best, bound
+
+
+def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
     """Improve the stored best schedule of ``name`` with the backfill search aimed at the
     makespan past the stored bound, under each server rule with the split rule ``choose``
     (each rule and seed for ``seconds``); a shorter schedule, checked, replaces the stored
@@ -130,7 +141,7 @@ def search(name: str, seconds: float, seeds: range) -> None:
     best, bound = inst.meta["best_known"]["makespan"], inst.meta["best_known"]["bound"]
     schedule = Schedule.read(FOLDER / "schedules" / f"{name}.schedule.json")
     runs = []
-    for fit in FITS:
+    for fit in FITS if seconds > 0 else ():
         for seed in seeds:
             began = time.perf_counter()
             found = run_policy(
@@ -150,7 +161,14 @@ def search(name: str, seconds: float, seeds: range) -> None:
             )
             if span is not None and span < best:
                 schedule, best = found.with_meta({**found.meta, "method": "backfill"}), span
-    proof = {**inst.meta.get("proof", {}), "searches": [*inst.meta.get("proof", {}).get("searches", []), *runs]}
+    # then (when asked) probe upward from the bound, from the shortest schedule known
+    probes = list(inst.meta.get("proof", {}).get("probes", []))
+    if probe_limit > 0:
+        schedule, best, bound = probe_up(
+            inst, schedule, best, bound, probes, probe_limit, time.perf_counter() + probe_limit
+        )
+    searches = [*inst.meta.get("proof", {}).get("searches", []), *runs]
+    proof = {**inst.meta.get("proof", {}), "searches": searches, "probes": probes}
     meta = {
         **inst.meta,
         "known_optimum": best if bound == best else None,
@@ -174,13 +192,19 @@ def main() -> None:
         help="instead: the backfill search for this many seconds per rule and seed from each stored record",
     )
     parser.add_argument("--search-seeds", type=int, default=3, help="with --search: seeds 0 .. N-1 (3)")
+    parser.add_argument(
+        "--search-probe-limit",
+        type=float,
+        default=0.0,
+        help="with --search: then probe upward from the bound for this many seconds in all (--search 0: probes only)",
+    )
     args = parser.parse_args()
     (FOLDER / "schedules").mkdir(parents=True, exist_ok=True)
     for key in FRONTIER + NEXT:
         if args.only and name_of(*key) not in args.only:
             continue
         if args.search is not None:
-            search(name_of(*key), args.search, range(args.search_seeds))
+            search(name_of(*key), args.search, range(args.search_seeds), args.search_probe_limit)
         else:
             make(key, args.solve_limit, args.probe_limit, args.budget)
 
