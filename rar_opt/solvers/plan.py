@@ -2,7 +2,8 @@
 
 A :class:`Plan` gives each phase its share of the time left, names the heuristics whose
 best schedule is the first incumbent, says whether the full model is floored by the best
-bound, how long the probes may run, and which CP-SAT searches the full model runs in turn.
+bound, how long the probes may run, which improvement searches run where (with options of
+their own), the order of the stages, and which CP-SAT searches the full model runs in turn.
 It validates itself on construction. :data:`PLANS` holds the methods ``solve`` knows by
 name: ``decompose`` (the decomposition as first stated) and ``auto`` (the default).
 """
