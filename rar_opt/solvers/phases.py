@@ -222,14 +222,14 @@ QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
 lanes search (the improvement phase searches where the model is too large)."""
 
 LONG = {"pack": {"lanes": 0.8, "lanes_patience": IMPROVE_ITERATIONS}}
+"""Options of a policy in the improvement phase beyond its seed, iterations and time: the
+lanes search of ``pack`` gets 80% of the time and stops on that share, not on a count of
+failures (at paper scale its schedules beat the restarts' where the class applies)."""
 
 CAPPED = ("backfill",)
 """Searches that score a schedule by the slots it ends past a makespan cap, then by its sum
 of completion times: the phase gives them the best proven bound as the cap, so that they
 minimise the makespan (``backfill`` aims at the sum otherwise)."""
-"""Options of a policy in the improvement phase beyond its seed, iterations and time: the
-lanes search of ``pack`` gets 80% of the time and stops on that share, not on a count of
-failures (at paper scale its schedules beat the restarts' where the class applies)."""
 
 
 def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -254,6 +254,7 @@ def search(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], share: float | None) -> Iterator[Found]:
     from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms.backfill import NoTimeToBuild
 
     left = ctx.budget.left()
     if share is None or left is None or stop_requested() is not None:
@@ -272,9 +273,12 @@ def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], sha
             **LONG.get(name, {}),
             **given,
         }
-        if name in CAPPED and best.bound is not None:  # scored past the cap first: the makespan above the floor
-            options["makespan_cap"] = max(1, math.ceil(best.bound - 1e-9))
-        run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
+        if name in CAPPED and best.floor is not None:  # scored past the cap first: the makespan above the floor
+            options["makespan_cap"] = max(1, best.floor)
+        try:
+            run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
+        except NoTimeToBuild:  # not one schedule built in its share: the next search gets the time
+            continue
         span = check(ctx.instance, run.schedule).result.makespan
         fits = span is not None and span <= ctx.horizon
         schedule = run.schedule.with_meta({**run.schedule.meta, "method": label}) if fits else None

@@ -432,3 +432,18 @@ def test_the_fitting_improvers_run_where_the_full_model_fits_the_improvers_elsew
     fresh = _context(wait_beats_start, limit=5.0)  # pack above had all the time left
     both = dataclasses.replace(fresh, plan=dataclasses.replace(plan, fitting_improvers=None))
     assert [f.source for f in PHASES[PhaseKind.IMPROVE](both, Incumbent())] == ["pack"]
+
+
+def test_a_search_that_builds_nothing_in_its_share_is_skipped_not_raised(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from rar_opt.algorithms.backfill import Builder
+
+    never = lambda self, order, deadline=None, unsplit=frozenset(): None  # noqa: E731 (never built in time)
+    monkeypatch.setattr(Builder, "plan", never)
+    rules = (("backfill", 0.5), ("pack", 1.0))
+    plan = dataclasses.replace(AUTO, fitting_improve_share=0.5, fitting_improvers=rules)
+    ctx = dataclasses.replace(_context(wait_beats_start, limit=5.0), plan=plan)
+    assert [f.source for f in PHASES[PhaseKind.IMPROVE](ctx, Incumbent(bound=6.0))] == ["pack"]
