@@ -20,7 +20,8 @@ start now starts now, whether or not a job before it had to wait.
   p_j = 1 in every slot and runs exactly ceil(F_j / phi_j(1, n)) slots on n servers. A job
   that fits on some server splits only when that ends it strictly earlier than the
   earliest unsplit end the running jobs' completions promise (``split="may"``; under
-  ``"must"`` never); a job wider than every server splits whenever it can. On a network topology (docs/model.md
+  ``"must"`` never; under ``"choose"`` as under ``"may"`` except for the jobs the search
+  holds unsplit); a job wider than every server splits whenever it can. On a network topology (docs/model.md
   section 3.8) links between switches are shared, so there at most one split job runs at
   a time, and its length comes from the time model on its own servers.
 * **Reservation** (``reserve``, EASY backfilling: Lifka 1995; Mu'alem and Feitelson
