@@ -290,7 +290,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.worst is not None:
         with open_store(args.store) as store:
             rows, config = list(store.rows()), store.config
-        written += export_worst(rows, args.worst, args.directory, str(args.store), config, args.policy)
+        exported = export_worst(rows, args.worst, args.directory, str(args.store), config, args.policy)
+        if len(exported) < args.worst:  # said, not silent: only proven instances have a ratio
+            of = f" with a ratio of {args.policy}" if args.policy else ""
+            n = len(exported)
+            print(f"the store has {n} proven instance(s){of}: writing {n} of the {args.worst} asked")
+        written += exported
     if args.tables is not None:
         written += load_results(args.store).write(args.tables, args.format)
     for path in written:

@@ -135,6 +135,15 @@ def test_export_writes_the_worst_instances_with_both_schedules(store, tmp_path) 
     assert len(table) == sum(len(r.outputs["policies"]) for r in rows)
 
 
+def test_export_says_when_the_store_has_fewer_worst_instances_than_asked(store, tmp_path) -> None:
+    with open_store(store) as s:
+        proven = len(worst_rows(list(s.rows()), 10**6))
+    out = run("study", "export", str(store), "--worst", str(proven + 5), "-o", str(tmp_path / "worst"))
+    assert out.returncode == 0, out.stderr
+    assert f"the store has {proven} proven instance(s): writing {proven} of the {proven + 5} asked" in out.stdout
+    assert len(list((tmp_path / "worst").iterdir())) == proven
+
+
 def test_export_needs_a_target(store) -> None:
     out = run("study", "export", str(store), "--worst", "2")
     assert out.returncode == 2 and "-o DIR" in out.stderr
