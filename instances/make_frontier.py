@@ -13,10 +13,11 @@ seed) and the limits go to ``meta.proof``; the best schedule to
 ``instances/frontier/schedules/NAME.schedule.json``.
 
 ``--only NAME`` (repeatable) remakes some of them; ``--probe-limit`` caps each probe.
-``--search S`` instead runs the backfill search aimed at the makespan (each server rule,
-split rule ``choose``, seeds 0-2, S seconds each) from each stored record, and keeps a
-shorter schedule it finds; ``--search-probe-limit P`` then probes upward from the stored
-bound for P seconds in all (``--search 0``: the probes alone).
+``--search S`` instead runs the backfill search aimed at the makespan (``auto``'s rules,
+``plan.BACKFILL_SEARCHERS``: each server rule, split rule ``choose``; seeds 0-2, S seconds
+each) from each stored record, and keeps a shorter schedule it finds;
+``--search-probe-limit P`` then probes upward from the stored bound for P seconds in all
+(``--search 0``: the probes alone).
 """
 
 from __future__ import annotations
@@ -134,33 +135,25 @@ def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
     is recorded in ``meta.proof.searches``."""
     from rar_opt import Schedule
     from rar_opt.algorithms import run_policy
-    from rar_opt.algorithms.backfill import FITS
+    from rar_opt.solvers.plan import BACKFILL_SEARCHERS
 
     path = FOLDER / f"{name}.json"
     inst = Instance.read(path)
     best, bound = inst.meta["best_known"]["makespan"], inst.meta["best_known"]["bound"]
     schedule = Schedule.read(FOLDER / "schedules" / f"{name}.schedule.json")
     runs = []
-    for fit in FITS if seconds > 0 else ():
+    rules = [(entry[0], dict(entry[2]) if len(entry) > 2 else {}) for entry in BACKFILL_SEARCHERS]  # auto's
+    for policy, rule in rules if seconds > 0 else ():
         for seed in seeds:
             began = time.perf_counter()
-            found = run_policy(
-                inst,
-                "backfill",
-                fit=fit,
-                split="choose",
-                makespan_cap=bound,
-                iterations=10**9,
-                time_limit=seconds,
-                seed=seed,
-            ).schedule
+            options = {"makespan_cap": bound, "iterations": 10**9, "time_limit": seconds, "seed": seed, **rule}
+            found = run_policy(inst, policy, **options).schedule
             span = check(inst, found).result.makespan
-            runs.append({"fit": fit, "split": "choose", "seed": seed, "seconds": seconds, "makespan": span})
-            print(
-                f"{name}: backfill {fit}, seed {seed}: {span} in {time.perf_counter() - began:.1f} s", file=sys.stderr
-            )
+            runs.append({**rule, "seed": seed, "seconds": seconds, "makespan": span})
+            took = time.perf_counter() - began
+            print(f"{name}: {policy} {rule}, seed {seed}: {span} in {took:.1f} s", file=sys.stderr)
             if span is not None and span < best:
-                schedule, best = found.with_meta({**found.meta, "method": "backfill"}), span
+                schedule, best = found.with_meta({**found.meta, "method": policy}), span
     # then (when asked) probe upward from the bound, from the shortest schedule known
     probes = list(inst.meta.get("proof", {}).get("probes", []))
     if probe_limit > 0:
