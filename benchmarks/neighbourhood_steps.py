@@ -39,8 +39,8 @@ def solved_rows(only: str, seconds: float, seed: int = 0) -> Iterator[tuple[Inst
     ``only``, comma-separated, if given) within ``seconds``, with ``seed``: the instance, the result
     and the fields every script of this kind records (sum, bound, gap, the phase that found
     it, the CPU seconds)."""
-    for jobs, servers, preset, seed in ROWS:
-        inst = generate("paper", seed, jobs=jobs, servers=servers, preset=preset)
+    for jobs, servers, preset, drawn in ROWS:
+        inst = generate("paper", drawn, jobs=jobs, servers=servers, preset=preset)
         if only and inst.name not in only.split(","):
             continue
         cpu = time.process_time()
@@ -51,6 +51,7 @@ def solved_rows(only: str, seconds: float, seed: int = 0) -> Iterator[tuple[Inst
             res,
             {
                 "instance": inst.name,
+                "seed": seed,  # auto's seed (not the instance's, which is in its name)
                 "best": int(res.objective),
                 "bound": int(res.bound),
                 "gap": round((res.objective - res.bound) / res.bound, 5),
