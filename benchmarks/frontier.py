@@ -195,6 +195,9 @@ VARIANTS = {
             search_share=0.25,
             large_jobs=None,
         ),
+        # auto below LARGE_JOBS jobs with the GPU bins at the floor after an undecided step probe
+        # (6% of the time left), before the probe at the floor (Plan.step_bins_share)
+        dataclasses.replace(AUTO, name="auto-step-bins", step_bins_share=0.06, large_jobs=None),
         # from LARGE_JOBS jobs on: pack's search for half of the first improvement phase, then the
         # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
         # these sizes): auto itself from 24 jobs on since the twelfth session

@@ -351,12 +351,23 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The GPU-bins relaxation at the floor while it refutes it (:func:`bins_answers`),
     within the plan's share of the time left: no assignment of the jobs to the GPUs within
     H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule), an undecided
-    answer or a model over :data:`~rar_opt.formulations.gpubins.MAX_CELLS` ends the stage."""
+    answer or a model over :data:`~rar_opt.formulations.gpubins.MAX_CELLS` ends the stage,
+    which is skipped when the bins after the step probe (:func:`probes`) left the same floor
+    standing."""
     if ctx.plan.bins_share is None or ctx.budget.limit is None:
         return  # as the probes: without a time limit there is no share to give
+    asked = best.last(PhaseKind.BINS)
+    if asked is not None and asked.asked == best.floor and asked.lower_bound() is None:
+        return  # the bins after the step probe asked at this floor already, and did not refute it
+    yield from _bins(ctx, best, ctx.plan.bins_share)
+
+
+def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
+    """The GPU bins at the floor while they refute it, within ``share`` of the time left
+    (the stage :func:`gpu_bins`, or the bins after an undecided step probe in :func:`probes`)."""
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
-    stage = ctx.budget.share(ctx.plan.bins_share)
+    stage = ctx.budget.share(share)
     for asked, raw, seconds in bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry):
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
@@ -376,7 +387,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:
     a yes makes the probe at L the last question, a no proves L + 2. With the plan's
     ``probe_restart_seconds``, a probe at the floor still undecided after that many seconds
-    is asked again with the next CP-SAT seed, within the time the first ask had."""
+    is asked again with the next CP-SAT seed, within the time the first ask had. With its
+    ``step_bins_share``, an undecided step probe is followed by the GPU bins at the floor
+    (:func:`gpu_bins`' answers, within that share of the time left) before the probe at the floor."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
@@ -427,6 +440,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         solver = answer.record.solver
         yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
         if stepping:
+            bins = ctx.plan.step_bins_share
+            if answer.status == Status.NO_SOLUTION and bins is not None and stop_requested() is None:
+                yield from _bins(ctx, best, bins)  # undecided: perhaps the bins refute the floor quickly
             continue  # whatever it said, the probes go on at the floor
         again = None
         if answer.status == Status.NO_SOLUTION and restart is not None and stop_requested() is None:

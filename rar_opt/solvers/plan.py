@@ -62,6 +62,10 @@ class Plan:
     # schedule with slack) leaves the probe at L as the last question; a no proves L + 2;
     # None: the probes start at L
     step_probe_share: float | None = None
+    # when that step probe is undecided (the floor's question is then often slow for the
+    # probes too), the GPU bins at the floor within this share of the time left before the
+    # probe at L: a quick refutation raises the floor without the probe's wait; None: no bins there
+    step_bins_share: float | None = None
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
@@ -135,6 +139,8 @@ class Plan:
             shares["last_probe_share"] = self.last_probe_share
         if self.step_probe_share is not None:
             shares["step_probe_share"] = self.step_probe_share
+        if self.step_bins_share is not None:
+            shares["step_bins_share"] = self.step_bins_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         if self.fitting_improve_share is not None:

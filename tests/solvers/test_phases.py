@@ -447,3 +447,66 @@ def test_a_search_that_builds_nothing_in_its_share_is_skipped_not_raised(
     plan = dataclasses.replace(AUTO, fitting_improve_share=0.5, fitting_improvers=rules)
     ctx = dataclasses.replace(_context(wait_beats_start, limit=5.0), plan=plan)
     assert [f.source for f in PHASES[PhaseKind.IMPROVE](ctx, Incumbent(bound=6.0))] == ["pack"]
+
+
+@pytest.mark.parametrize(
+    ("share", "step_decides", "refute"),
+    [(0.1, False, False), (0.1, False, True), (None, False, False), (0.1, True, False)],
+)
+def test_the_bins_follow_an_undecided_step_probe(
+    wait_beats_start: Instance, monkeypatch, share, step_decides: bool, refute: bool
+) -> None:
+    # Plan.step_bins_share: floor 3, schedule 6; the step probe at 4 is made undecided (unless
+    # step_decides); the GPU bins then ask at the floor 3 before the probe there. Their real
+    # answer at 3 is a relaxed solution (the floor stands); a refutation (stood in for) raises
+    # the floor to 4, where the probes go on. Without the share, or after a step probe that
+    # decided, no bins run inside the probe stage.
+    import rar_opt.solvers.phases as module
+    from rar_opt.solvers.backend import RawOutcome
+
+    real_probe, real_bins = module.probe, module.bins_answers
+    asks: list[int] = []
+
+    def spy(*args, **kwargs):
+        answer = real_probe(*args, **kwargs)
+        asks.append(args[1])
+        if len(asks) == 1 and not step_decides:  # the step probe at 4
+            return dataclasses.replace(answer, status=Status.NO_SOLUTION, schedule=None, schedule_makespan=None,
+                                       lower_bound=None)  # fmt: skip
+        return answer
+
+    def bins(inst, floor, top, stage, symmetry=True):
+        if refute:
+            yield floor, RawOutcome(Status.INFEASIBLE), 0.1
+            return
+        yield from real_bins(inst, floor, top, stage, symmetry)
+
+    monkeypatch.setattr(module, "probe", spy)
+    monkeypatch.setattr(module, "bins_answers", bins)
+    plan = dataclasses.replace(AUTO, step_probe_share=0.15, step_bins_share=share)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    seen = []
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        seen.append((found.record.kind, found.record.asked, found.record.status))
+        best.raise_bound(found.record.lower_bound())
+        best.phases.append(found.record)
+    bins_seen = [s for s in seen if s[0] == PhaseKind.BINS]
+    if share is None or step_decides:
+        assert bins_seen == []
+    else:
+        assert seen[0][:2] == (PhaseKind.PROBE, 4) and seen[0][2] == Status.NO_SOLUTION
+        assert seen[1] == (PhaseKind.BINS, 3, Status.INFEASIBLE if refute else Status.FEASIBLE)
+        assert seen[2][:2] == (PhaseKind.PROBE, 4 if refute else 3)  # the probes go on at the floor
+    assert best.closed and best.floor == 6
+
+
+def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: Instance) -> None:
+    # the bins after the step probe asked at 3 and found a relaxed solution: the stage does
+    # not ask at 3 again; at another floor it does
+    ctx = _context(wait_beats_start, limit=100.0)
+    standing = PhaseRecord(PhaseKind.BINS, Status.FEASIBLE, asked=3)
+    best = Incumbent(span=6, bound=3.0, phases=[standing])
+    assert list(PHASES[PhaseKind.BINS](ctx, best)) == []
+    best = Incumbent(span=6, bound=2.0, phases=[standing])
+    assert [f.record.asked for f in PHASES[PhaseKind.BINS](ctx, best)][:1] == [2]
