@@ -121,6 +121,25 @@ def test_bad_specs_are_named(tmp_path) -> None:
         ModelSpec.read(tmp_path / "bad.json")
 
 
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_spec_without_a_name_is_refused(name: str, tmp_path) -> None:
+    spec = {"format": "rar-opt/model", "version": 1, "name": name, "formulation": "compact"}
+    (tmp_path / "anon.json").write_text(json.dumps(spec))
+    with pytest.raises(InputError, match=r"anon.json: name: must name the variant"):
+        ModelSpec.read(tmp_path / "anon.json")
+
+
+@pytest.mark.parametrize("fmt,comment", [("lp", "\\ "), ("mps", "* "), ("gms", "* ")])
+def test_a_doc_of_several_lines_stays_a_comment(fmt: str, comment: str, tmp_path, tiny_3x2_s12) -> None:
+    # every header line starts as a comment, so the file reads as the model alone
+    spec = ModelSpec("two-lines", "compact", {"relaxation": "lp"}, "first line\nsecond line\r\nthird")
+    export_model(spec, tiny_3x2_s12, tmp_path / f"m.{fmt}", fmt)
+    text = (tmp_path / f"m.{fmt}").read_text()
+    assert f"{comment}second line\n{comment}third\n" in text
+    head = text.split("versions: ")[0].splitlines()
+    assert all(line.startswith(comment) for line in head)
+
+
 # -- every option of every formulation reaches the model, from a spec and from solve() ----
 def _has(name: str):
     return lambda m: hasattr(m, name)

@@ -52,7 +52,9 @@ class ModelSpec:
     doc: str = ""
 
     def __post_init__(self) -> None:
-        jio.check_str(self.name, "name")
+        if not jio.check_str(self.name, "name").strip():
+            raise InputError("must name the variant, got an empty name", where="name")
+        jio.check_str(self.doc, "doc")
         formulation(self.formulation).make_options(self.options)  # raises, naming the option
 
     def make_options(self) -> Any:
@@ -109,7 +111,9 @@ def header(spec: ModelSpec, instance: Instance, fmt: str, reading: dict[str, Any
         lines.insert(2, "objective reading: " + json.dumps(reading, sort_keys=True))
     if spec.relaxation != "none":
         lines.insert(2, f"relaxation: {spec.relaxation} (its optimum is a lower bound on OPT, not a schedule)")
-    return "".join(f"{COMMENT[fmt]}{line}\n" for line in lines)
+    # a doc of several lines stays a comment, line by line (an uncommented line would be
+    # read as part of the model)
+    return "".join(f"{COMMENT[fmt]}{part}\n" for line in lines for part in line.splitlines() or [""])
 
 
 def export_model(spec: ModelSpec, instance: Instance, path: str | Path, fmt: str) -> dict[str, int]:
