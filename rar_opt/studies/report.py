@@ -37,7 +37,7 @@ import numpy as np
 from rar_opt.algorithms import POLICIES
 from rar_opt.instances.generate import GENERATOR_RANGES
 from rar_opt.studies.store import TaskRow
-from rar_opt.studies.tasks import ARRIVAL_FAMILIES
+from rar_opt.studies.tasks import ARRIVAL_FAMILIES, JctReference, jct_reference_of
 from rar_opt.support.provenance import provenance
 
 WORST_CASE_WARNING = (
@@ -273,38 +273,10 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
     )
 
 
-@dataclass(frozen=True)
-class JctReference:
-    """An instance's average-JCT reference: the best lower bound (the optimum when proven)
-    and the best average JCT known, both per job."""
-
-    lower: float | None
-    best: float
-    proven: bool
-
-
 def jct_reference(row: TaskRow) -> JctReference | None:
-    """The row's reference for the average JCT: the cheap bounds on the total completion
-    time over J, raised by the flow solve's bound where the row has one (every generated row
-    since the eleventh session: the total is the flow time plus the releases), and the proven optimum when the flow
-    optimum is proven; the best average JCT known likewise. None for a row that carries no
-    average JCT (a store written before they were recorded)."""
-    out = row.outputs
-    if out.get("best_avg_jct") is None:
-        return None
-    lower, best = out.get("lower_bound_avg_jct"), float(out["best_avg_jct"])
-    flow = out.get("flow")
-    if not flow:
-        return JctReference(lower, best, False)
-    jobs = int(out["jobs"])
-    some = next(iter(out["policies"].values()))
-    released = round(some["avg_jct"] * jobs) - int(some["flow"])  # sum_j r_j: total less flow, of any schedule
-    best = min(best, (flow["best"] + released) / jobs)
-    if flow["proven"]:
-        optimum = (flow["optimum"] + released) / jobs
-        return JctReference(optimum, optimum, True)
-    flow_lower = (flow["lower_bound"] + released) / jobs
-    return JctReference(flow_lower if lower is None else max(lower, flow_lower), best, False)
+    """The row's reference for the average JCT (:func:`rar_opt.studies.tasks.jct_reference_of`
+    of its outputs), or None for a row that carries no average JCT."""
+    return jct_reference_of(row.outputs)
 
 
 def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:

@@ -215,7 +215,46 @@ def evaluate(
         began = time.perf_counter()
         out["flow"] = flow_outputs(instance, ev, method, time_limit, seed, rows)
         timing["flow_solve_s"] = time.perf_counter() - began
+        ref = jct_reference_of(out)  # the flow solve's bound and schedule raise the reference
+        if ref is not None and ref.lower:
+            for row in rows.values():
+                row |= {"jct_ratio_low": row["avg_jct"] / ref.best, "jct_ratio_high": row["avg_jct"] / ref.lower}
     return out, timing
+
+
+@dataclass(frozen=True)
+class JctReference:
+    """An instance's average-JCT reference: the best lower bound (the optimum when proven)
+    and the best average JCT known, both per job."""
+
+    lower: float | None
+    best: float
+    proven: bool
+
+
+def jct_reference_of(out: dict[str, Any]) -> JctReference | None:
+    """The reference for the average JCT of a task's outputs: the cheap bounds on the total
+    completion time over J, raised by the flow solve's bound where the row has one (every
+    generated row since the eleventh session: the total is the flow time plus the releases),
+    and the proven optimum when the flow optimum is proven; the best average JCT known
+    likewise. The policies' stored ``jct_ratio_low`` and ``jct_ratio_high`` and the report's
+    and export's JCT columns all divide by it. None for outputs that carry no average JCT (a
+    store written before they were recorded)."""
+    if out.get("best_avg_jct") is None:
+        return None
+    lower, best = out.get("lower_bound_avg_jct"), float(out["best_avg_jct"])
+    flow = out.get("flow")
+    if not flow:
+        return JctReference(lower, best, False)
+    jobs = int(out["jobs"])
+    some = next(iter(out["policies"].values()))
+    released = round(some["avg_jct"] * jobs) - int(some["flow"])  # sum_j r_j: total less flow, of any schedule
+    best = min(best, (flow["best"] + released) / jobs)
+    if flow["proven"]:
+        optimum = (flow["optimum"] + released) / jobs
+        return JctReference(optimum, optimum, True)
+    flow_lower = (flow["lower_bound"] + released) / jobs
+    return JctReference(flow_lower if lower is None else max(lower, flow_lower), best, False)
 
 
 def flow_method(method: str) -> str:

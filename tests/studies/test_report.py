@@ -68,13 +68,17 @@ def test_the_average_jct_side_follows_the_rows(store, capsys) -> None:
         avg = np.array([r.outputs["policies"][name]["avg_jct"] for r in rows])
         high = avg / np.array([ref.lower for ref in refs])  # over the optimal average JCT
         low = avg / np.array([ref.best for ref in refs])
-        cheap = np.array([r.outputs["policies"][name]["jct_ratio_high"] for r in rows])  # over the cheap bound
+        stored_high = np.array([r.outputs["policies"][name]["jct_ratio_high"] for r in rows])
+        stored_low = np.array([r.outputs["policies"][name]["jct_ratio_low"] for r in rows])
+        cheap = avg / np.array([r.outputs["lower_bound_avg_jct"] for r in rows])  # the cheap bounds alone
         assert stats.count == stats.bounded == stats.proven == len(rows) and stats.basis == "ALG/OPT"
         assert stats.mean_ratio == pytest.approx(high.mean()) and stats.max_ratio == pytest.approx(high.max())
         assert stats.median_ratio == pytest.approx(np.median(high))
         assert stats.mean_ratio_best == pytest.approx(low.mean()) == pytest.approx(high.mean())  # proven: one value
         assert stats.best_share == pytest.approx(np.mean(np.isclose(low, 1.0)))
         assert high.min() >= 1.0 and np.all(cheap >= high - 1e-9)  # the cheap bound is weaker than the optimum
+        # the rows store the ratios the report computes: over the same reference, not the cheap bound
+        assert stored_high == pytest.approx(high) and stored_low == pytest.approx(low)
         worst = next(r for r in rows if r.outputs["instance"] == stats.worst)
         assert worst.outputs["policies"][name]["avg_jct"] / jct_reference(worst).lower == pytest.approx(stats.max_ratio)
     assert main(["study", "report", str(store)]) == 0
