@@ -8,7 +8,8 @@ neighbourhoods get the rest as always. On the rows of ``neighbourhood_steps.py``
 
 Run one process per variant, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/sum-shares-<improve>-<backfill>.json``): per instance the best sum,
-its gap to the flow LP's bound, the phase that found it and each search's seconds. Seed 0.
+its gap to the flow LP's bound, the phase that found it and each search's seconds. Seed 0
+unless ``--seed`` says otherwise.
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ def main() -> None:
     parser.add_argument("--backfill", type=float, required=True, help="the backfill search's share")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only", default="", help="comma-separated instance names")
+    parser.add_argument("--seed", type=int, default=0, help="auto's seed (its searches and CP-SAT's)")
+    parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
     sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = args.backfill
     rows = []
-    for _, res, row in solved_rows(args.only, args.seconds):
+    for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
         print(rows[-1], flush=True)
-    name = f"sum-shares-{args.improve:g}-{args.backfill:g}"
-    save(name, rows, seconds=args.seconds, improve=args.improve, backfill=args.backfill)
+    name = args.out or f"sum-shares-{args.improve:g}-{args.backfill:g}"
+    save(name, rows, seconds=args.seconds, improve=args.improve, backfill=args.backfill, seed=args.seed)
 
 
 if __name__ == "__main__":
