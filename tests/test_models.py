@@ -125,7 +125,7 @@ def test_bad_specs_are_named(tmp_path) -> None:
 def test_a_spec_without_a_name_is_refused(name: str, tmp_path) -> None:
     spec = {"format": "rar-opt/model", "version": 1, "name": name, "formulation": "compact"}
     (tmp_path / "anon.json").write_text(json.dumps(spec))
-    with pytest.raises(InputError, match=r"anon.json: name: must name the variant"):
+    with pytest.raises(InputError, match=r"anon.json: name: must name the variant, got an empty or blank name"):
         ModelSpec.read(tmp_path / "anon.json")
 
 

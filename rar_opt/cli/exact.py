@@ -231,15 +231,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
         rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon"))]
         rows += _cap_rows(record.options)
         if res.model_size:  # auto builds one model per phase, or none: its phases follow
-            rows.append(("model", res.model_size))
+            rows.append(("model", ", ".join(f"{k} {v}" for k, v in res.model_size.items())))
         if record.proved_by is not None:
             rows.append(("proved_by", record.proof))
+        elif res.status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED):  # not proven: say why
+            source = _bound_source(record.phases, res.bound)
+            if source is not None:
+                rows.append(("bound_from", source))
+            rows.append(("stopped", res.termination))
         if record.auto_choice is not None:
             rows.append(("auto", record.auto_choice))
         emit_table(rows)
         for phase in record.phases:
             print(
-                f"phase {phase.name}: {phase.status}, objective {phase.objective}, "
+                f"phase {phase.name}: {phase.status}{_gloss(phase)}, objective {phase.objective}, "
                 f"bound {phase.bound}, {round(phase.seconds, 3)} s"
             )
         if res.message:
@@ -441,3 +446,29 @@ def _bounds_line(found: dict[str, Any], instance: Instance) -> str:
             why = "does not apply to this instance" if bound.applies and not bound.applies(instance) else "not computed"
             parts.append(f"{bound.name} {found.get(f'{bound.name}_note') or why}")
     return "lower bounds (docs/exactness.md): " + ", ".join(parts)
+
+
+def _gloss(phase: Any) -> str:
+    """What a probe's or the GPU bins' status means, in words (docs/formats.md): a probe or
+    the bins with no answer in their time are undecided, not a proof of anything."""
+    from rar_opt.solvers import PhaseKind, Status
+
+    if phase.kind not in (PhaseKind.PROBE, PhaseKind.BINS):
+        return ""
+    if phase.status == Status.NO_SOLUTION:
+        return " (undecided in its time)"
+    if phase.status == Status.INFEASIBLE:
+        return f" (refuted: no schedule ends by {phase.asked})"
+    if phase.status == Status.FEASIBLE and phase.kind == PhaseKind.BINS:
+        return " (a relaxed solution: the floor stands)"
+    return ""
+
+
+def _bound_source(phases: Any, bound: float | None) -> str | None:
+    """The first phase whose proven bound is the run's best bound (rounded up alike), or None."""
+    from rar_opt.bounds.rounding import ceil_bound_or_none
+
+    if bound is None:
+        return None
+    best = ceil_bound_or_none(bound)
+    return next((p.name for p in phases if ceil_bound_or_none(p.lower_bound()) == best), None)

@@ -53,7 +53,7 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if not jio.check_str(self.name, "name").strip():
-            raise InputError("must name the variant, got an empty name", where="name")
+            raise InputError("must name the variant, got an empty or blank name", where="name")
         jio.check_str(self.doc, "doc")
         formulation(self.formulation).make_options(self.options)  # raises, naming the option
 

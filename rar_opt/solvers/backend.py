@@ -121,4 +121,4 @@ def check_settings(time_limit: float | None, threads: int, seed: int) -> None:
         raise ParameterError(problem, where="seed")
     cpus = os.cpu_count() or 1
     if threads > cpus:
-        raise ParameterError(f"= {threads} exceeds the {cpus} CPUs of this machine", where="threads")
+        raise ParameterError(f"must be at most {cpus}, the CPUs of this machine; got {threads}", where="threads")

@@ -3,6 +3,8 @@ a seed out of range whatever the policy, a flag named as the flag."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rar_opt import Instance, run_policy
@@ -143,4 +145,31 @@ def test_solve_shows_the_trade_off_cap_and_a_model_only_where_one_was_built() ->
     assert other["jct_within"].startswith("1.1 (flow time <= ") and "best heuristic" in other["jct_within"]
     assert other["horizon"] != "-"
     compact = table("--formulation", "compact")
-    assert "'rows':" in compact["model"] and "makespan_within" not in compact
+    assert compact["model"].startswith("rows ") and "makespan_within" not in compact
+
+
+def test_solve_says_what_an_unproven_run_rests_on() -> None:
+    # the text table of a run that ends unproven names the phase its bound came from and why
+    # it stopped; an undecided probe or bins phase is glossed as such, never read as a proof
+    from rar_opt.cli.exact import _bound_source, _gloss
+    from rar_opt.solvers import PhaseKind, PhaseRecord, Status
+
+    floor = PhaseRecord(PhaseKind.FLOOR, Status.BOUND, bound=57.0)
+    undecided = PhaseRecord(PhaseKind.PROBE, Status.NO_SOLUTION, asked=57)
+    refuted = PhaseRecord(PhaseKind.BINS, Status.INFEASIBLE, bound=58.0, asked=57)
+    relaxed = PhaseRecord(PhaseKind.BINS, Status.FEASIBLE, asked=58)
+    assert _gloss(undecided) == " (undecided in its time)"
+    assert _gloss(refuted) == " (refuted: no schedule ends by 57)"
+    assert _gloss(relaxed) == " (a relaxed solution: the floor stands)"
+    assert _gloss(floor) == ""
+    phases = (floor, undecided, refuted, relaxed)
+    assert _bound_source(phases, 58.0) == "gpu bins 57" and _bound_source(phases, 57.0) == "floor"
+    assert _bound_source(phases, None) is None
+    out = run("solve", "tiny-4x2-s13", "--time-limit", "20")
+    assert out.returncode == 0 and "proved_by" in out.stdout and "stopped" not in out.stdout  # proven: no such rows
+    hard = Path(__file__).resolve().parents[2] / "instances" / "frontier" / "heavy-20x8x120-s0.json"
+    out = run("solve", str(hard), "--time-limit", "3")  # far from proven in 3 s
+    table = dict(line.split(None, 1) for line in out.stdout.splitlines() if not line.startswith("phase "))
+    assert out.returncode == 0 and table["status"] == "feasible" and "proved_by" not in table
+    assert table["bound_from"] == "floor" or table["bound_from"].startswith("gpu bins")
+    assert "the best schedule" in table["stopped"] or "is kept" in table["stopped"]
