@@ -135,6 +135,14 @@ def solve(
             where="makespan_within",
         )
     if formulation == "auto":
+        taken = set(PLAN_OPTIONS) | set(get_formulation("compact").option_names())
+        unknown = sorted(set(request.options) - taken)
+        if unknown:  # neither auto nor the compact MILP it would hand the option to takes it
+            raise InputError(
+                f"auto takes no option {unknown[0]!r}: its own are {', '.join(PLAN_OPTIONS)}, and it hands "
+                f"the compact MILP's to it ({', '.join(sorted(taken - set(PLAN_OPTIONS)))})",
+                where=f"options.{unknown[0]}",
+            )
         why = compact_only(instance, request)
         if why is not None:
             target = "cpsat" if cpsat_answers(instance, request) else "compact"

@@ -150,3 +150,18 @@ def test_a_bad_jct_factor_in_a_real_process_has_no_traceback() -> None:
     out = run("solve", "tiny-4x2-s13", "--jct-within", "0.5")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr == "error: --jct-within: must be a finite factor >= 1, got 0.5\n"
+
+
+def test_an_option_auto_does_not_take_is_named_as_autos() -> None:
+    # auto hands MILP options to the compact MILP; an option neither takes is refused as
+    # auto's, listing what it takes (it used to name the compact formulation, never chosen)
+    from rar_opt import Instance
+    from rar_opt.errors import InputError
+    from rar_opt.instances.library import instance_path
+    from rar_opt.solvers import solve
+
+    inst = Instance.read(instance_path("tiny-4x2-s13"))
+    with pytest.raises(InputError, match=r"auto takes no option 'bogus': its own are horizon, objective, symmetry"):
+        solve(inst, "auto", bogus=1, time_limit=5)
+    out = run("solve", "tiny-4x2-s13", "--option", "bogus=1")
+    assert out.returncode == 2 and out.stderr.startswith("error: --option bogus: auto takes no option 'bogus'")

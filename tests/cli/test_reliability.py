@@ -76,7 +76,8 @@ def test_output_paths_are_checked_before_any_work(output: str, expected: str) ->
 
 def test_threads_are_bounded_by_the_machine() -> None:
     too_many = (os.cpu_count() or 1) + 1
-    _one_line_exit_2(run("solve", str(TINY), "--threads", str(too_many)), f"must be at most {os.cpu_count()}, the CPUs of this machine; got {too_many}")
+    expected = f"must be at most {os.cpu_count()}, the CPUs of this machine; got {too_many}"
+    _one_line_exit_2(run("solve", str(TINY), "--threads", str(too_many)), expected)
 
 
 @pytest.mark.parametrize("value", ["inf", "nan"])
