@@ -18,7 +18,7 @@ one that does not fit yet), the sum of completion times as the score:
   *migratory* relaxation (docs/exactness.md, "What a slot-by-slot bound cannot see"):
   every bound that checks capacities slot by slot is at most its optimum, so at most this
   sum. Nothing in the package computes it; its orders are searched by the package's local
-  search (:func:`rar_opt.algorithms.backfill.walk_orders`) until the time is up.
+  search (:func:`rar_opt.algorithms.order_search.walk_orders`) until the time is up.
 
 The searches stop on wall time, so they are evidence, not a method of ``solve``: a lower
 sum than ``auto``'s proves that better schedules exist.
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rar_opt.algorithms.backfill import FITS, BackfillParams, backfill_policy, move, walk_orders
+from rar_opt.algorithms.backfill import FITS, BackfillParams, backfill_policy
+from rar_opt.algorithms.order_search import move, walk_orders
 from rar_opt.check import check
 from rar_opt.cluster.timemodel import NEVER
 from rar_opt.formulations.flowlp import classes_of

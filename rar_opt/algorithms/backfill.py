@@ -46,15 +46,14 @@ from __future__ import annotations
 import heapq
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 import numpy as np
 
 from rar_opt.algorithms.baselines import BaselineParams
 from rar_opt.algorithms.engine import Trial, planned_trial
 from rar_opt.algorithms.estimators import estimate
+from rar_opt.algorithms.order_search import Choice, choice_move, walk_orders
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.algorithms.result import PolicyResult, searched_result
 from rar_opt.cluster.timemodel import NEVER, slots_needed
@@ -73,17 +72,7 @@ FITS = ("best", "small", "large")
 SPLITS = ("may", "must", "choose")
 """Which jobs may split: any that no server holds now, only those wider than every server,
 or (``"choose"``, the policy's search only) each job as the search decides: the walk
-carries one flag per job beside the order and flips them (:data:`FLIP_SHARE`)."""
-
-FLIP_SHARE = 0.2
-"""Under ``split="choose"``, the share of the search's moves that flip one job's leave to
-split (a job that fits on one server and has more than one GPU) instead of moving the order."""
-
-PATIENCE = 3000
-"""Moves without a strict gain after which the search returns to its best order."""
-
-SHIFT = 10
-"""The farthest a shift move carries one job in the order."""
+carries one flag per job beside the order and flips them (:data:`.order_search.FLIP_SHARE`)."""
 
 CLOCK_EVERY = 256
 """The builder reads the clock once per this many jobs tried (a deadline stops a build there)."""
@@ -426,102 +415,6 @@ def _score(plan: Plan, cap: int) -> tuple[int, int]:
     return (max(0, plan.makespan - cap), plan.total)
 
 
-def move(rng: np.random.Generator, order: list[int]) -> list[int]:
-    """A neighbour of ``order``: one job shifted by up to :data:`SHIFT` places (half of the
-    moves), two neighbours swapped (three in ten), or two to five jobs taken out and put
-    back at drawn places (one in five)."""
-    n, out = len(order), list(order)
-    draw = rng.random()
-    if draw < 0.5:
-        i = int(rng.integers(n))
-        out.insert(int(np.clip(i + rng.integers(-SHIFT, SHIFT + 1), 0, n - 1)), out.pop(i))
-    elif draw < 0.8:
-        i = int(rng.integers(n - 1))
-        out[i], out[i + 1] = out[i + 1], out[i]
-    else:
-        picked = sorted(rng.choice(n, int(rng.integers(2, min(6, n + 1))), replace=False).tolist(), reverse=True)
-        for job in [out.pop(i) for i in picked]:
-            out.insert(int(rng.integers(len(out) + 1)), job)
-    return out
-
-
-def choice_move(rng: np.random.Generator, state: Choice, flippable: list[int]) -> Choice:
-    """A neighbour of ``state`` under ``split="choose"``: one flippable job's leave to split
-    flipped (:data:`FLIP_SHARE` of the moves), else the order moved (:func:`move`)."""
-    if flippable and rng.random() < FLIP_SHARE:
-        j = flippable[int(rng.integers(len(flippable)))]
-        return Choice(state.order, state.unsplit ^ {j})
-    return Choice(move(rng, state.order), state.unsplit)
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A state of the search under ``split="choose"``: the order and the jobs that never
-    split by choice."""
-
-    order: list[int]
-    unsplit: frozenset[int]
-
-
-S = TypeVar("S")
-V = TypeVar("V")
-
-
-@dataclass
-class Walk(Generic[S, V]):
-    """Where :func:`walk_orders` ended: the best state (an order, or a :class:`Choice`) and
-    its value, the moves made, how many of them improved on the best, and whether time or a
-    stop request cut it short."""
-
-    order: S
-    value: V
-    moves: int = 0
-    improvements: int = 0
-    capped: bool = False
-
-
-def walk_orders(
-    rng: np.random.Generator,
-    order: S,
-    value: V,
-    evaluate: Callable[[S], V | None],
-    key: Callable[[V], tuple[int, ...]],
-    moves: int,
-    neighbour: Callable[[np.random.Generator, S], S],
-) -> Walk[S, V]:
-    """An iterated local search from ``order`` (its value ``value``; a priority order with
-    ``neighbour=move``): up to ``moves`` moves (``neighbour``) from the current state, each
-    neighbour valued by ``evaluate`` (None: out of time, the walk stops) and compared by
-    ``key``, smaller better. A neighbour no worse than the current state replaces it
-    (plateaus are crossed); after :data:`PATIENCE` moves without a strict gain the walk
-    returns to the best. The policy below walks the builder's schedules; the evidence code
-    of issue 31 (``benchmarks/backfill_search.py``) walks a relaxation's."""
-    best = Walk(order, value)
-    current, current_value, since = best.order, value, 0
-    for _ in range(moves):
-        if stop_requested() is not None:
-            best.capped = True
-            break
-        candidate = neighbour(rng, current)
-        found = evaluate(candidate)
-        if found is None:
-            best.capped = True
-            break
-        best.moves += 1
-        since += 1
-        found_key = key(found)
-        if found_key <= key(current_value):
-            if found_key < key(current_value):
-                since = 0
-            current, current_value = candidate, found
-            if found_key < key(best.value):
-                best.order, best.value = candidate, found
-                best.improvements += 1
-        if since > PATIENCE:
-            current, current_value, since = best.order, best.value, 0
-    return best
-
-
 def backfill_policy(instance: Instance, params: BackfillParams | None = None) -> PolicyResult:
     """backfill: the builder driven by an iterated local search over priority orders.
 
@@ -530,7 +423,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
        incumbent, so the search is never worse than any of them.
     2. **Iterate** ``iterations`` moves (:func:`walk_orders`, :func:`move`) from the
        current order; a neighbour no worse than the current one replaces it (plateaus are
-       crossed), and after :data:`PATIENCE` moves without a strict gain the search returns
+       crossed), and after :data:`.order_search.PATIENCE` moves without a strict gain the search returns
        to the best.
     3. **Result.** The best order's schedule, checked, its completions confirmed by the
        simulator.

@@ -13,18 +13,8 @@ from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job, check, simulate
 from rar_opt.algorithms import run_policy
-from rar_opt.algorithms.backfill import (
-    FITS,
-    SPLITS,
-    Builder,
-    BuildRules,
-    Choice,
-    NoTimeToBuild,
-    backfill_schedule,
-    choice_move,
-    move,
-    walk_orders,
-)
+from rar_opt.algorithms.backfill import FITS, SPLITS, Builder, BuildRules, NoTimeToBuild, backfill_schedule
+from rar_opt.algorithms.order_search import Choice, choice_move, move, walk_orders
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.errors import InputError
 from rar_opt.instances.generate import paper
