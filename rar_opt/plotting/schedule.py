@@ -141,7 +141,9 @@ def draw_schedule(
         for s in sorted({s for s, _ in ids}):
             for run in _runs(sorted(lane for s2, lane in ids if s2 == s)):
                 if len(run) >= lanes_for_label:
-                    middle = offset[s] + (run[0] + run[-1] + 1) / 2
+                    # the middle lane's centre (the lower of the two middle ones for an even run):
+                    # never the gap between two lanes, where the bars' edges cut the text
+                    middle = offset[s] + run[(len(run) - 1) // 2] + 0.5
                     text = gantt.text(start + 0.15, middle, str(j), va="center", fontsize=FONT)
                     text.set_color("white" if _dark(colour) else "black")
     for s in range(len(cap)):

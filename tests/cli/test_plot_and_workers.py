@@ -150,4 +150,6 @@ def test_the_chart_labels_every_gpu_row_names_jobs_and_counts_whole_slots() -> N
     # every server segment of a job wide enough carries the job's id
     labels = {t.get_text() for t in gantt.texts}
     assert labels == {str(j) for j in range(inst.num_jobs)}
+    # each label sits at a lane's centre, never on the boundary between two lanes
+    assert all(float(t.get_position()[1]) % 1 == 0.5 for t in gantt.texts)
     plt.close(fig)
