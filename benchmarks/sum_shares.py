@@ -4,7 +4,10 @@ exact-neighbourhood phase takes 0.1 s steps? ``auto`` for the total completion t
 (``sums.IMPROVE_SHARE_BEFORE_BACKFILL``, ``sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS``); the
 neighbourhoods get the rest as always. On the rows of ``neighbourhood_steps.py``:
 
-    python benchmarks/sum_shares.py --improve 0.15 --backfill 0.3 [--seconds 60] [--only NAME,...]
+    python benchmarks/sum_shares.py --improve 0.15 --backfill 0.3 [--server-orders 0.15] [--seconds 60] [--only ...]
+
+``--server-orders`` sets the server-orders search's share of the time left before the
+neighbourhoods (``sums.SERVER_ORDERS_SHARE``; 0 leaves it out).
 
 Run one process per variant, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/sum-shares-<improve>-<backfill>.json``): per instance the best sum,
@@ -29,16 +32,27 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only", default="", help="comma-separated instance names")
     parser.add_argument("--seed", type=int, default=0, help="auto's seed (its searches and CP-SAT's)")
+    parser.add_argument("--server-orders", type=float, default=None, help="the server-orders search's share")
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
     sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = args.backfill
+    if args.server_orders is not None:
+        sums.SERVER_ORDERS_SHARE = args.server_orders
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
         print(rows[-1], flush=True)
     name = args.out or f"sum-shares-{args.improve:g}-{args.backfill:g}"
-    save(name, rows, seconds=args.seconds, improve=args.improve, backfill=args.backfill, seed=args.seed)
+    save(
+        name,
+        rows,
+        seconds=args.seconds,
+        improve=args.improve,
+        backfill=args.backfill,
+        server_orders=sums.SERVER_ORDERS_SHARE,
+        seed=args.seed,
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ in place of the makespan):
    when they fit, splits never share a server), from the same starts, on a share of what
    is left, under each server rule of :data:`BACKFILL_FITS` with the split rule
    :data:`BACKFILL_SPLIT`; its best schedule is re-simulated like every other.
-6. **Neighbourhoods.** Where the full model does not fit: exact neighbourhoods
+6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
+   (:mod:`rar_opt.solvers.server_orders`: each server's unsplit jobs re-listed and moved
+   between servers, judged server by server) for a few seconds, then exact neighbourhoods
    (:mod:`rar_opt.solvers.neighbourhoods`: CP-SAT re-places the unsplit jobs of a few
    servers at a time) from the best schedule, on what is left.
 7. **Full model.** Where the CP-SAT model fits (its cell guard) and time is left, the model
@@ -118,6 +120,15 @@ BACKFILL_MIN_SECONDS = 0.2
 DEFAULT_SECONDS = 30.0
 """The improvement and bound phases' time when the caller gives no limit."""
 
+SERVER_ORDERS_SHARE = 0.15
+"""The share of the time left that the server-orders search (:mod:`rar_opt.solvers.server_orders`)
+gets before the neighbourhood phase, at most :data:`SERVER_ORDERS_SECONDS`; 0 leaves it out
+(measured: docs/exactness.md, "Server orders")."""
+
+SERVER_ORDERS_SECONDS = 5.0
+"""The most seconds the server-orders search gets: it stops improving after a few seconds
+at 160 jobs."""
+
 
 @dataclass
 class _Best:
@@ -208,6 +219,10 @@ def solve_sum(
         phases.append(_improve(instance, objective, best, budget, order))
     if more():
         found = _backfill(instance, objective, best, budget, order)
+        if found is not None:
+            phases.append(found)
+    if more() and why_no_model(instance):
+        found = _server_orders(instance, objective, best, budget)
         if found is not None:
             phases.append(found)
     if more() and why_no_model(instance):
@@ -401,6 +416,25 @@ def _backfill(
     answers = [v for v in values if v is not None and best.recorded(v)[1] is not None]  # checked, within the cap
     status, total = best.recorded(min(answers) if answers else None)
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
+
+
+def _server_orders(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord | None:
+    """The server-orders search (:mod:`rar_opt.solvers.server_orders`) from the best
+    schedule, on :data:`SERVER_ORDERS_SHARE` of the time left (at most
+    :data:`SERVER_ORDERS_SECONDS`); None when there is no schedule to start from or too
+    little time. It never lengthens the makespan, so a cap stays kept."""
+    from rar_opt.solvers import server_orders
+
+    left = budget.left()
+    seconds = SERVER_ORDERS_SECONDS if left is None else min(SERVER_ORDERS_SECONDS, SERVER_ORDERS_SHARE * left)
+    if best.schedule is None or seconds < BACKFILL_MIN_SECONDS:
+        return None
+    began = time.perf_counter()
+    found = server_orders.search(instance, best.schedule, time_limit=seconds, seed=budget.seed)
+    value = sum_of(instance, found.schedule, objective)
+    best.offer(found.schedule, value, "server-orders")
+    status, total = best.recorded(value)
+    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="server-orders")
 
 
 def _neighbourhoods(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord | None:
