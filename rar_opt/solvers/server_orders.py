@@ -11,9 +11,11 @@ unsplit jobs it holds and when they start.
 The state is, per server, a list of its unsplit jobs. A server's starts are its list's
 *serial schedule*: each job in turn at the earliest slot, not before its release, from
 which the GPUs the held jobs and the jobs placed before it leave free hold it for its whole
-run, ending by the start's makespan (so a makespan cap or the horizon stays kept). Every
-schedule in which each server's jobs start as early as the ones before them allow is such a
-list's serial schedule, so no better schedule of this kind is out of reach.
+run, ending by the start's makespan (so a makespan cap or the horizon stays kept). This is
+the serial schedule-generation scheme of project scheduling, whose schedules are exactly
+the active ones (no job can start earlier without delaying another; Kolisch 1996), and the
+sum is a regular objective, so for the jobs a server holds some list gives the best
+arrangement of them.
 
 Each move changes one or two lists and is judged on those servers alone: move a job to
 another server (at a random place in its list), swap two jobs of different servers, or move

@@ -5,6 +5,8 @@ from its seed; and ``auto`` for sums records it as a phase."""
 
 from __future__ import annotations
 
+from itertools import permutations, product
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,6 +69,32 @@ def test_serial_agrees_with_a_naive_scan(profile: list[int], jobs: list[tuple[in
     rnd.shuffle(order)
     expected = _naive_serial(profile, order, gpus, length, release, len(profile))
     assert server_orders.serial(free, order, gpus, length, release, len(profile)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), min_size=2, max_size=9),
+    st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(0, 4)), min_size=1, max_size=4),
+)
+def test_the_best_list_is_the_best_placement_of_a_servers_jobs(profile: list[int], jobs) -> None:
+    # the lists lose nothing on one server: the least sum over every list's serial schedule
+    # is the least sum over every choice of starts that fits the free GPUs (brute force)
+    free = np.array(profile, dtype=np.int64)
+    last = len(profile)
+    gpus, length, release = (list(x) for x in zip(*jobs, strict=True))
+    by_lists = [
+        server_orders.serial(free, list(p), gpus, length, release, last) for p in permutations(range(len(jobs)))
+    ]
+    best_list = min((placed[0] for placed in by_lists if placed is not None), default=None)
+    best_starts = None
+    for starts in product(*(range(release[j], last - length[j] + 1) for j in range(len(jobs)))):
+        used = np.zeros(last, dtype=np.int64)
+        for j, t in enumerate(starts):
+            used[t : t + length[j]] += gpus[j]
+        if (used <= free).all():
+            value = sum(t + length[j] for j, t in enumerate(starts))
+            best_starts = value if best_starts is None else min(best_starts, value)
+    assert best_list == best_starts
 
 
 @settings(max_examples=25, deadline=None)
