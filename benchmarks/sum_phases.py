@@ -33,8 +33,9 @@ from rar_opt.solvers import sums
 
 
 def before() -> None:
-    """Put `auto` for sums back as it was before the neighbourhood phase."""
-    sums._neighbourhoods = lambda *args, **kwargs: None  # type: ignore[assignment]
+    """Put `auto` for sums back as it was before the neighbourhood phase (and the
+    server-orders search, which came later and runs just before it)."""
+    sums._on_schedule = lambda *args, **kwargs: None  # type: ignore[assignment]
     sums.SEARCH_PLATEAU_SECONDS = float("inf")
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = 0.45
     sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = sums.ALONE_SHARE

@@ -221,14 +221,11 @@ def solve_sum(
         found = _backfill(instance, objective, best, budget, order)
         if found is not None:
             phases.append(found)
-    if more() and why_no_model(instance):
-        found = _server_orders(instance, objective, best, budget)
-        if found is not None:
-            phases.append(found)
-    if more() and why_no_model(instance):
-        found = _neighbourhoods(instance, objective, best, budget)
-        if found is not None:
-            phases.append(found)
+    for search in ("server-orders", "neighbourhoods"):  # on the schedule itself, where the full model does not fit
+        if more() and why_no_model(instance):
+            found = _on_schedule(instance, objective, best, budget, search)
+            if found is not None:
+                phases.append(found)
     solver: dict[str, Any] = {"name": "rar-opt", "interface": "rar_opt.solvers.sums", "version": __version__}
     full = None
     if more():
@@ -418,41 +415,31 @@ def _backfill(
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
 
 
-def _server_orders(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord | None:
-    """The server-orders search (:mod:`rar_opt.solvers.server_orders`) from the best
-    schedule, on :data:`SERVER_ORDERS_SHARE` of the time left (at most
-    :data:`SERVER_ORDERS_SECONDS`); None when there is no schedule to start from or too
-    little time. It never lengthens the makespan, so a cap stays kept."""
-    from rar_opt.solvers import server_orders
+def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget, search: str) -> PhaseRecord | None:
+    """A search on the best schedule itself, ``search`` being ``"server-orders"``
+    (:mod:`rar_opt.solvers.server_orders`, on :data:`SERVER_ORDERS_SHARE` of the time left,
+    at most :data:`SERVER_ORDERS_SECONDS`) or ``"neighbourhoods"`` (exact neighbourhoods,
+    :mod:`rar_opt.solvers.neighbourhoods`, on :data:`ALONE_SHARE` of the time left); None
+    when there is no schedule to start from or too little time. Neither lengthens the
+    makespan, so a cap stays kept."""
+    from rar_opt.solvers import neighbourhoods, server_orders
 
     left = budget.left()
-    seconds = SERVER_ORDERS_SECONDS if left is None else min(SERVER_ORDERS_SECONDS, SERVER_ORDERS_SHARE * left)
+    run: Callable[..., Any]
+    if search == "server-orders":
+        run = server_orders.search
+        seconds = SERVER_ORDERS_SECONDS if left is None else min(SERVER_ORDERS_SECONDS, SERVER_ORDERS_SHARE * left)
+    else:
+        run = neighbourhoods.search
+        seconds = DEFAULT_SECONDS if left is None else ALONE_SHARE * left
     if best.schedule is None or seconds < BACKFILL_MIN_SECONDS:
         return None
     began = time.perf_counter()
-    found = server_orders.search(instance, best.schedule, time_limit=seconds, seed=budget.seed)
+    found = run(instance, best.schedule, time_limit=seconds, seed=budget.seed)
     value = sum_of(instance, found.schedule, objective)
-    best.offer(found.schedule, value, "server-orders")
+    best.offer(found.schedule, value, search)
     status, total = best.recorded(value)
-    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="server-orders")
-
-
-def _neighbourhoods(instance: Instance, objective: str, best: _Best, budget: Budget) -> PhaseRecord | None:
-    """Exact neighbourhoods (:mod:`rar_opt.solvers.neighbourhoods`) from the best schedule,
-    on :data:`ALONE_SHARE` of the time left; None when there is no schedule to start from
-    or too little time. The search never lengthens the makespan, so a cap stays kept."""
-    from rar_opt.solvers import neighbourhoods
-
-    left = budget.left()
-    seconds = DEFAULT_SECONDS if left is None else ALONE_SHARE * left
-    if best.schedule is None or seconds < BACKFILL_MIN_SECONDS:
-        return None
-    began = time.perf_counter()
-    found = neighbourhoods.search(instance, best.schedule, time_limit=seconds, seed=budget.seed)
-    value = sum_of(instance, found.schedule, objective)
-    best.offer(found.schedule, value, "neighbourhoods")
-    status, total = best.recorded(value)
-    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="neighbourhoods")
+    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search=search)
 
 
 def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
