@@ -5,6 +5,7 @@ from its seed; and ``auto`` for sums records it as a phase."""
 
 from __future__ import annotations
 
+import logging
 from itertools import permutations, product
 
 import numpy as np
@@ -17,7 +18,7 @@ from rar_opt.formulations import neighbourhood as nb
 from rar_opt.instances.generate import paper
 from rar_opt.solvers import server_orders, solve
 
-from ..strategies import tiny_instances
+from ..strategies import tiny_instances, with_releases
 
 
 def _judged(inst: Instance, schedule) -> tuple[int, int]:
@@ -97,12 +98,25 @@ def test_the_best_list_is_the_best_placement_of_a_servers_jobs(profile: list[int
     assert best_list == best_starts
 
 
-@settings(max_examples=25, deadline=None)
-@given(tiny_instances(), st.sampled_from(["ls", "ff", "sjf-bco", "lpt"]), st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+@given(
+    st.one_of(tiny_instances(), with_releases(tiny_instances(), max_release=6)),  # the checker refuses early starts
+    st.sampled_from(["ls", "ff", "sjf-bco", "lpt"]),
+    st.integers(0, 3),
+)
 def test_never_worse_never_longer_checked_and_split_jobs_held(inst: Instance, policy: str, seed: int) -> None:
     start = run_policy(inst, policy).schedule
     first, span = _judged(inst, start)
-    found = server_orders.search(inst, start, time_limit=30, seed=seed, moves=300)
+    heard: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = heard.append  # type: ignore[method-assign]
+    logger = logging.getLogger(server_orders.__name__)
+    logger.addHandler(handler)
+    try:
+        found = server_orders.search(inst, start, time_limit=30, seed=seed, moves=300)
+    finally:
+        logger.removeHandler(handler)
+    assert not heard, heard[0].getMessage()  # its schedules are what the simulator says: no fallback
     total, makespan = _judged(inst, found.schedule)
     assert total == found.total <= first == found.first
     assert makespan <= span
