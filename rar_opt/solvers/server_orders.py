@@ -122,9 +122,15 @@ def search(
     best, best_lists, now = sum(value), [list(x) for x in lists], sum(value)
     done = kept = 0
 
-    def judged(s: int, order: list[int]) -> int | None:
-        found = serial(free[s], order, gpus, length, release, last)
-        return None if found is None else found[0]
+    def judged(new: dict[int, list[int]]) -> dict[int, int] | None:
+        """Each changed server's sum, or None when a job would end past the makespan."""
+        values = {}
+        for s, order in new.items():
+            found = serial(free[s], order, gpus, length, release, last)
+            if found is None:
+                return None
+            values[s] = found[0]
+        return values
 
     while time.perf_counter() - began < time_limit and (moves is None or done < moves):
         if done % 256 == 0 and stop_requested() is not None:
@@ -150,16 +156,15 @@ def search(
                 continue
             order.insert(int(rng.integers(len(order) + 1)), j)
             new = {a: order}
-        values = {s: judged(s, order) for s, order in new.items()}
-        sums = [v for v in values.values() if v is not None]
-        if len(sums) < len(values):  # a job would end past the makespan
+        values = judged(new)
+        if values is None:
             continue
-        change = sum(sums) - sum(value[s] for s in values)
+        change = sum(v - value[s] for s, v in values.items())
         if change > 0:
             continue
         kept += 1
         for s, order in new.items():
-            lists[s], value[s] = order, int(values[s] or 0)
+            lists[s], value[s] = order, values[s]
             for x in order:
                 where[x] = s
         now += change
