@@ -410,9 +410,13 @@ class BackfillParams(BaselineParams):
         return BuildRules(self.fit, self.reserve, self.split, self.spare)
 
 
-def _score(plan: Plan, cap: int) -> tuple[int, int]:
-    """(slots past the makespan cap, sum of completions): smaller is better."""
-    return (max(0, plan.makespan - cap), plan.total)
+def _score(plan: Plan, cap: int) -> tuple[int, int, int]:
+    """(slots past the makespan cap, those slots summed over the jobs, sum of completions):
+    smaller is better. The middle term tells apart schedules that end equally late: fewer
+    jobs, or jobs less far, past the cap is nearer a schedule within it (measured:
+    docs/exactness.md, "The slots past the cap, summed"). Within the cap both are 0."""
+    past = np.maximum(plan.completion - cap, 0)
+    return (int(past.max(initial=0)), int(past.sum()), plan.total)
 
 
 def backfill_policy(instance: Instance, params: BackfillParams | None = None) -> PolicyResult:
@@ -428,8 +432,9 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     3. **Result.** The best order's schedule, checked, its completions confirmed by the
        simulator.
 
-    Scores are (slots past the horizon T, or past ``makespan_cap`` when it is smaller, sum
-    of completions): a schedule that ends after T is no answer. Random numbers come from
+    Scores are (slots past the horizon T, or past ``makespan_cap`` when it is smaller,
+    those slots summed over the jobs, sum of completions; :func:`_score`): a schedule that
+    ends after T is no answer. Random numbers come from
     ``numpy.random.default_rng(seed)`` only and the move budget stops the search, so a seed
     gives the same schedule anywhere; ``time_limit`` (or a stop request) may cut it short,
     and the record says so (``search.capped``).

@@ -13,7 +13,16 @@ from hypothesis import strategies as st
 
 from rar_opt import Cluster, Instance, Job, check, simulate
 from rar_opt.algorithms import run_policy
-from rar_opt.algorithms.backfill import FITS, SPLITS, Builder, BuildRules, NoTimeToBuild, backfill_schedule
+from rar_opt.algorithms.backfill import (
+    FITS,
+    SPLITS,
+    Builder,
+    BuildRules,
+    NoTimeToBuild,
+    Plan,
+    _score,
+    backfill_schedule,
+)
 from rar_opt.algorithms.order_search import Choice, choice_move, move, walk_orders
 from rar_opt.algorithms.orders import SUM_ORDERS
 from rar_opt.errors import InputError
@@ -211,6 +220,33 @@ def test_the_search_keeps_within_the_horizon_when_a_start_does(inst: Instance, s
     result = run_policy(tight, "backfill", seed=seed, iterations=40)
     assert not result.exceeds_horizon
     assert check(tight, result.schedule).feasible
+
+
+def _plan(completion: list[int]) -> Plan:
+    return Plan(np.zeros(len(completion), dtype=np.int64), np.asarray(completion, dtype=np.int64), ())
+
+
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=8),
+    st.lists(st.integers(1, 40), min_size=1, max_size=8),
+    st.integers(1, 40),
+)
+def test_the_score_ranks_by_the_last_end_then_the_slots_past_the_cap_then_the_sum(
+    a: list[int], b: list[int], cap: int
+) -> None:
+    # the score of docs/algorithms.md section 5.5, point 4, recomputed here from its words
+    def words(c: list[int]) -> tuple[int, int, int]:
+        return max(0, max(c) - cap), sum(max(0, x - cap) for x in c), sum(c)
+
+    assert _score(_plan(a), cap) == words(a)
+    assert (_score(_plan(a), cap) < _score(_plan(b), cap)) == (words(a) < words(b))
+    if max(a) <= cap:  # within the cap the sum decides alone
+        assert _score(_plan(a), cap)[:2] == (0, 0)
+
+
+def test_of_two_schedules_past_the_cap_the_one_nearer_it_ranks_first() -> None:
+    # the same last end and a larger sum, but one job past the cap instead of three
+    assert _score(_plan([12, 12, 1, 1]), 10) > _score(_plan([12, 9, 9, 9]), 10)
 
 
 def test_the_policy_at_paper_scale_searches_and_keeps_its_floor() -> None:
