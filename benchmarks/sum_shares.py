@@ -33,12 +33,17 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated instance names")
     parser.add_argument("--seed", type=int, default=0, help="auto's seed (its searches and CP-SAT's)")
     parser.add_argument("--server-orders", type=float, default=None, help="the server-orders search's share")
+    parser.add_argument(
+        "--backfill-focus", type=float, default=None, help="the share of the backfill search's moves drawn by GPU-slots"
+    )
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
     sums.BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS = args.backfill
     if args.server_orders is not None:
         sums.SERVER_ORDERS_SHARE = args.server_orders
+    if args.backfill_focus is not None:
+        sums.BACKFILL_FOCUS = args.backfill_focus
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
@@ -51,6 +56,7 @@ def main() -> None:
         improve=args.improve,
         backfill=args.backfill,
         server_orders=sums.SERVER_ORDERS_SHARE,
+        backfill_focus=sums.BACKFILL_FOCUS,
         seed=args.seed,
     )
 

@@ -60,7 +60,7 @@ from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.checks import check_cap, check_search
+from rar_opt.support.checks import check_cap, check_search, is_finite
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import TRIALS
 
@@ -399,11 +399,14 @@ class BackfillParams(BaselineParams):
     spare: bool = True
     start_order: tuple[int, ...] | None = None  # tried beside the sum orders
     makespan_cap: int | None = None  # below T: schedules ending later score by how much first
+    focus: float = 0.0  # the share of order moves whose jobs are drawn by their GPU-slots
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_search(self.iterations, self.time_limit, self.seed, self.start_order)
         check_cap("makespan_cap", self.makespan_cap)
+        if not is_finite(self.focus) or not 0.0 <= self.focus <= 1.0:
+            raise ParameterError(f"must be a number in [0, 1], got {self.focus!r}", where="focus")
         self.rules()  # the builder's own checks
 
     def rules(self) -> BuildRules:
@@ -453,6 +456,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     deadline = began + p.time_limit
     # under "choose" each start also without any split by choice (as under "must")
     flippable = _flippable(builder) if p.split == "choose" else []
+    area = (instance.modes.gpus * instance.modes.rho).astype(np.float64)  # GPU-slots at rho_min: the focus's weights
     leaves = (frozenset(), frozenset(flippable)) if flippable else (frozenset(),)
     best_name, best_state, best, capped = "", Choice([], frozenset()), None, False
     for name, order in starts.items():
@@ -481,7 +485,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
         lambda c: builder.plan(c.order, deadline, c.unsplit),
         lambda q: _score(q, cap),
         moves,
-        lambda r, c: choice_move(r, c, flippable),
+        lambda r, c: choice_move(r, c, flippable, area, p.focus),
     )
     best, done, improved, capped = walk.value, walk.moves, walk.improvements, capped or walk.capped
     if capped:

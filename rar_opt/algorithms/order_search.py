@@ -29,10 +29,16 @@ SHIFT = 10
 """The farthest a shift move carries one job in the order."""
 
 
-def move(rng: np.random.Generator, order: list[int]) -> list[int]:
+def move(
+    rng: np.random.Generator, order: list[int], weights: np.ndarray | None = None, focus: float = 0.0
+) -> list[int]:
     """A neighbour of ``order``: one job shifted by up to :data:`SHIFT` places (half of the
     moves), two neighbours swapped (three in ten), or two to five jobs taken out and put
-    back at drawn places (one in five)."""
+    back at drawn places (one in five). In ``focus`` of the moves (with ``weights``, one
+    non-negative weight per job) the jobs moved are drawn in proportion to their weights
+    instead of by place; with ``focus`` 0 no random number is drawn for it."""
+    if weights is not None and focus > 0.0 and rng.random() < focus:
+        return _weighted_move(rng, order, weights)
     n, out = len(order), list(order)
     draw = rng.random()
     if draw < 0.5:
@@ -48,13 +54,43 @@ def move(rng: np.random.Generator, order: list[int]) -> list[int]:
     return out
 
 
-def choice_move(rng: np.random.Generator, state: Choice, flippable: list[int]) -> Choice:
+def _weighted_move(rng: np.random.Generator, order: list[int], weights: np.ndarray) -> list[int]:
+    """:func:`move`'s three kinds in the same shares, the jobs drawn by weight."""
+    n, out = len(order), list(order)
+    p = weights / weights.sum()
+    place = {job: i for i, job in enumerate(out)}
+    draw = rng.random()
+    if draw < 0.5:
+        i = place[int(rng.choice(n, p=p))]
+        out.insert(int(np.clip(i + rng.integers(-SHIFT, SHIFT + 1), 0, n - 1)), out.pop(i))
+    elif draw < 0.8:
+        i = place[int(rng.choice(n, p=p))]
+        k = i + 1 if i + 1 < n and (i == 0 or rng.random() < 0.5) else i - 1
+        out[i], out[k] = out[k], out[i]
+    else:
+        weighted = int(np.count_nonzero(p))
+        if weighted < 2:  # nothing to take out two at a time
+            return out
+        jobs = rng.choice(n, int(rng.integers(2, min(6, weighted + 1))), replace=False, p=p)
+        for job in [out.pop(i) for i in sorted((place[int(j)] for j in jobs), reverse=True)]:
+            out.insert(int(rng.integers(len(out) + 1)), job)
+    return out
+
+
+def choice_move(
+    rng: np.random.Generator,
+    state: Choice,
+    flippable: list[int],
+    weights: np.ndarray | None = None,
+    focus: float = 0.0,
+) -> Choice:
     """A neighbour of ``state`` under ``split="choose"``: one flippable job's leave to split
-    flipped (:data:`FLIP_SHARE` of the moves), else the order moved (:func:`move`)."""
+    flipped (:data:`FLIP_SHARE` of the moves), else the order moved (:func:`move`, with
+    ``weights`` and ``focus``)."""
     if flippable and rng.random() < FLIP_SHARE:
         j = flippable[int(rng.integers(len(flippable)))]
         return Choice(state.order, state.unsplit ^ {j})
-    return Choice(move(rng, state.order), state.unsplit)
+    return Choice(move(rng, state.order, weights, focus), state.unsplit)
 
 
 @dataclass(frozen=True)

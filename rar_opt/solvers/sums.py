@@ -17,7 +17,8 @@ in place of the makespan):
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
    is left, under each server rule of :data:`BACKFILL_FITS` with the split rule
-   :data:`BACKFILL_SPLIT`; its best schedule is re-simulated like every other.
+   :data:`BACKFILL_SPLIT` and :data:`BACKFILL_FOCUS` of its moves drawn by GPU-slots; its
+   best schedule is re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
    (:mod:`rar_opt.solvers.server_orders`: each server's unsplit jobs re-listed and moved
    between servers, judged server by server) for a few seconds, then exact neighbourhoods
@@ -113,6 +114,11 @@ after another, each for an equal part of the phase's time, every best schedule o
 BACKFILL_SPLIT = "choose"
 """The backfill builder's split rule in this phase (``BuildRules.split``): the search decides
 per job whether it may split by choice (measured: docs/exactness.md, "Which jobs split")."""
+
+BACKFILL_FOCUS = 0.5
+"""The share of the backfill search's order moves whose jobs are drawn in proportion to
+their GPU-slots instead of uniformly (``BackfillParams.focus``; docs/exactness.md, "Moves
+drawn by GPU-slots")."""
 
 BACKFILL_MIN_SECONDS = 0.2
 """Less time than this left, the backfill phase is not run."""
@@ -398,6 +404,7 @@ def _backfill(
                 start_order=order,
                 fit=fit,
                 split=BACKFILL_SPLIT,
+                focus=BACKFILL_FOCUS,
                 iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
                 time_limit=max(part, BACKFILL_MIN_SECONDS),
                 seed=budget.seed,

@@ -148,6 +148,52 @@ def test_same_seed_same_result(inst: Instance, seed: int) -> None:
     assert first.search is not None and not first.search["capped"]
 
 
+@given(st.integers(0, 2**31 - 1), st.integers(2, 12))
+def test_moves_without_focus_are_the_moves_before_it(seed: int, n: int) -> None:
+    # focus 0 draws no extra random number: the same seed walks the same orders as before
+    weights = np.arange(1.0, n + 1.0)
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    order = list(range(n))
+    for _ in range(20):
+        order, other = move(a, order), move(b, order, weights, 0.0)
+        assert order == other
+
+
+@given(st.integers(0, 2**31 - 1), st.lists(st.booleans(), min_size=2, max_size=12))
+def test_focused_moves_take_only_weighted_jobs(seed: int, weighted: list[bool]) -> None:
+    # with focus 1, jobs of weight 0 are never the ones taken out: their relative order holds
+    n = len(weighted)
+    weights = np.array([float(w) for w in weighted])
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n).tolist()
+    idle = [j for j in order if not weighted[j]]
+    for _ in range(30):
+        if weights.sum() == 0:
+            break
+        after = move(rng, order, weights, 1.0)
+        assert sorted(after) == list(range(n))
+        moved_idle = [j for j in after if not weighted[j]]
+        # a swap may move an idle neighbour of a weighted job by one place, never past another idle job
+        assert moved_idle == idle
+        order = after
+
+
+def test_focused_moves_favour_heavy_jobs() -> None:
+    # job 0 carries 9/10 of the weight: it is the one shifted in most focused shift moves
+    rng = np.random.default_rng(5)
+    weights = np.array([9.0, 0.25, 0.25, 0.25, 0.25])
+    first = sum(move(rng, [1, 2, 0, 3, 4], weights, 1.0).index(0) != 2 for _ in range(400))
+    second = sum(move(rng, [0, 2, 1, 3, 4], weights, 1.0).index(1) != 2 for _ in range(400))
+    assert first > 2 * second
+
+
+@given(tiny_instances(max_jobs=5), st.integers(0, 2**31 - 1))
+def test_same_seed_same_result_with_focus(inst: Instance, seed: int) -> None:
+    first = run_policy(inst, "backfill", seed=seed, iterations=30, split="choose", focus=0.5)
+    assert first == run_policy(inst, "backfill", seed=seed, iterations=30, split="choose", focus=0.5)
+    assert check(inst, first.schedule).names() <= BEYOND_HORIZON
+
+
 @settings(max_examples=25)
 @given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000))
 def test_the_search_is_never_worse_than_its_starts(inst: Instance, seed: int) -> None:
@@ -274,7 +320,17 @@ def test_the_time_limit_stops_the_search_and_a_build() -> None:
 
 def test_bad_parameters_are_input_errors() -> None:
     inst = _blocked()
-    bad = (("fit", "worst"), ("reserve", 1), ("spare", "yes"), ("split", "both"), ("iterations", -1))
+    bad = (
+        ("fit", "worst"),
+        ("reserve", 1),
+        ("spare", "yes"),
+        ("split", "both"),
+        ("iterations", -1),
+        ("focus", 1.5),
+        ("focus", -0.1),
+        ("focus", float("nan")),
+        ("focus", "half"),
+    )
     for option, value in bad:
         with pytest.raises(InputError, match=option):
             run_policy(inst, "backfill", **{option: value})
