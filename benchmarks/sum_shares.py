@@ -7,7 +7,9 @@ neighbourhoods get the rest as always. On the rows of ``neighbourhood_steps.py``
     python benchmarks/sum_shares.py --improve 0.15 --backfill 0.3 [--server-orders 0.15] [--seconds 60] [--only ...]
 
 ``--server-orders`` sets the server-orders search's share of the time left before the
-neighbourhoods (``sums.SERVER_ORDERS_SHARE``; 0 leaves it out).
+neighbourhoods (``sums.SERVER_ORDERS_SHARE``; 0 leaves it out), ``--backfill-focus`` the
+share of the backfill search's moves drawn by GPU-slots (``sums.BACKFILL_FOCUS``), and
+``--backfill-restarts`` its runs per server rule (``sums.BACKFILL_RESTARTS``).
 
 Run one process per variant, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/sum-shares-<improve>-<backfill>.json``): per instance the best sum,
@@ -36,6 +38,7 @@ def main() -> None:
     parser.add_argument(
         "--backfill-focus", type=float, default=None, help="the share of the backfill search's moves drawn by GPU-slots"
     )
+    parser.add_argument("--backfill-restarts", type=int, default=None, help="the backfill search's runs per rule")
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
@@ -44,6 +47,8 @@ def main() -> None:
         sums.SERVER_ORDERS_SHARE = args.server_orders
     if args.backfill_focus is not None:
         sums.BACKFILL_FOCUS = args.backfill_focus
+    if args.backfill_restarts is not None:
+        sums.BACKFILL_RESTARTS = args.backfill_restarts
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
@@ -57,6 +62,7 @@ def main() -> None:
         backfill=args.backfill,
         server_orders=sums.SERVER_ORDERS_SHARE,
         backfill_focus=sums.BACKFILL_FOCUS,
+        backfill_restarts=sums.BACKFILL_RESTARTS,
         seed=args.seed,
     )
 

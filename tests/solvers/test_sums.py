@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rar_opt import Instance, check
 from rar_opt.bounds import completion_bounds
@@ -199,3 +200,44 @@ def test_a_horizon_too_short_is_proven_infeasible_for_sums(objective: str) -> No
         assert res.status == Status.INFEASIBLE and res.schedule is None, (horizon, res.status)
         assert res.record.phases[-1].kind == route and res.record.phases[-1].status == Status.INFEASIBLE
         assert res.record.options["horizon"] == horizon
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 5))
+def test_backfill_runs_get_distinct_valid_seeds_the_first_being_the_seed_itself(seed: int, runs: int) -> None:
+    from rar_opt.solvers.sums import run_seed
+    from rar_opt.support.checks import SOLVER_MAX_SEED
+
+    seeds = [run_seed(seed, r) for r in range(runs)]
+    assert seeds[0] == seed  # one run per rule: the search it was before restarts existed
+    assert all(0 <= s <= SOLVER_MAX_SEED for s in seeds)
+    assert len(set(seeds)) == runs
+    assert seeds == [run_seed(seed, r) for r in range(runs)]  # the same pair, the same seed
+
+
+@pytest.mark.parametrize("restarts", [1, 2])
+def test_the_backfill_phase_runs_each_rule_restarts_times_and_keeps_the_best(
+    monkeypatch: pytest.MonkeyPatch, restarts: int
+) -> None:
+    from rar_opt.algorithms import run_policy
+    from rar_opt.instances.generate import paper
+    from rar_opt.solvers import sums
+
+    inst = paper(0, jobs=30, servers=4, preset="paper-split15")
+    calls: list[tuple[str, int]] = []
+    found: list[int] = []
+
+    def spy(instance, name, **options):
+        run = run_policy(instance, name, **options)
+        if name == "backfill":
+            calls.append((options["fit"], options["seed"]))
+            found.append(_sum(instance, run, "total"))
+        return run
+
+    monkeypatch.setattr(sums, "BACKFILL_RESTARTS", restarts)
+    monkeypatch.setattr("rar_opt.algorithms.run_policy", spy)
+    res = solve(inst, "auto", time_limit=3, objective="total", seed=7)
+    assert sorted(calls) == sorted((fit, sums.run_seed(7, r)) for fit in sums.BACKFILL_FITS for r in range(restarts))
+    phase = next(p for p in res.record.phases if p.name == "improve (backfill)")
+    assert phase.objective == min(found)  # the best of the runs is the phase's answer
+    assert res.objective is not None and res.objective <= min(found)
