@@ -56,6 +56,11 @@ NEXT = [
     # (docs/exactness.md, "Pack's search first, from 24 jobs on")
     ("tiny", 24, 8, 150, 3),
     ("heavy", 24, 8, 150, 5),
+    # the family's seeds 3 and 4 of benchmarks/frontier.py that auto proves with some CP-SAT
+    # seeds only, or with none (frontier-2026-12-05-sumpast-large.json), added 2026-12-05
+    ("heavy", 24, 8, 150, 3),
+    ("tiny", 24, 8, 150, 4),
+    ("heavy", 24, 8, 150, 4),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")
