@@ -77,8 +77,13 @@ class Parser(argparse.ArgumentParser):
     ``error: argument --split: invalid choice: ...; see rar-opt schedule --help``. The
     subcommands' parsers are of this class too (``add_subparsers`` makes its own kind)."""
 
+    command: str | None = None  # on the top parser: the command named on the line, if any
+
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_INPUT, f"error: {message}; see {self.prog} --help\n")
+        # arguments that no parser took are reported by the top parser, after the command's
+        # parser has run: the help that lists the command's arguments is the command's
+        prog = self.prog if self.command is None else f"{self.prog} {self.command}"
+        self.exit(EXIT_INPUT, f"error: {message}; see {prog} --help\n")
 
 
 def command_module(name: str) -> ModuleType:
@@ -118,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rar-opt {full_version()}")
         return EXIT_OK
     parser = build_parser(_command(argv))
+    if isinstance(parser, Parser) and _command(argv) in COMMANDS:
+        parser.command = _command(argv)
     args = parser.parse_args(argv)
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
     # even when a solver is writing from its own thread

@@ -391,7 +391,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_OK
     solved = ""
     if result.solve is not None:  # what the exact solve ended with, also when it did not prove OPT
-        solved = f" (exact solve: {result.solve['status']}, bound {result.solve['bound']})"
+        s = result.solve
+        span = "" if s.get("makespan") is None else f", makespan {s['makespan']}"  # its schedule, beside the policies'
+        solved = f" (exact solve: {s['status']}{span}, bound {s['bound']})"
     print(
         f"{instance.name}: ratios to the {result.reference_kind} {result.reference}{solved}; "
         f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"

@@ -44,7 +44,9 @@ def fmt(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.1f}"
+        if abs(value) >= 1e4:  # a sum of completion times: every digit, and no ".0" on an integer
+            return str(int(value)) if value.is_integer() else f"{value:.1f}"
+        return f"{value:.4g}"
     return str(value)
 
 

@@ -326,7 +326,9 @@ def with_arrivals(instance: Instance, load: float, seed: int, burst: float | Non
     Poisson counts. The batch sizes come from a third stream, so ``burst=1`` gives exactly
     the releases of plain Poisson arrivals."""
     if not is_real(load) or not np.isfinite(load) or load <= 0:
-        raise ParameterError(f"must be a number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load")
+        raise ParameterError(
+            f"must be a finite number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load"
+        )
     if burst is not None and (not is_real(burst) or not np.isfinite(burst) or burst < 1):
         raise ParameterError(f"must be a number >= 1 (mean jobs per arrival batch), got {burst!r}", where="burst")
     rng = np.random.default_rng([seed, 23])

@@ -74,7 +74,9 @@ class StudyConfig:
         if self.family in ARRIVAL_FAMILIES:
             x = DEFAULT_LOAD if self.load is None else self.load
             if not is_real(x) or not math.isfinite(x) or x <= 0:
-                raise ParameterError(f"= {x!r} must be a number > 0 (offered GPU-time per GPU per slot)", where="load")
+                raise ParameterError(
+                    f"= {x!r} must be a finite number > 0 (offered GPU-time per GPU per slot)", where="load"
+                )
             object.__setattr__(self, "load", float(x))
         elif self.load is not None:
             raise ParameterError(

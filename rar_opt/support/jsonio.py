@@ -297,7 +297,7 @@ def expect_kind(data: Any, fmt: str) -> None:
     otherwise be reported one by one as unknown."""
     found = data.get("format") if isinstance(data, Mapping) else None
     if isinstance(found, str) and found != fmt and found in FILE_KINDS:
-        hint = " (are the arguments swapped? the instance comes first, then the schedule)"
+        hint = " (where a command takes both, the instance comes first, then the schedule)"
         swapped = {fmt, found} == {"rar-opt/instance", "rar-opt/schedule"}
         raise InputError(
             f"expected {FILE_KINDS[fmt]} ({fmt!r}), found {FILE_KINDS[found]} ({found!r})" + (hint if swapped else ""),

@@ -66,3 +66,15 @@ def test_schedule_json_says_when_no_trial_fits_the_horizon(tmp_path, capsys) -> 
     Instance.from_dict(short).write(tmp_path / "short.json")
     data = _json(capsys, "schedule", str(tmp_path / "short.json"), "--policy", "ff")
     assert data["meta"]["exceeds_horizon"] is True and data["makespan"] > short["horizon"]
+
+
+def test_compare_text_names_the_exact_solves_makespan_as_its_json_does(capsys) -> None:
+    from rar_opt.cli import main
+
+    args = ["compare", "tiny-6x3-s16", "--policies", "ff", "--exact", "--time-limit", "10", "--bound-time-limit", "0"]
+    data = _json(capsys, *args)
+    assert main(args) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    solve = data["solve"]
+    assert solve["makespan"] is not None
+    assert f"(exact solve: {solve['status']}, makespan {solve['makespan']}, bound {solve['bound']})" in first

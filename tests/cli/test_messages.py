@@ -29,7 +29,7 @@ def test_swapped_arguments_are_named(command, schedule_file, tmp_path) -> None:
     assert out.returncode == 2 and "Traceback" not in out.stderr
     line = out.stderr.strip()
     assert line.startswith(f"error: {schedule_file}: format: expected an instance ('rar-opt/instance'), ")
-    assert "found a schedule ('rar-opt/schedule')" in line and "arguments swapped" in line
+    assert "found a schedule ('rar-opt/schedule')" in line and "the instance comes first, then the schedule" in line
     assert "unknown key" not in line
 
 
@@ -85,6 +85,18 @@ def test_a_usage_error_is_one_line_without_the_usage(args, start, capsys) -> Non
     assert stop.value.code == 2
     assert err.startswith(f"error: {start}") and len(err.strip().splitlines()) == 1, err
     assert "usage:" not in err and err.rstrip().endswith("--help")
+
+
+def test_arguments_no_parser_takes_point_to_the_command_help(capsys) -> None:
+    from rar_opt.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["simulate", "tiny-4x2-s13", "s.json", "-o", "x.json"])  # simulate writes no file
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "error: unrecognized arguments: -o x.json; see rar-opt simulate --help\n"
+    with pytest.raises(SystemExit) as stop:
+        main(["frobnicate", "--nope"])  # no such command: the top parser's help
+    assert stop.value.code == 2 and capsys.readouterr().err.rstrip().endswith("see rar-opt --help")
 
 
 def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:

@@ -179,3 +179,13 @@ def test_a_bundled_instance_is_an_input_too(tmp_path, capsys) -> None:
     assert "the output would overwrite the input instance tiny-4x2-s13" in capsys.readouterr().err
     assert bundled.read_bytes() == before
     assert main(["schedule", "tiny-4x2-s13", "-o", str(tmp_path / "s.json"), "--json"]) == 0  # another file: fine
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(5.0, "5"), (1.2345678, "1.235"), (29947.0, "29947"), (29448.6, "29448.6"), (None, "-"), (7, "7")],
+)
+def test_the_text_tables_write_large_integral_sums_without_a_fraction(value, text) -> None:
+    from rar_opt.cli.output import fmt
+
+    assert fmt(value) == text
