@@ -202,6 +202,14 @@ VARIANTS = {
         # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
         # these sizes): auto itself from 24 jobs on since the twelfth session
         dataclasses.replace(AUTO_LARGE, name="auto-large-backfill", large_jobs=None),
+        # auto from LARGE_JOBS jobs on with the backfill rules as a stage after the GPU bins, before
+        # the probes: a search aimed at the floor as the bins leave it (the sixteenth session)
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-large-bins-search",
+            stages=("full", "bins", "search", "probe", "full"),
+            large_jobs=None,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
