@@ -163,14 +163,6 @@ def run_plan(
     method, plan = plan.name, plan.for_jobs(instance.num_jobs)
     policies = tuple(dict.fromkeys((*plan.heuristics, *((warm_start,) if warm_start else ()))))
     ctx = Context(instance, plan, budget, limit_horizon, symmetry, policies)
-    if budget.limit is None and not ctx.fits(limit_horizon):
-        cells = cpsat.count_cells(instance, limit_horizon)
-        raise InputError(
-            f"the full CP-SAT model would have {cells:,} split-job x server x slot cells (limit "
-            f"{ctx.max_cells:,}), too many to prove an optimum; give a time limit for the best bound "
-            "and schedule found within it",
-            where="instance",
-        )
     record = SolveRecord(
         method,
         "cpsat",
@@ -192,7 +184,23 @@ def run_plan(
         span = check(instance, start).result.makespan
         if span is not None and span <= limit_horizon:
             best.offer(start.with_meta({**start.meta, "method": start.meta.get("method", "given")}), span, "given")
-    return _Run(ctx, best, record).go()
+    run = _Run(ctx, best, record)
+    if budget.limit is None and not ctx.fits(limit_horizon):
+        # no time limit asks for the optimum: the heuristics and the floors may prove it at
+        # once (a heuristic's schedule meeting a floor, or a floor past the horizon); when
+        # they do not, the search without the full model has no end, so the call is refused
+        proven = run.cheap_proof()
+        if proven is not None:
+            return proven
+        cells = cpsat.count_cells(instance, limit_horizon)
+        raise InputError(
+            f"the full CP-SAT model would have {cells:,} split-job x server x slot cells (limit "
+            f"{ctx.max_cells:,}), too many to prove an optimum, and the heuristics and floors do not "
+            f"meet (best {best.span}, bound {best.floor}); give a time limit for the best bound and "
+            "schedule found within it",
+            where="instance",
+        )
+    return run.go()
 
 
 @dataclass
@@ -216,6 +224,18 @@ class _Run:
                     return ended
         why = "interrupted in the full model" if stop_requested() is not None else "time limit in the full model"
         return self._unproven(why)
+
+    def cheap_proof(self) -> SolveResult | None:
+        """The heuristics and the floors alone: the result when they end the run (the best
+        schedule meets a floor, or a floor proves that nothing fits), else None."""
+        for kind, phase in steps(self.ctx.plan):
+            if kind not in (PhaseKind.HEURISTICS, PhaseKind.FLOOR):
+                continue
+            for found in phase(self.ctx, self.best):
+                ended = self._apply(kind, found)
+                if ended is not None:
+                    return ended
+        return None
 
     def _stop_before(self, kind: PhaseKind) -> str | None:
         """Why the run cannot go on to a phase of ``kind``, or None when it can."""

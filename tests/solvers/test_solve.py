@@ -65,9 +65,15 @@ def test_infeasible_horizon_is_a_status(method: str) -> None:
 def test_paper_scale_is_refused_before_building(paper_instance: Instance) -> None:
     with pytest.raises(InputError, match="job-server-slot cells"):
         solve(paper_instance, "compact")
-    # auto without a time limit could not prove anything at this size: refused at once
-    with pytest.raises(InputError, match="give a time limit"):
-        solve(paper_instance)
+    # auto without a time limit: the heuristics and floors prove this one at once (as below)
+    res = solve(paper_instance)
+    assert res.status == Status.OPTIMAL and res.record.proved_by == ProvedBy.FLOOR
+    assert [p.kind for p in res.record.phases] == [PhaseKind.HEURISTICS, PhaseKind.FLOOR]
+    assert res.makespan == res.bound == paper_instance.bounds.rho_min.max()
+    # where they do not meet, nothing short of the search would: refused, naming both
+    loaded = generate("paper", 0, jobs=320, servers=20, preset="contention-heavy")
+    with pytest.raises(InputError, match=r"the heuristics and floors do not meet \(best \d+, bound \d+\); give a time"):
+        solve(loaded)
 
 
 def test_auto_at_paper_scale_returns_the_best_schedule_and_bound(paper_instance: Instance) -> None:
