@@ -105,6 +105,7 @@ def compare(
         seed=seed,
         warm_start="sjf-bco",
         bound_time_limit=bound_time_limit,
+        progress=True,
     )
     reference = ev.reference
     rows = tuple(

@@ -20,6 +20,7 @@ own relaxation phase when that ran one) and the exact method's proven bound, rou
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,8 @@ from rar_opt.bounds.rounding import ceil_bound, ceil_bound_or_none
 from rar_opt.check import check
 from rar_opt.instance import Instance
 from rar_opt.shares import TimeShares, realized_shares
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -128,20 +131,29 @@ def evaluate(
     seed: int = 0,
     warm_start: str | None = None,
     bound_time_limit: float | None = None,
+    progress: bool = False,
 ) -> Evaluation:
     """Judge every policy of ``policies`` on ``instance``; with ``method`` (``auto``, ...)
     also solve it exactly within ``time_limit`` seconds (``warm_start`` for the solve);
     ``bound_time_limit`` gives the contention-free relaxation that many seconds for its
-    bound (from the solve's own relaxation phase when it ran one: not solved twice)."""
-    runs = {name: judge(instance, name, seed=seed) for name in policies}
+    bound (from the solve's own relaxation phase when it ran one: not solved twice).
+    ``progress`` logs each step at INFO as it ends (``compare -v``; the studies, which
+    evaluate thousands of instances, leave it off)."""
+    say = log.info if progress else log.debug
+    runs = {}
+    for name in policies:
+        runs[name] = run = judge(instance, name, seed=seed)
+        say("%s: makespan %s, average JCT %.2f, %.2f s", name, run.makespan, run.avg_jct, run.wall_s)
     res = solve_s = None
     if method is not None:
         from rar_opt.solvers import solve
 
+        say("the exact solve (%s), within %s s", method, time_limit)
         began = time.perf_counter()
         res = solve(instance, method, time_limit=time_limit, threads=1, seed=seed, warm_start=warm_start)
         solve_s = time.perf_counter() - began
     relaxed = None if res is None or not bound_time_limit else res.record.relaxation_bound()
+    say("the lower bounds (the solver bounds within %s s each)", bound_time_limit)
     bounds = lower_bounds(instance, relaxation_time_limit=None if relaxed else bound_time_limit, seed=seed)
     if relaxed is not None:
         note = "the relaxation phase of the solve" + ("" if relaxed[1] else " (the solver's bound on it)")

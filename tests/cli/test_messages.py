@@ -185,3 +185,12 @@ def test_solve_says_what_an_unproven_run_rests_on() -> None:
     assert out.returncode == 0 and table["status"] == "feasible" and "proved_by" not in table
     assert table["bound_from"] == "floor" or table["bound_from"].startswith("gpu bins")
     assert "the best schedule" in table["stopped"] or "is kept" in table["stopped"]
+
+
+def test_verbose_compare_logs_each_policy_as_it_is_judged() -> None:
+    out = run("-v", "compare", "tiny-6x3-s16", "--policies", "ff", "lpt", "--bound-time-limit", "0")
+    assert out.returncode == 0
+    logged = [line.split(":")[0] for line in out.stderr.splitlines() if "average JCT" in line]
+    assert logged == ["sjf-bco", "ff", "lpt"]  # in the order run, SJF-BCO first as always
+    quiet = run("compare", "tiny-6x3-s16", "--policies", "ff", "--bound-time-limit", "0")
+    assert quiet.returncode == 0 and "average JCT" not in quiet.stderr
