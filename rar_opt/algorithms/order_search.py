@@ -42,16 +42,24 @@ def move(
     n, out = len(order), list(order)
     draw = rng.random()
     if draw < 0.5:
-        i = int(rng.integers(n))
-        out.insert(int(np.clip(i + rng.integers(-SHIFT, SHIFT + 1), 0, n - 1)), out.pop(i))
+        _shift(rng, out, int(rng.integers(n)))
     elif draw < 0.8:
         i = int(rng.integers(n - 1))
         out[i], out[i + 1] = out[i + 1], out[i]
     else:
-        picked = sorted(rng.choice(n, int(rng.integers(2, min(6, n + 1))), replace=False).tolist(), reverse=True)
-        for job in [out.pop(i) for i in picked]:
-            out.insert(int(rng.integers(len(out) + 1)), job)
+        _reinsert(rng, out, rng.choice(n, int(rng.integers(2, min(6, n + 1))), replace=False).tolist())
     return out
+
+
+def _shift(rng: np.random.Generator, out: list[int], i: int) -> None:
+    """Move the job at place ``i`` of ``out`` by up to :data:`SHIFT` places (drawn)."""
+    out.insert(int(np.clip(i + rng.integers(-SHIFT, SHIFT + 1), 0, len(out) - 1)), out.pop(i))
+
+
+def _reinsert(rng: np.random.Generator, out: list[int], places: list[int]) -> None:
+    """Take the jobs at ``places`` out of ``out`` and put each back at a drawn place."""
+    for job in [out.pop(i) for i in sorted(places, reverse=True)]:
+        out.insert(int(rng.integers(len(out) + 1)), job)
 
 
 def _weighted_move(rng: np.random.Generator, order: list[int], weights: np.ndarray) -> list[int]:
@@ -61,8 +69,7 @@ def _weighted_move(rng: np.random.Generator, order: list[int], weights: np.ndarr
     place = {job: i for i, job in enumerate(out)}
     draw = rng.random()
     if draw < 0.5:
-        i = place[int(rng.choice(n, p=p))]
-        out.insert(int(np.clip(i + rng.integers(-SHIFT, SHIFT + 1), 0, n - 1)), out.pop(i))
+        _shift(rng, out, place[int(rng.choice(n, p=p))])
     elif draw < 0.8:
         i = place[int(rng.choice(n, p=p))]
         k = i + 1 if i + 1 < n and (i == 0 or rng.random() < 0.5) else i - 1
@@ -72,8 +79,7 @@ def _weighted_move(rng: np.random.Generator, order: list[int], weights: np.ndarr
         if weighted < 2:  # nothing to take out two at a time
             return out
         jobs = rng.choice(n, int(rng.integers(2, min(6, weighted + 1))), replace=False, p=p)
-        for job in [out.pop(i) for i in sorted((place[int(j)] for j in jobs), reverse=True)]:
-            out.insert(int(rng.integers(len(out) + 1)), job)
+        _reinsert(rng, out, [place[int(j)] for j in jobs])
     return out
 
 
