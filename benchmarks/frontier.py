@@ -210,6 +210,17 @@ VARIANTS = {
             stages=("full", "bins", "search", "probe", "full"),
             large_jobs=None,
         ),
+        # auto from LARGE_JOBS jobs on with the last full model on another CP-SAT seed than the
+        # early one (Plan.full_reseed); and the same without the probes, so that the last full
+        # model gets their time (the seventeenth session)
+        dataclasses.replace(AUTO_LARGE, name="auto-large-reseed", full_reseed=True, large_jobs=None),
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-large-reseed-no-probes",
+            full_reseed=True,
+            stages=("full", "bins", "full"),
+            large_jobs=None,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -17,7 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rar_opt.solvers.backend import FINISH_RESERVE, MIN_SOLVER_SECONDS, SolveOptions, check_settings
+from rar_opt.support.checks import SOLVER_MAX_SEED
 from rar_opt.support.processes import stop_requested
 
 
@@ -72,6 +75,15 @@ class Budget:
         left = self.left()
         deadline = None if left is None else time.perf_counter() + left
         return SolveOptions(time_limit=left, threads=self.threads, seed=self.seed, deadline=deadline, **extra)
+
+
+def run_seed(seed: int, run: int) -> int:
+    """The seed of the ``run``-th of several runs of one search (a restart): ``seed`` itself
+    for the first, so that one run is the search it always was, and a seed drawn from
+    (``seed``, ``run``) for the others; the same for the same pair."""
+    if run == 0:
+        return seed
+    return int(np.random.SeedSequence((seed, run)).generate_state(1)[0]) % (SOLVER_MAX_SEED + 1)
 
 
 def after_startup(time_limit: float | None, used: float) -> float | None:

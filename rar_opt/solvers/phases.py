@@ -20,7 +20,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rar_opt._version import __version__
@@ -31,7 +31,7 @@ from rar_opt.formulations import cfree, cpsat, gpubins
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome
-from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.budget import Budget, run_seed
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.plan import Improver, Plan
 from rar_opt.solvers.probe import probe
@@ -458,7 +458,9 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
     far, hinted with the best schedule and (if the plan says so) floored by the best bound;
     every search after the first only while time is left. ``share``: the model runs early,
     before other stages, within this share of the time left (each search's share scaled
-    by it); None: the last stage, with its searches' own shares."""
+    by it); None: the last stage, with its searches' own shares. With the plan's
+    ``full_reseed``, the k-th full model of the run (k >= 1) searches with the seed
+    :func:`~.budget.run_seed` (seed, k)."""
     for k, (search, part) in enumerate(ctx.plan.full_searches):
         if k and ctx.budget.expired():
             return
@@ -471,7 +473,11 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
         stop_at = None
         if share is not None and ctx.plan.early_full_stops_one_above and best.floor is not None:
             stop_at = best.floor + 1  # then the probe at the floor is the last question
-        raw, seconds = _solve(model, ctx.budget.share(part if share is None else part * share), search, stop_at)
+        budget = ctx.budget.share(part if share is None else part * share)
+        earlier = sum(1 for p in best.phases if p.kind == PhaseKind.FULL)
+        if ctx.plan.full_reseed and earlier:
+            budget = replace(budget, seed=run_seed(ctx.budget.seed, earlier))
+        raw, seconds = _solve(model, budget, search, stop_at)
         schedule, span = _read(ctx, model, raw)
         status = raw.status
         if raw.has_solution and schedule is None:

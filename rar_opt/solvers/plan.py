@@ -116,6 +116,10 @@ class Plan:
     # the early full model stops as soon as its schedule ends one slot above the floor: the
     # probe at the floor is then the whole question left, and gets the time (last_probe_share)
     early_full_stops_one_above: bool = False
+    # a full model after an earlier one in the same run searches with another CP-SAT seed
+    # (rar_opt.solvers.budget.run_seed): with the same seed, hint, horizon and floor it would
+    # repeat the earlier search step for step before it reached anything new
+    full_reseed: bool = False
     # from large_jobs jobs on, the stages run in the order large_stages, an early full model
     # with large_early_full_share of the time left, and fitting_improve_share is
     # large_fitting_improve_share (measured to prove more from that size on: docs/exactness.md,
@@ -160,7 +164,7 @@ class Plan:
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
-        for flag in ("contention_free", "probe_hint"):
+        for flag in ("contention_free", "probe_hint", "full_reseed"):
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
         for where, value, choices in (

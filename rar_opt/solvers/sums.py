@@ -51,11 +51,11 @@ from rar_opt.formulations import cpsat
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome
-from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.budget import Budget, run_seed
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
-from rar_opt.support.checks import SOLVER_MAX_SEED, is_real
+from rar_opt.support.checks import is_real
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ drawn by GPU-slots")."""
 
 BACKFILL_RESTARTS = 1
 """The backfill search's runs per server rule, each on an equal part of the rule's time
-with its own seed (:func:`run_seed`), every best schedule offered. One run
+with its own seed (:func:`~.budget.run_seed`), every best schedule offered. One run
 settles within a few seconds in a basin that its seed decides, so two shorter runs were
 measured against one: a trade between rows, not a gain (docs/exactness.md, "Restarts of
 the backfill search"), so one run it stays."""
@@ -428,15 +428,6 @@ def _backfill(
     answers = [v for v in values if v is not None and best.recorded(v)[1] is not None]  # checked, within the cap
     status, total = best.recorded(min(answers) if answers else None)
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
-
-
-def run_seed(seed: int, run: int) -> int:
-    """The seed of the backfill phase's ``run``-th run under one server rule: ``seed``
-    itself for the first (so one run per rule is the search it always was), a seed drawn
-    from (``seed``, ``run``) for the others; the same for the same pair."""
-    if run == 0:
-        return seed
-    return int(np.random.SeedSequence((seed, run)).generate_state(1)[0]) % (SOLVER_MAX_SEED + 1)
 
 
 def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget, search: str) -> PhaseRecord | None:

@@ -416,6 +416,38 @@ def test_an_early_full_model_may_stop_one_slot_above_the_floor(
     assert early.span == last.span == 6 and early.schedule is not None
 
 
+@pytest.mark.parametrize("reseed", [True, False])
+def test_a_later_full_model_may_search_with_another_seed(wait_beats_start: Instance, monkeypatch, reseed: bool) -> None:
+    # Plan.full_reseed: the run's first full model keeps the run's seed; the k-th after it
+    # gets run_seed(seed, k), so it does not repeat the first one's search from the same hint
+    import rar_opt.solvers.phases as module
+    from rar_opt.solvers.budget import run_seed
+
+    real, seeds = module._solve, []
+
+    def spy(model, budget, search="default", stop_at=None):
+        seeds.append(budget.seed)
+        return real(model, budget, search, stop_at)
+
+    monkeypatch.setattr(module, "_solve", spy)
+    plan = dataclasses.replace(AUTO, stages=("full", "probe", "full"), early_full_share=0.5, full_reseed=reseed)
+    ctx = Context(wait_beats_start, plan, Budget.start(30.0, seed=7), wait_beats_start.horizon, True, ("ff",))
+    best = Incumbent(bound=5.0)
+    for share in (0.5, None, None):
+        for found in full_model(ctx, best, share=share):
+            best.phases.append(found.record)
+            assert found.span == 6  # every seed reaches the optimum of this instance
+    assert seeds == ([7, run_seed(7, 1), run_seed(7, 2)] if reseed else [7, 7, 7])
+    assert len(set(seeds)) == (3 if reseed else 1)
+
+
+def test_a_plan_names_a_bad_reseed() -> None:
+    for bad in (1, "yes", None):
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(AUTO, full_reseed=bad)
+        assert caught.value.where == "full_reseed"
+
+
 def test_the_fitting_improvers_run_where_the_full_model_fits_the_improvers_elsewhere(
     wait_beats_start: Instance,
 ) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rar_opt import Instance, check
 from rar_opt.bounds import completion_bounds
 from rar_opt.solvers import Status, solve
+from rar_opt.solvers.budget import run_seed
 from rar_opt.solvers.record import PhaseKind
 
 from ..bruteforce import brute_force
@@ -204,8 +205,7 @@ def test_a_horizon_too_short_is_proven_infeasible_for_sums(objective: str) -> No
 
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.integers(1, 5))
-def test_backfill_runs_get_distinct_valid_seeds_the_first_being_the_seed_itself(seed: int, runs: int) -> None:
-    from rar_opt.solvers.sums import run_seed
+def test_restarted_runs_get_distinct_valid_seeds_the_first_being_the_seed_itself(seed: int, runs: int) -> None:
     from rar_opt.support.checks import SOLVER_MAX_SEED
 
     seeds = [run_seed(seed, r) for r in range(runs)]
@@ -237,7 +237,7 @@ def test_the_backfill_phase_runs_each_rule_restarts_times_and_keeps_the_best(
     monkeypatch.setattr(sums, "BACKFILL_RESTARTS", restarts)
     monkeypatch.setattr("rar_opt.algorithms.run_policy", spy)
     res = solve(inst, "auto", time_limit=3, objective="total", seed=7)
-    assert sorted(calls) == sorted((fit, sums.run_seed(7, r)) for fit in sums.BACKFILL_FITS for r in range(restarts))
+    assert sorted(calls) == sorted((fit, run_seed(7, r)) for fit in sums.BACKFILL_FITS for r in range(restarts))
     phase = next(p for p in res.record.phases if p.name == "improve (backfill)")
     assert phase.objective == min(found)  # the best of the runs is the phase's answer
     assert res.objective is not None and res.objective <= min(found)
