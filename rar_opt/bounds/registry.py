@@ -219,64 +219,78 @@ def _builtin() -> None:
     from rar_opt.bounds import completion, structural
 
     s = structural
+    arrivals = "docs/arrivals.md, Lower bounds that use releases"
     makespan: list[tuple[str, Family, Callable[[Instance], int] | str, str, str]] = [
-        ("longest", "basic", s.longest_bound, "the longest job's fastest execution time", "Lower bounds"),
-        ("work", "basic", s.work_bound, "best-case GPU-slots over the cluster's GPUs", "Lower bounds"),
-        ("energetic", "structural", s.energetic_bound, "energetic reasoning on the cluster's GPUs as one pool", "(a)"),
+        ("longest", "basic", s.longest_bound, "the longest job's fastest execution time", "What every bound rests on"),
+        ("work", "basic", s.work_bound, "best-case GPU-slots over the cluster's GPUs", "What every bound rests on"),
+        (
+            "energetic",
+            "structural",
+            s.energetic_bound,
+            "energetic reasoning on the cluster's GPUs as one pool",
+            "(a) `energetic`",
+        ),
         (
             "disjunctive",
             "structural",
             s.disjunctive_bound,
             "jobs too large to overlap anywhere run one after another",
-            "(a)",
+            "`disjunctive`: jobs that never overlap",
         ),
         (
             "classes",
             "structural",
             s.classes_bound,
             "jobs that fit unsplit only on the larger servers, splits priced",
-            "(b)",
+            "(b) `classes` and `halves`",
         ),
-        ("halves", "structural", s.halves_bound, "jobs over half of every host run one at a time per host", "(b)"),
+        (
+            "halves",
+            "structural",
+            s.halves_bound,
+            "jobs over half of every host run one at a time per host",
+            "(b) `classes` and `halves`",
+        ),
         (
             "split_pairs",
             "structural",
             s.split_pairs_bound,
             "two jobs that must split and share a server contend",
-            "(c)",
+            "(c) `split_pairs`",
         ),
-        ("release", "structural", s.release_bound, "the latest release plus fastest execution time", "(f)"),
+        ("release", "structural", s.release_bound, "the latest release plus fastest execution time", arrivals),
         (
             "release_energy",
             "structural",
             s.release_energy_bound,
             "GPU-slots of the jobs released from r on, after r",
-            "(f)",
+            arrivals,
         ),
         (
             "gpu_bins",
             "structural",
             s.gpu_bins_bound,
             "each GPU's jobs in a row: the GPU-lengths as bin packing (Martello-Toth L2)",
-            "(d)",
+            "(d) `gpu_bins`",
         ),
         (
             "gpu_bins_lp",
             "structural",
             s.gpu_bins_lp_bound,
             "the same bin packing by its Gilmore-Gomory LP (Farley's bound certifies)",
-            "(d)",
+            "(d) `gpu_bins`",
         ),
     ]
     for name, family, fn, summary, section in makespan:
-        register(Bound(name, "makespan", family, summary, f"docs/exactness.md, Structural floors {section}", fn))
+        where = section if section.startswith("docs/") else f"docs/exactness.md, {section}"
+        register(Bound(name, "makespan", family, summary, where, fn))
     register(
         Bound(
             "relaxation",
             "makespan",
             "solver",
             "the contention-free relaxation (CP-SAT)",
-            "docs/exactness.md, The contention-free relaxation",
+            "docs/exactness.md, The contention-free decomposition",
             "rar_opt.bounds.solved:relaxation",
             applies=_star,
             flag="--relaxation-time",
@@ -303,7 +317,7 @@ def _builtin() -> None:
             "makespan",
             "solver",
             "the tightest theta of the load ILP (14)-(16), by bisection (tiny instances)",
-            "docs/exactness.md, Lower bounds",
+            "docs/model.md, 5. The paper's reformulation, (10)-(16)",
             "rar_opt.bounds.solved:load",
         )
     )

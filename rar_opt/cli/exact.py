@@ -41,7 +41,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=[*PLANS, *FORMULATIONS],
         help="auto (default): heuristics, the structural floors, pack where the full model is too large, "
         "probes at the floor, the GPU bins, the backfill search aimed at the makespan, then the full cpsat model "
-        "(from 24 jobs on pack's search, then the full model first); "
+        "(from 24 jobs on pack's and the backfill searches, then the full model first); "
         "the compact MILP for what only it answers; decompose: "
         "the contention-free relaxation and restriction, then the full cpsat model; "
         + "; ".join(f"{f.name}: {f.summary}" for f in FORMULATIONS.values()),

@@ -44,7 +44,7 @@ RELAXATIONS = ("none", "lp", "preemptive", "contention-free")
 
 WEIGHT_DENOMINATOR = 1000
 """Weights are written as fractions with denominators up to this, so that the weighted
-objective has integer coefficients (docs/variants.md, "why integer coefficients")."""
+objective has integer coefficients (docs/variants.md, "The axes": why integer coefficients)."""
 
 
 @dataclass(frozen=True)
