@@ -17,7 +17,9 @@ seed) and the limits go to ``meta.proof``; the best schedule to
 ``plan.BACKFILL_SEARCHERS``: each server rule, split rule ``choose``; seeds 0-2, S seconds
 each) from each stored record, and keeps a shorter schedule it finds;
 ``--search-probe-limit P`` then probes upward from the stored bound for P seconds in all
-(``--search 0``: the probes alone).
+(``--search 0``: the probes alone). ``--auto-seeds K,...`` instead runs ``auto`` with those
+CP-SAT seeds (``--solve-limit`` seconds each) from each stored record, and keeps a shorter
+schedule or a higher bound it finds.
 """
 
 from __future__ import annotations
@@ -178,6 +180,39 @@ def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
     print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
 
 
+def reseed(name: str, seeds: list[int], time_limit: float) -> None:
+    """Run ``auto`` on the stored record ``name`` with each CP-SAT seed of ``seeds`` for
+    ``time_limit`` seconds; a shorter schedule (checked) replaces the stored one and a
+    higher bound the stored bound. Every run's summary and seed is recorded in
+    ``meta.proof.reseeded`` (the routes of :func:`make` run with seed 0 only)."""
+    from rar_opt import Schedule
+
+    path = FOLDER / f"{name}.json"
+    inst = Instance.read(path)
+    best, bound = inst.meta["best_known"]["makespan"], inst.meta["best_known"]["bound"]
+    schedule = Schedule.read(FOLDER / "schedules" / f"{name}.schedule.json")
+    runs = list(inst.meta.get("proof", {}).get("reseeded", []))
+    for seed in seeds:
+        result = solve(inst, "auto", time_limit=time_limit, seed=seed)
+        runs.append({**result.summary(), "seed": seed, "time_limit": time_limit})
+        print(f"{name}: auto, seed {seed}: {result.makespan} / {result.bound}", file=sys.stderr)
+        if result.bound is not None:
+            bound = max(bound, math.ceil(result.bound - 1e-9))
+        if result.schedule is not None and result.makespan is not None and result.makespan < best:
+            if check(inst, result.schedule).result.makespan != result.makespan:
+                raise RuntimeError(f"{name}: auto's schedule with seed {seed} does not end at {result.makespan}")
+            schedule, best = result.schedule, result.makespan
+    meta = {
+        **inst.meta,
+        "known_optimum": best if bound == best else None,
+        "best_known": {"makespan": best, "bound": bound},
+        "proof": {**inst.meta.get("proof", {}), "reseeded": runs},
+    }
+    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(path)
+    schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
+    print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="an instance name, e.g. heavy-16x8x100-s1")
@@ -196,12 +231,18 @@ def main() -> None:
         default=0.0,
         help="with --search: then probe upward from the bound for this many seconds in all (--search 0: probes only)",
     )
+    parser.add_argument(
+        "--auto-seeds",
+        help="instead: auto (--solve-limit seconds) with these CP-SAT seeds from each stored record, e.g. 3,4",
+    )
     args = parser.parse_args()
     (FOLDER / "schedules").mkdir(parents=True, exist_ok=True)
     for key in FRONTIER + NEXT:
         if args.only and name_of(*key) not in args.only:
             continue
-        if args.search is not None:
+        if args.auto_seeds is not None:
+            reseed(name_of(*key), [int(v) for v in args.auto_seeds.split(",")], args.solve_limit)
+        elif args.search is not None:
             search(name_of(*key), args.search, range(args.search_seeds), args.search_probe_limit)
         else:
             make(key, args.solve_limit, args.probe_limit, args.budget)

@@ -52,6 +52,11 @@ def test_a_frontier_record_is_consistent(name: str) -> None:
     searches = meta["proof"].get("searches", [])
     assert all({"fit", "split", "seed", "seconds", "makespan"} <= set(r) for r in searches)
     found += [r["makespan"] for r in searches if r["makespan"] is not None]
+    # make_frontier --auto-seeds: auto with other CP-SAT seeds from the stored record, each run recorded
+    reseeded = meta["proof"].get("reseeded", [])
+    assert all({"seed", "status", "makespan", "bound", "time_limit"} <= set(r) for r in reseeded)
+    found += [r["makespan"] for r in reseeded if r["makespan"] is not None]
+    proven += [-(-r["bound"] // 1) for r in reseeded if r["bound"] is not None]
     assert bound == max([-(-r["bound"] // 1) for r in solves.values() if r["bound"] is not None] + proven)
     assert best == min([r["makespan"] for r in solves.values() if r["makespan"] is not None] + found)
     for p in probes:  # every answer is consistent with the bound and records how it was reached
