@@ -19,7 +19,8 @@ each) from each stored record, and keeps a shorter schedule it finds;
 ``--search-probe-limit P`` then probes upward from the stored bound for P seconds in all
 (``--search 0``: the probes alone). ``--auto-seeds K,...`` instead runs ``auto`` with those
 CP-SAT seeds (``--solve-limit`` seconds each) from each stored record, and keeps a shorter
-schedule or a higher bound it finds.
+schedule or a higher bound it finds. ``--restriction S`` instead asks the contention-free
+restriction for a schedule that ends by the stored bound (S seconds per seed).
 """
 
 from __future__ import annotations
@@ -213,6 +214,46 @@ def reseed(name: str, seeds: list[int], time_limit: float) -> None:
     print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
 
 
+def restrict(name: str, seconds: float, seeds: range) -> None:
+    """Ask the contention-free restriction (:mod:`rar_opt.formulations.cfree`, ``restrict``:
+    split jobs that share a server never overlap) for a schedule that ends by the stored
+    record's bound, with CP-SAT's ``no-lp`` search, ``seconds`` per seed, until one seed
+    finds one. The restriction's schedules are schedules of the instance, so one that the
+    simulator confirms to end by the bound is an optimum. Every ask is recorded in
+    ``meta.proof.restricted``."""
+    from rar_opt.formulations import cfree, cpsat
+    from rar_opt.solvers.backend import SolveOptions
+    from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+
+    path = FOLDER / f"{name}.json"
+    inst = Instance.read(path)
+    best, bound = inst.meta["best_known"]["makespan"], inst.meta["best_known"]["bound"]
+    schedule = None
+    runs = list(inst.meta.get("proof", {}).get("restricted", []))
+    for seed in seeds if bound < best else ():
+        began = time.perf_counter()
+        model = cfree.build(inst, cfree.Options(restrict=True, horizon=bound))
+        raw = Cpsat().solve(model, SolveOptions(time_limit=seconds, seed=seed, params=SEARCHES["no-lp"], stop_at=bound))
+        found = cpsat.read_schedule(model, inst) if raw.has_solution else None
+        span = None if found is None else check(inst, found).result.makespan
+        took = time.perf_counter() - began
+        runs.append({"horizon": bound, "seed": seed, "seconds": seconds, "status": str(raw.status), "makespan": span})
+        print(f"{name}: restriction by {bound}, seed {seed}: {raw.status}, {span} in {took:.1f} s", file=sys.stderr)
+        if found is not None and span is not None and span <= bound:
+            schedule, best = found.with_meta({**found.meta, "method": "cfree restriction"}), span
+            break
+    meta = {
+        **inst.meta,
+        "known_optimum": best if bound == best else None,
+        "best_known": {"makespan": best, "bound": bound},
+        "proof": {**inst.meta.get("proof", {}), "restricted": runs},
+    }
+    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(path)
+    if schedule is not None:
+        schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
+    print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="an instance name, e.g. heavy-16x8x100-s1")
@@ -235,12 +276,20 @@ def main() -> None:
         "--auto-seeds",
         help="instead: auto (--solve-limit seconds) with these CP-SAT seeds from each stored record, e.g. 3,4",
     )
+    parser.add_argument(
+        "--restriction",
+        type=float,
+        help="instead: the contention-free restriction by the stored bound, this many seconds per seed "
+        "(seeds 0 .. --search-seeds - 1, until one finds a schedule)",
+    )
     args = parser.parse_args()
     (FOLDER / "schedules").mkdir(parents=True, exist_ok=True)
     for key in FRONTIER + NEXT:
         if args.only and name_of(*key) not in args.only:
             continue
-        if args.auto_seeds is not None:
+        if args.restriction is not None:
+            restrict(name_of(*key), args.restriction, range(args.search_seeds))
+        elif args.auto_seeds is not None:
             reseed(name_of(*key), [int(v) for v in args.auto_seeds.split(",")], args.solve_limit)
         elif args.search is not None:
             search(name_of(*key), args.search, range(args.search_seeds), args.search_probe_limit)

@@ -57,6 +57,11 @@ def test_a_frontier_record_is_consistent(name: str) -> None:
     assert all({"seed", "status", "makespan", "bound", "time_limit"} <= set(r) for r in reseeded)
     found += [r["makespan"] for r in reseeded if r["makespan"] is not None]
     proven += [-(-r["bound"] // 1) for r in reseeded if r["bound"] is not None]
+    # make_frontier --restriction: the contention-free restriction asked by the bound, each ask recorded
+    restricted = meta["proof"].get("restricted", [])
+    assert all({"horizon", "seed", "seconds", "status", "makespan"} <= set(r) for r in restricted)
+    assert all(r["makespan"] is None or r["makespan"] <= r["horizon"] for r in restricted)
+    found += [r["makespan"] for r in restricted if r["makespan"] is not None]
     assert bound == max([-(-r["bound"] // 1) for r in solves.values() if r["bound"] is not None] + proven)
     assert best == min([r["makespan"] for r in solves.values() if r["makespan"] is not None] + found)
     for p in probes:  # every answer is consistent with the bound and records how it was reached
