@@ -221,6 +221,16 @@ VARIANTS = {
             stages=("full", "bins", "full"),
             large_jobs=None,
         ),
+        # auto from LARGE_JOBS jobs on with the contention-free restriction asked by the floor
+        # (the stage "restrict", half of the time left) instead of the probes (the seventeenth
+        # session: it found tiny-24x8x150-s4's optimum, which no other route had)
+        dataclasses.replace(
+            AUTO_LARGE,
+            name="auto-large-restrict",
+            stages=("full", "bins", "restrict", "full"),
+            restrict_floor_share=0.5,
+            large_jobs=None,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -58,7 +58,17 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, Phase, bins_answers, full_model, search
+from rar_opt.solvers.phases import (
+    PHASES,
+    Context,
+    Found,
+    Incumbent,
+    Phase,
+    bins_answers,
+    full_model,
+    restricted,
+    search,
+)
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import report_search as report
@@ -91,7 +101,13 @@ PRELUDE = (
 """The phases every plan starts with, in order; a phase with nothing to do for a plan
 yields nothing. The plan's :attr:`~.plan.Plan.stages` come after them."""
 
-STAGE_KINDS = {"probe": PhaseKind.PROBE, "bins": PhaseKind.BINS, "search": PhaseKind.IMPROVE, "full": PhaseKind.FULL}
+STAGE_KINDS = {
+    "probe": PhaseKind.PROBE,
+    "bins": PhaseKind.BINS,
+    "search": PhaseKind.IMPROVE,
+    "restrict": PhaseKind.RESTRICTION,
+    "full": PhaseKind.FULL,
+}
 """The phase of each name in :data:`~.plan.STAGES`."""
 
 
@@ -106,6 +122,8 @@ def steps(plan: Plan) -> tuple[tuple[PhaseKind, Phase], ...]:
         kind = STAGE_KINDS[stage]
         if stage == "search":
             stages.append((kind, search))
+        elif stage == "restrict":
+            stages.append((kind, restricted))
         elif kind == PhaseKind.FULL and k < last:
             stages.append((kind, functools.partial(full_model, share=plan.early_full_share)))
         else:

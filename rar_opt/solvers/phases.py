@@ -324,6 +324,27 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
 
 
+def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The stage ``"restrict"``: the contention-free restriction asked for a schedule that
+    ends by the floor L (horizon L, stopping at the first one), within the plan's
+    ``restrict_floor_share`` of the time left. Its solutions are schedules of the instance,
+    so one by L meets the floor and is optimal; it proves nothing else (no solution in the
+    restriction is no answer about the instance), so the stage ends after one ask."""
+    share = ctx.plan.restrict_floor_share
+    if share is None or ctx.budget.limit is None or cfree.too_large(ctx.instance) is not None:
+        return
+    if best.span is None or best.floor is None or best.floor >= best.span:
+        return
+    asked = best.floor
+    model = cfree.build(ctx.instance, cfree.Options(restrict=True, horizon=asked, symmetry=ctx.symmetry))
+    raw, seconds = _solve(model, ctx.budget.share(share), "no-lp", stop_at=asked)
+    schedule, span = _read(ctx, model, raw)
+    if span is not None and span > asked:
+        raise RuntimeError(f"the restriction by {asked} gave a schedule of makespan {span}")
+    record = PhaseRecord(PhaseKind.RESTRICTION, raw.status, span, None, seconds, asked=asked)
+    yield Found(record, schedule, span, raw=raw, horizon=asked, solver=raw.solver)
+
+
 def bins_answers(
     instance: Instance, floor: int, top: int, stage: Budget, symmetry: bool = True
 ) -> Iterator[tuple[int, RawOutcome, float]]:

@@ -28,10 +28,10 @@ REVERSALS = ("all", "first", "none")
 PRICINGS = ("all", "floor", "none")
 """The choices of :attr:`Plan.probe_pricing`."""
 
-STAGES = ("probe", "bins", "search", "full")
+STAGES = ("probe", "bins", "search", "restrict", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
-(:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`
-and the full model."""
+(:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`,
+the contention-free restriction asked by the floor and the full model."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,9 @@ class Plan:
     # time left, where the full model can be built, aimed at the makespan past the bound so far
     searchers: tuple[Improver, ...] = ()
     search_share: float | None = None
+    # the stage "restrict": the contention-free restriction (split jobs that share a server never
+    # overlap) asked for a schedule that ends by the floor, within this share of the time left
+    restrict_floor_share: float | None = None
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -153,6 +156,8 @@ class Plan:
             shares["early_full_share"] = self.early_full_share
         if self.search_share is not None:
             shares["search_share"] = self.search_share
+        if self.restrict_floor_share is not None:
+            shares["restrict_floor_share"] = self.restrict_floor_share
         restart = self.probe_restart_seconds
         if restart is not None and (not is_real(restart) or not 0 < restart < float("inf")):
             raise InputError(
@@ -194,6 +199,8 @@ class Plan:
                     raise InputError(f"options must be (name, value) pairs, got {entry[2:]!r}", where=where)
         if "search" in self.stages and not (self.searchers and self.search_share is not None):
             raise InputError('the stage "search" needs searchers and search_share', where="search_share")
+        if "restrict" in self.stages and self.restrict_floor_share is None:
+            raise InputError('the stage "restrict" needs restrict_floor_share', where="restrict_floor_share")
 
     def _check_stages(self) -> None:
         stages = self.stages
@@ -202,7 +209,7 @@ class Plan:
         for stage in stages:
             if stage not in STAGES:
                 raise InputError(f"{stage!r} is not a stage ({', '.join(STAGES)})", where="stages")
-        for stage in ("probe", "bins", "search"):
+        for stage in ("probe", "bins", "search", "restrict"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
         if not isinstance(self.early_full_stops_one_above, bool) or (

@@ -74,14 +74,14 @@ class PhaseRecord:
     bound: float | None = None  # the phase solver's bound on its own model
     seconds: float = 0.0
     search: str | None = None  # FULL: the CP-SAT search (solvers.cpsat.SEARCHES); IMPROVE: the policy
-    asked: int | None = None  # PROBE, BINS: the slot asked about
+    asked: int | None = None  # PROBE, BINS, RESTRICTION asked by a slot: the slot asked about
     tried: Mapping[str, int | None] | None = None  # HEURISTICS: each policy's makespan
     floors: Mapping[str, int] | None = None  # FLOOR: each structural bound by name
 
     @property
     def name(self) -> str:
         """The phase's recorded name: ``relaxation``, ``probe 53``, ``full cp-sat (no-lp)``."""
-        if self.kind in (PhaseKind.PROBE, PhaseKind.BINS) and self.asked is not None:
+        if self.kind in (PhaseKind.PROBE, PhaseKind.BINS, PhaseKind.RESTRICTION) and self.asked is not None:
             return f"{self.kind} {self.asked}"
         if self.kind == PhaseKind.FULL and self.search not in (None, "default"):
             return f"{self.kind} ({self.search})"

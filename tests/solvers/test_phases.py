@@ -542,3 +542,62 @@ def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: I
     assert list(PHASES[PhaseKind.BINS](ctx, best)) == []
     best = Incumbent(span=6, bound=2.0, phases=[standing])
     assert [f.record.asked for f in PHASES[PhaseKind.BINS](ctx, best)][:1] == [2]
+
+
+@pytest.mark.parametrize(("floor", "found"), [(6, True), (5, False)])
+def test_the_restrict_stage_asks_the_restriction_by_the_floor(
+    wait_beats_start: Instance, floor: int, found: bool
+) -> None:
+    # the stage "restrict": the contention-free restriction over exactly the floor's slots; its
+    # optimum here is 6, so by 6 it gives a schedule that meets the floor, and by 5 it has none,
+    # which proves nothing about the instance (the bound stays)
+    from rar_opt.solvers.phases import restricted
+
+    plan = dataclasses.replace(AUTO, stages=("restrict", "full"), restrict_floor_share=0.5)
+    ctx = _context(wait_beats_start, plan)
+    best = Incumbent(bound=float(floor))
+    first = _only(list(PHASES[PhaseKind.HEURISTICS](ctx, Incumbent())))
+    best.offer(first.schedule, first.span, "heuristics")
+    assert best.span == 8
+    answer = _only(list(restricted(ctx, best)))
+    assert answer.record.name == f"restriction {floor}" and answer.record.lower_bound() is None
+    if found:
+        assert answer.schedule is not None and answer.span == 6
+        assert check(wait_beats_start, answer.schedule).result.makespan == 6
+    else:
+        assert answer.schedule is None and answer.record.status == Status.INFEASIBLE
+    # nothing to ask where the best schedule meets the floor already, or without the share
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    assert floor < 6 or list(restricted(ctx, best)) == []
+    assert list(restricted(_context(wait_beats_start, AUTO), Incumbent(span=8, bound=6.0))) == []
+
+
+def test_a_plan_with_the_restrict_stage_needs_its_share() -> None:
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(AUTO, stages=("restrict", "full"))
+    assert caught.value.where == "restrict_floor_share"
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(AUTO, stages=("restrict", "restrict", "full"), restrict_floor_share=0.5)
+    assert caught.value.where == "stages"
+    for bad in (0, 1.5, float("nan"), "half"):
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(AUTO, stages=("restrict", "full"), restrict_floor_share=bad)
+        assert caught.value.where == "restrict_floor_share"
+
+
+def test_every_stage_name_has_its_phase_in_the_run() -> None:
+    from rar_opt.solvers.decompose import STAGE_KINDS, steps
+    from rar_opt.solvers.phases import restricted, search
+    from rar_opt.solvers.plan import STAGES
+
+    assert set(STAGE_KINDS) == set(STAGES)
+    plan = dataclasses.replace(
+        AUTO,
+        stages=("full", "bins", "search", "restrict", "probe", "full"),
+        early_full_share=0.3,
+        restrict_floor_share=0.5,
+    )
+    staged = steps(plan)[-6:]
+    assert [kind for kind, _ in staged] == [STAGE_KINDS[s] for s in plan.stages]
+    assert staged[2][1] is search and staged[3][1] is restricted
+    assert staged[0][1] is not PHASES[PhaseKind.FULL] and staged[-1][1] is PHASES[PhaseKind.FULL]  # early, last
