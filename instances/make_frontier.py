@@ -221,9 +221,8 @@ def restrict(name: str, seconds: float, seeds: range) -> None:
     finds one. The restriction's schedules are schedules of the instance, so one that the
     simulator confirms to end by the bound is an optimum. Every ask is recorded in
     ``meta.proof.restricted``."""
-    from rar_opt.formulations import cfree, cpsat
-    from rar_opt.solvers.backend import SolveOptions
-    from rar_opt.solvers.cpsat import SEARCHES, Cpsat
+    from rar_opt.solvers import Budget
+    from rar_opt.solvers.phases import restriction_by
 
     path = FOLDER / f"{name}.json"
     inst = Instance.read(path)
@@ -231,12 +230,7 @@ def restrict(name: str, seconds: float, seeds: range) -> None:
     schedule = None
     runs = list(inst.meta.get("proof", {}).get("restricted", []))
     for seed in seeds if bound < best else ():
-        began = time.perf_counter()
-        model = cfree.build(inst, cfree.Options(restrict=True, horizon=bound))
-        raw = Cpsat().solve(model, SolveOptions(time_limit=seconds, seed=seed, params=SEARCHES["no-lp"], stop_at=bound))
-        found = cpsat.read_schedule(model, inst) if raw.has_solution else None
-        span = None if found is None else check(inst, found).result.makespan
-        took = time.perf_counter() - began
+        raw, found, span, took = restriction_by(inst, bound, Budget.start(seconds, 1, seed))
         runs.append({"horizon": bound, "seed": seed, "seconds": seconds, "status": str(raw.status), "makespan": span})
         print(f"{name}: restriction by {bound}, seed {seed}: {raw.status}, {span} in {took:.1f} s", file=sys.stderr)
         if found is not None and span is not None and span <= bound:

@@ -324,6 +324,24 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield Found(record, schedule, span, raw=raw, horizon=ctx.horizon, solver=raw.solver)
 
 
+def restriction_by(
+    instance: Instance, slot: int, budget: Budget, symmetry: bool = True
+) -> tuple[RawOutcome, Schedule | None, int | None, float]:
+    """The contention-free restriction asked for a schedule that ends by ``slot`` (horizon
+    ``slot``, CP-SAT's ``no-lp`` search, stopping at the first solution) within ``budget``:
+    CP-SAT's answer, the schedule read back and checked (or None), its makespan and the
+    seconds. The restriction's solutions are schedules of the instance, so one found here
+    ends by ``slot``; no solution proves nothing about the instance."""
+    began = time.perf_counter()
+    model = cfree.build(instance, cfree.Options(restrict=True, horizon=slot, symmetry=symmetry))
+    raw, _ = _solve(model, budget, "no-lp", stop_at=slot)
+    judged = read_back(instance, cpsat.read_schedule(model, instance), MODEL_METHOD) if raw.has_solution else None
+    schedule, span = (None, None) if judged is None else judged
+    if span is not None and span > slot:
+        raise RuntimeError(f"the restriction by {slot} gave a schedule of makespan {span}")
+    return raw, schedule, span, time.perf_counter() - began
+
+
 def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The stage ``"restrict"``: the contention-free restriction asked for a schedule that
     ends by the floor L (horizon L, stopping at the first one), within the plan's
@@ -336,11 +354,7 @@ def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
     if best.span is None or best.floor is None or best.floor >= best.span:
         return
     asked = best.floor
-    model = cfree.build(ctx.instance, cfree.Options(restrict=True, horizon=asked, symmetry=ctx.symmetry))
-    raw, seconds = _solve(model, ctx.budget.share(share), "no-lp", stop_at=asked)
-    schedule, span = _read(ctx, model, raw)
-    if span is not None and span > asked:
-        raise RuntimeError(f"the restriction by {asked} gave a schedule of makespan {span}")
+    raw, schedule, span, seconds = restriction_by(ctx.instance, asked, ctx.budget.share(share), ctx.symmetry)
     record = PhaseRecord(PhaseKind.RESTRICTION, raw.status, span, None, seconds, asked=asked)
     yield Found(record, schedule, span, raw=raw, horizon=asked, solver=raw.solver)
 
