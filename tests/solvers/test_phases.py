@@ -11,6 +11,7 @@ import dataclasses
 import time
 
 import pytest
+from hypothesis import given, settings
 
 from rar_opt import Instance
 from rar_opt.check import check
@@ -23,7 +24,9 @@ from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, full_model
 from rar_opt.solvers.plan import AUTO, DECOMPOSE
 
-from ..strategies import reference_simulate
+from ..bruteforce import brute_force
+from ..helpers import policy_makespans
+from ..strategies import micro_instances, reference_simulate
 
 
 def _context(inst: Instance, plan=AUTO, limit: float | None = 30.0, policies=("sjf-bco", "ls", "ff")) -> Context:
@@ -601,3 +604,24 @@ def test_every_stage_name_has_its_phase_in_the_run() -> None:
     assert [kind for kind, _ in staged] == [STAGE_KINDS[s] for s in plan.stages]
     assert staged[2][1] is search and staged[3][1] is restricted
     assert staged[0][1] is not PHASES[PhaseKind.FULL] and staged[-1][1] is PHASES[PhaseKind.FULL]  # early, last
+
+
+@settings(max_examples=15, deadline=None)
+@given(micro_instances())
+def test_the_restriction_by_a_slot_gives_only_checked_schedules_by_that_slot(inst: Instance) -> None:
+    # restriction_by never claims what is not there: below the brute-force optimum it finds
+    # nothing (every solution of the restriction is a schedule), and what it finds at or
+    # above it passes the checker and ends by the slot asked
+    from rar_opt.solvers.phases import restriction_by
+
+    bf = brute_force(inst, min(policy_makespans(inst).values()))
+    assert bf is not None
+    optimum = bf[0]
+    for slot in range(max(optimum - 1, 1), min(optimum + 1, inst.horizon) + 1):  # the model holds at most T slots
+        raw, schedule, span, _ = restriction_by(inst, slot, Budget.start(10.0))
+        assert (schedule is None) == (span is None)
+        if slot < optimum:
+            assert schedule is None and raw.status == Status.INFEASIBLE
+        elif schedule is not None:
+            report = check(inst, schedule)
+            assert report.feasible and report.result.makespan == span and optimum <= span <= slot
