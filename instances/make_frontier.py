@@ -135,6 +135,21 @@ def probe_up(inst: Instance, schedule, best: int, bound: int, probes: list[dict]
     return schedule, best, bound
 
 
+def _store(inst: Instance, best: int, bound: int, proof: dict, schedule) -> None:
+    """Write the record of ``inst`` with its best makespan, bound (the optimum where they
+    meet) and ``proof``, and ``schedule`` (None: the stored schedule stays)."""
+    meta = {
+        **inst.meta,
+        "known_optimum": best if bound == best else None,
+        "best_known": {"makespan": best, "bound": bound},
+        "proof": proof,
+    }
+    Instance(inst.name, inst.horizon, inst.cluster, inst.jobs, meta).write(FOLDER / f"{inst.name}.json")
+    if schedule is not None:
+        schedule.write(FOLDER / "schedules" / f"{inst.name}.schedule.json")
+    print(f"{inst.name}: best {best}, bound {bound}", file=sys.stderr)
+
+
 def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
     """Improve the stored best schedule of ``name`` with the backfill search aimed at the
     makespan past the stored bound, under each server rule with the split rule ``choose``
@@ -170,15 +185,7 @@ def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
         )
     searches = [*inst.meta.get("proof", {}).get("searches", []), *runs]
     proof = {**inst.meta.get("proof", {}), "searches": searches, "probes": probes}
-    meta = {
-        **inst.meta,
-        "known_optimum": best if bound == best else None,
-        "best_known": {"makespan": best, "bound": bound},
-        "proof": proof,
-    }
-    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(path)
-    schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
-    print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
+    _store(inst, best, bound, proof, schedule)
 
 
 def reseed(name: str, seeds: list[int], time_limit: float) -> None:
@@ -203,15 +210,7 @@ def reseed(name: str, seeds: list[int], time_limit: float) -> None:
             if check(inst, result.schedule).result.makespan != result.makespan:
                 raise RuntimeError(f"{name}: auto's schedule with seed {seed} does not end at {result.makespan}")
             schedule, best = result.schedule, result.makespan
-    meta = {
-        **inst.meta,
-        "known_optimum": best if bound == best else None,
-        "best_known": {"makespan": best, "bound": bound},
-        "proof": {**inst.meta.get("proof", {}), "reseeded": runs},
-    }
-    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(path)
-    schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
-    print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
+    _store(inst, best, bound, {**inst.meta.get("proof", {}), "reseeded": runs}, schedule)
 
 
 def restrict(name: str, seconds: float, seeds: range) -> None:
@@ -236,16 +235,12 @@ def restrict(name: str, seconds: float, seeds: range) -> None:
         if found is not None and span is not None and span <= bound:
             schedule, best = found.with_meta({**found.meta, "method": "cfree restriction"}), span
             break
-    meta = {
-        **inst.meta,
-        "known_optimum": best if bound == best else None,
-        "best_known": {"makespan": best, "bound": bound},
-        "proof": {**inst.meta.get("proof", {}), "restricted": runs},
-    }
-    Instance(name, inst.horizon, inst.cluster, inst.jobs, meta).write(path)
-    if schedule is not None:
-        schedule.write(FOLDER / "schedules" / f"{name}.schedule.json")
-    print(f"{name}: best {best}, bound {bound}", file=sys.stderr)
+    _store(inst, best, bound, {**inst.meta.get("proof", {}), "restricted": runs}, schedule)
+
+
+def seeds_list(text: str) -> list[int]:
+    """``--auto-seeds``: CP-SAT seeds separated by commas (``3,4``)."""
+    return [int(v) for v in text.split(",")]
 
 
 def main() -> None:
@@ -268,6 +263,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--auto-seeds",
+        type=seeds_list,
         help="instead: auto (--solve-limit seconds) with these CP-SAT seeds from each stored record, e.g. 3,4",
     )
     parser.add_argument(
@@ -284,7 +280,7 @@ def main() -> None:
         if args.restriction is not None:
             restrict(name_of(*key), args.restriction, range(args.search_seeds))
         elif args.auto_seeds is not None:
-            reseed(name_of(*key), [int(v) for v in args.auto_seeds.split(",")], args.solve_limit)
+            reseed(name_of(*key), args.auto_seeds, args.solve_limit)
         elif args.search is not None:
             search(name_of(*key), args.search, range(args.search_seeds), args.search_probe_limit)
         else:
