@@ -9,7 +9,9 @@ neighbourhoods get the rest as always. On the rows of ``neighbourhood_steps.py``
 ``--server-orders`` sets the server-orders search's share of the time left before the
 neighbourhoods (``sums.SERVER_ORDERS_SHARE``; 0 leaves it out), ``--backfill-focus`` the
 share of the backfill search's moves drawn by GPU-slots (``sums.BACKFILL_FOCUS``), and
-``--backfill-restarts`` its runs per server rule (``sums.BACKFILL_RESTARTS``).
+``--backfill-restarts`` its runs per server rule in the race (``sums.BACKFILL_RESTARTS``),
+``--backfill-race`` the race's share of the phase (``sums.BACKFILL_RACE_SHARE``; 1 for no
+continuation) and ``--start-splits`` how its starts split (``sums.BACKFILL_START_SPLITS``).
 
 Run one process per variant, two at once on the 2-core machine, and compare the files
 (``benchmarks/results/sum-shares-<improve>-<backfill>.json``): per instance the best sum,
@@ -39,6 +41,8 @@ def main() -> None:
         "--backfill-focus", type=float, default=None, help="the share of the backfill search's moves drawn by GPU-slots"
     )
     parser.add_argument("--backfill-restarts", type=int, default=None, help="the backfill search's runs per rule")
+    parser.add_argument("--backfill-race", type=float, default=None, help="the race's share of the backfill phase")
+    parser.add_argument("--start-splits", choices=("both", "none"), default=None, help="how the starts split")
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
@@ -49,6 +53,10 @@ def main() -> None:
         sums.BACKFILL_FOCUS = args.backfill_focus
     if args.backfill_restarts is not None:
         sums.BACKFILL_RESTARTS = args.backfill_restarts
+    if args.backfill_race is not None:
+        sums.BACKFILL_RACE_SHARE = args.backfill_race
+    if args.start_splits is not None:
+        sums.BACKFILL_START_SPLITS = args.start_splits
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
@@ -63,6 +71,8 @@ def main() -> None:
         server_orders=sums.SERVER_ORDERS_SHARE,
         backfill_focus=sums.BACKFILL_FOCUS,
         backfill_restarts=sums.BACKFILL_RESTARTS,
+        backfill_race=sums.BACKFILL_RACE_SHARE,
+        start_splits=sums.BACKFILL_START_SPLITS,
         seed=args.seed,
     )
 

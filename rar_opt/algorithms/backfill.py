@@ -74,6 +74,11 @@ SPLITS = ("may", "must", "choose")
 or (``"choose"``, the policy's search only) each job as the search decides: the walk
 carries one flag per job beside the order and flips them (:data:`.order_search.FLIP_SHARE`)."""
 
+START_SPLITS = ("both", "none")
+"""Under ``split="choose"``, how each start order is built: both letting the rule split and
+with no job split by choice, or only the latter (the walk's flips may then add splits;
+docs/exactness.md, "Racing the backfill search")."""
+
 CLOCK_EVERY = 256
 """The builder reads the clock once per this many jobs tried (a deadline stops a build there)."""
 
@@ -400,6 +405,9 @@ class BackfillParams(BaselineParams):
     start_order: tuple[int, ...] | None = None  # tried beside the sum orders
     makespan_cap: int | None = None  # below T: schedules ending later score by how much first
     focus: float = 0.0  # the share of order moves whose jobs are drawn by their GPU-slots
+    # under split="choose": each start order built both letting the rule split and with no
+    # job split by choice ("both"), or only the latter ("none"; the walk may add splits)
+    start_splits: str = "both"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -407,6 +415,10 @@ class BackfillParams(BaselineParams):
         check_cap("makespan_cap", self.makespan_cap)
         if not is_finite(self.focus) or not 0.0 <= self.focus <= 1.0:
             raise ParameterError(f"must be a number in [0, 1], got {self.focus!r}", where="focus")
+        if self.start_splits not in START_SPLITS:
+            raise ParameterError(
+                f"must be one of {', '.join(START_SPLITS)}, got {self.start_splits!r}", where="start_splits"
+            )
         self.rules()  # the builder's own checks
 
     def rules(self) -> BuildRules:
@@ -426,8 +438,9 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     """backfill: the builder driven by an iterated local search over priority orders.
 
     1. **Start.** The sum orders of :data:`~.orders.SUM_ORDERS` (shortest first, smallest
-       area first, fewest GPUs first) and ``start_order`` if given; the best is the
-       incumbent, so the search is never worse than any of them.
+       area first, fewest GPUs first) and ``start_order`` if given, under ``split="choose"``
+       each with no job split by choice and (``start_splits="both"``) letting the rule
+       split; the best is the incumbent, so the search is never worse than any of them.
     2. **Iterate** ``iterations`` moves (:func:`walk_orders`, :func:`move`) from the
        current order; a neighbour no worse than the current one replaces it (plateaus are
        crossed), and after :data:`.order_search.PATIENCE` moves without a strict gain the search returns
@@ -442,6 +455,16 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     gives the same schedule anywhere; ``time_limit`` (or a stop request) may cut it short,
     and the record says so (``search.capped``).
     """
+    return backfill_search(instance, params)[0]
+
+
+def backfill_search(
+    instance: Instance, params: BackfillParams | None = None, resume: Choice | None = None
+) -> tuple[PolicyResult, Choice]:
+    """The search of :func:`backfill_policy`, which also returns its best state (the order
+    and the jobs held unsplit), and which ``resume`` (such a state, from an earlier run on
+    the same instance and rules) joins as one more start: a race of short runs can go on
+    from the best of them (``auto`` for the sums, :mod:`rar_opt.solvers.sums`)."""
     p = params or BackfillParams()
     est = estimate(instance, p.estimator)
     builder = Builder(instance, p.rules())
@@ -457,18 +480,24 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     # under "choose" each start also without any split by choice (as under "must")
     flippable = _flippable(builder) if p.split == "choose" else []
     area = (instance.modes.gpus * instance.modes.rho).astype(np.float64)  # GPU-slots at rho_min: the focus's weights
-    leaves = (frozenset(), frozenset(flippable)) if flippable else (frozenset(),)
+    if not flippable:
+        leaves: tuple[frozenset[int], ...] = (frozenset(),)
+    else:
+        leaves = (frozenset(flippable),) if p.start_splits == "none" else (frozenset(), frozenset(flippable))
+    tried = [(name, Choice(order, unsplit)) for name, order in starts.items() for unsplit in leaves]
+    if resume is not None:
+        if sorted(resume.order) != list(range(n)) or not resume.unsplit <= frozenset(flippable):
+            raise ValueError("resume is not a state of this instance's search")
+        tried.insert(0, ("resumed", resume))
     best_name, best_state, best, capped = "", Choice([], frozenset()), None, False
-    for name, order in starts.items():
-        for unsplit in leaves:
-            plan = builder.plan(order, deadline, unsplit)
-            if plan is None or (best is not None and stop_requested() is not None):
-                capped = True
-                break
-            if best is None or _score(plan, cap) < _score(best, cap):
-                best_name, best_state, best = name + ("" if not unsplit else " unsplit"), Choice(order, unsplit), plan
-        if capped:
+    for name, state in tried:
+        plan = builder.plan(state.order, deadline, state.unsplit)
+        if plan is None or (best is not None and stop_requested() is not None):
+            capped = True
             break
+        if best is None or _score(plan, cap) < _score(best, cap):
+            label = name if name == "resumed" or not state.unsplit else name + " unsplit"
+            best_name, best_state, best = label, state, plan
     if best is None:
         raise NoTimeToBuild(
             f"backfill built no schedule of the {n} jobs within its time limit of {p.time_limit:g} s; "
@@ -504,7 +533,7 @@ def backfill_policy(instance: Instance, params: BackfillParams | None = None) ->
     result, report = searched_result(instance, "backfill", trial, p, est, builder.builds, search)
     if not np.array_equal(np.asarray(report.result.completion), best.completion):
         raise RuntimeError("backfill planned completion times that the simulator does not reproduce")
-    return result
+    return result, walk.order
 
 
 def _flippable(builder: Builder) -> list[int]:

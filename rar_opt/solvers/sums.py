@@ -16,9 +16,11 @@ in place of the makespan):
 5. **Backfill.** ``backfill``: an iterated local search over priority orders for the
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
-   is left, under each server rule of :data:`BACKFILL_FITS` (:data:`BACKFILL_RESTARTS`
-   runs per rule) with the split rule :data:`BACKFILL_SPLIT` and :data:`BACKFILL_FOCUS` of
-   its moves drawn by GPU-slots; its best schedule is re-simulated like every other.
+   is left: a race of short runs, :data:`BACKFILL_RESTARTS` under each server rule of
+   :data:`BACKFILL_FITS`, then the best run continued, with the split rule
+   :data:`BACKFILL_SPLIT`, starts split as :data:`BACKFILL_START_SPLITS` says and
+   :data:`BACKFILL_FOCUS` of its moves drawn by GPU-slots; every best schedule is
+   re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
    (:mod:`rar_opt.solvers.server_orders`: each server's unsplit jobs re-listed and moved
    between servers, judged server by server) for a few seconds, then exact neighbourhoods
@@ -120,12 +122,22 @@ BACKFILL_FOCUS = 0.5
 their GPU-slots instead of uniformly (``BackfillParams.focus``; docs/exactness.md, "Moves
 drawn by GPU-slots")."""
 
-BACKFILL_RESTARTS = 1
-"""The backfill search's runs per server rule, each on an equal part of the rule's time
-with its own seed (:func:`~.budget.run_seed`), every best schedule offered. One run
-settles within a few seconds in a basin that its seed decides, so two shorter runs were
-measured against one: a trade between rows, not a gain (docs/exactness.md, "Restarts of
-the backfill search"), so one run it stays."""
+BACKFILL_RESTARTS = 2
+"""The backfill search's runs per server rule in its race, each with its own seed
+(:func:`~.budget.run_seed`), all on equal parts of :data:`BACKFILL_RACE_SHARE` of the
+phase's time, every best schedule offered. A run settles within a few seconds in a basin
+that its seed decides, and the early sums rank the basins (docs/exactness.md, "Racing the
+backfill search")."""
+
+BACKFILL_RACE_SHARE = 0.5
+"""The share of the backfill phase's time that the race takes; the run with the best
+schedule then goes on from its best state (:func:`rar_opt.algorithms.backfill.backfill_search`,
+``resume``) with a fresh seed for the rest. 1.0: no continuation, the race is the phase."""
+
+BACKFILL_START_SPLITS = "none"
+"""How the backfill search's starts split (``BackfillParams.start_splits``): ``"none"``
+starts every run with no job split by choice, and its flips add the splits that pay
+(measured: docs/exactness.md, "Racing the backfill search")."""
 
 BACKFILL_MIN_SECONDS = 0.2
 """Less time than this left, the backfill phase is not run."""
@@ -388,9 +400,11 @@ def _backfill(
     instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
 ) -> PhaseRecord | None:
     """The backfill search (``backfill`` with ``start_order``, the relaxation's order) on
-    its share of the time left; None when too little is left to run it."""
-    from rar_opt.algorithms import run_policy
-    from rar_opt.algorithms.backfill import NoTimeToBuild
+    its share of the time left: a race of :data:`BACKFILL_RESTARTS` runs per server rule on
+    :data:`BACKFILL_RACE_SHARE` of it, then the run with the best schedule continued from
+    its best state on the rest; None when too little is left to run it."""
+    from rar_opt.algorithms.backfill import BackfillParams, NoTimeToBuild, backfill_search
+    from rar_opt.algorithms.order_search import Choice
 
     began = time.perf_counter()
     left = budget.left()
@@ -400,27 +414,43 @@ def _backfill(
         seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     if seconds < BACKFILL_MIN_SECONDS:
         return None
-    values = []
+
+    def run(fit: str, seed: int, part: float, resume: Choice | None = None) -> tuple[tuple[int, int] | None, Choice]:
+        params = BackfillParams(
+            makespan_cap=best.cap,
+            start_order=order,
+            fit=fit,
+            split=BACKFILL_SPLIT,
+            focus=BACKFILL_FOCUS,
+            start_splits=BACKFILL_START_SPLITS,
+            iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
+            time_limit=max(part, BACKFILL_MIN_SECONDS),
+            seed=seed,
+        )
+        result, state = backfill_search(instance, params, resume)
+        value = sum_of(instance, result.schedule, objective)
+        best.offer(result.schedule, value, "backfill")
+        return value, state
+
+    def rank(value: tuple[int, int]) -> tuple[int, int]:  # slots past the cap first, as the search scores
+        return (0 if best.cap is None else max(value[1] - best.cap, 0), value[0])
+
+    values: list[tuple[int, int] | None] = []
+    leader: tuple[tuple[int, int], str, Choice] | None = None
     runs = [(fit, r) for fit in BACKFILL_FITS for r in range(BACKFILL_RESTARTS)]
+    race = seconds * BACKFILL_RACE_SHARE
     for k, (fit, r) in enumerate(runs):
-        part = (seconds - (time.perf_counter() - began)) / (len(runs) - k)
+        part = (race - (time.perf_counter() - began)) / (len(runs) - k)
         try:
-            run = run_policy(
-                instance,
-                "backfill",
-                makespan_cap=best.cap,
-                start_order=order,
-                fit=fit,
-                split=BACKFILL_SPLIT,
-                focus=BACKFILL_FOCUS,
-                iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
-                time_limit=max(part, BACKFILL_MIN_SECONDS),
-                seed=run_seed(budget.seed, r),
-            )
+            value, state = run(fit, run_seed(budget.seed, r), part)
         except NoTimeToBuild:  # not one schedule built in its time (an instance far larger than the paper's)
             continue
-        values.append(sum_of(instance, run.schedule, objective))
-        best.offer(run.schedule, values[-1], "backfill")
+        values.append(value)
+        if value is not None and (leader is None or rank(value) < rank(leader[0])):
+            leader = (value, fit, state)
+    rest = seconds - (time.perf_counter() - began)
+    if leader is not None and BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired():
+        values.append(run(leader[1], run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
     if not values:
         return PhaseRecord(
             PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, time.perf_counter() - began, search="backfill"

@@ -19,9 +19,12 @@ from rar_opt.algorithms.backfill import (
     Builder,
     BuildRules,
     NoTimeToBuild,
+    BackfillParams,
     Plan,
+    _flippable,
     _score,
     backfill_schedule,
+    backfill_search,
 )
 from rar_opt.algorithms.order_search import Choice, choice_move, move, walk_orders
 from rar_opt.algorithms.orders import SUM_ORDERS
@@ -237,6 +240,38 @@ def test_choosing_who_splits_is_never_worse_than_may_or_must_from_the_starts(ins
     assert result == run_policy(inst, "backfill", split="choose", seed=seed, iterations=40)
 
 
+@settings(max_examples=25)
+@given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000))
+def test_starts_without_splits_by_choice_begin_the_walk_from_the_must_schedules(inst: Instance, seed: int) -> None:
+    params = BackfillParams(split="choose", start_splits="none", seed=seed, iterations=0)
+    result, state = backfill_search(inst, params)
+    builder = Builder(inst, params.rules())
+    assert state.unsplit == frozenset(_flippable(builder))  # no walk: the best start itself
+    must = Builder(inst, BuildRules(split="must"))
+    starts = [must.plan(make(inst, "best").tolist()) for make in SUM_ORDERS.values()]
+    chosen = builder.plan(state.order, unsplit=state.unsplit)
+    assert chosen is not None and _score(chosen, inst.horizon) == min(_score(p, inst.horizon) for p in starts if p)
+    total = int(check(inst, result.schedule).result.completion.sum())
+    assert total == chosen.total
+    walked, _ = backfill_search(inst, dataclasses.replace(params, iterations=40))
+    assert int(check(inst, walked.schedule).result.completion.sum()) <= total  # the walk keeps its start
+    assert walked == run_policy(inst, "backfill", split="choose", start_splits="none", seed=seed, iterations=40)
+
+
+@settings(max_examples=25)
+@given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000), st.integers(0, 1000))
+def test_a_resumed_search_is_never_worse_than_the_state_it_resumes(inst: Instance, seed: int, other: int) -> None:
+    params = BackfillParams(split="choose", seed=seed, iterations=20)
+    first, state = backfill_search(inst, params)
+    again, end = backfill_search(inst, dataclasses.replace(params, seed=other), resume=state)
+    before = _score(Builder(inst, params.rules()).plan(state.order, unsplit=state.unsplit), inst.horizon)
+    after = _score(Builder(inst, params.rules()).plan(end.order, unsplit=end.unsplit), inst.horizon)
+    assert after <= before
+    assert int(check(inst, again.schedule).result.completion.sum()) == after[2]
+    with pytest.raises(ValueError, match="resume"):
+        backfill_search(inst, params, resume=Choice(state.order[:-1], frozenset()))
+
+
 def test_choose_flips_a_jobs_leave_to_split_or_moves_the_order() -> None:
     rng = np.random.default_rng(3)
     state = Choice(list(range(6)), frozenset())
@@ -330,6 +365,8 @@ def test_bad_parameters_are_input_errors() -> None:
         ("focus", -0.1),
         ("focus", float("nan")),
         ("focus", "half"),
+        ("start_splits", "some"),
+        ("start_splits", None),
     )
     for option, value in bad:
         with pytest.raises(InputError, match=option):
