@@ -42,7 +42,7 @@ def main() -> None:
     )
     parser.add_argument("--backfill-restarts", type=int, default=None, help="the backfill search's runs per rule")
     parser.add_argument("--backfill-race", type=float, default=None, help="the race's share of the backfill phase")
-    parser.add_argument("--start-splits", choices=("both", "none"), default=None, help="how the starts split")
+    parser.add_argument("--start-splits", default=None, help="the start kinds raced, comma-separated (none,both)")
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
@@ -56,7 +56,7 @@ def main() -> None:
     if args.backfill_race is not None:
         sums.BACKFILL_RACE_SHARE = args.backfill_race
     if args.start_splits is not None:
-        sums.BACKFILL_START_SPLITS = args.start_splits
+        sums.BACKFILL_START_SPLITS = tuple(args.start_splits.split(","))
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
         rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})

@@ -17,8 +17,8 @@ in place of the makespan):
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
    is left: a race of short runs, :data:`BACKFILL_RESTARTS` under each server rule of
-   :data:`BACKFILL_FITS`, then the best run continued, with the split rule
-   :data:`BACKFILL_SPLIT`, starts split as :data:`BACKFILL_START_SPLITS` says and
+   :data:`BACKFILL_FITS` and start kind of :data:`BACKFILL_START_SPLITS`, then the best
+   run continued, with the split rule :data:`BACKFILL_SPLIT` and
    :data:`BACKFILL_FOCUS` of its moves drawn by GPU-slots; every best schedule is
    re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
@@ -109,9 +109,9 @@ BACKFILL_ITERATIONS_PER_JOB = 100
 """The backfill search's moves per job (it stops earlier on its time share)."""
 
 BACKFILL_FITS: tuple[str, ...] = ("best", "large")
-"""The backfill builder's server rules in this phase (``BuildRules.fit``), searched one
-after another, each for an equal part of the phase's time, every best schedule offered
-(measured: docs/exactness.md, "The backfill's server rule")."""
+"""The backfill builder's server rules in this phase (``BuildRules.fit``), each raced
+(:data:`BACKFILL_RESTARTS`), every best schedule offered (measured: docs/exactness.md,
+"The backfill's server rule")."""
 
 BACKFILL_SPLIT = "choose"
 """The backfill builder's split rule in this phase (``BuildRules.split``): the search decides
@@ -134,10 +134,10 @@ BACKFILL_RACE_SHARE = 0.5
 schedule then goes on from its best state (:func:`rar_opt.algorithms.backfill.backfill_search`,
 ``resume``) with a fresh seed for the rest. 1.0: no continuation, the race is the phase."""
 
-BACKFILL_START_SPLITS = "none"
-"""How the backfill search's starts split (``BackfillParams.start_splits``): ``"none"``
-starts every run with no job split by choice, and its flips add the splits that pay
-(measured: docs/exactness.md, "Racing the backfill search")."""
+BACKFILL_START_SPLITS: tuple[str, ...] = ("none",)
+"""How the backfill race's runs start (``BackfillParams.start_splits``), each kind raced
+under every rule: ``"none"`` starts with no job split by choice, and the walk's flips add
+the splits that pay (measured: docs/exactness.md, "Racing the backfill search")."""
 
 BACKFILL_MIN_SECONDS = 0.2
 """Less time than this left, the backfill phase is not run."""
@@ -415,14 +415,16 @@ def _backfill(
     if seconds < BACKFILL_MIN_SECONDS:
         return None
 
-    def run(fit: str, seed: int, part: float, resume: Choice | None = None) -> tuple[tuple[int, int] | None, Choice]:
+    def run(
+        fit: str, kind: str, seed: int, part: float, resume: Choice | None = None
+    ) -> tuple[tuple[int, int] | None, Choice]:
         params = BackfillParams(
             makespan_cap=best.cap,
             start_order=order,
             fit=fit,
             split=BACKFILL_SPLIT,
             focus=BACKFILL_FOCUS,
-            start_splits=BACKFILL_START_SPLITS,
+            start_splits=kind,
             iterations=BACKFILL_ITERATIONS_PER_JOB * instance.num_jobs,
             time_limit=max(part, BACKFILL_MIN_SECONDS),
             seed=seed,
@@ -436,21 +438,22 @@ def _backfill(
         return (0 if best.cap is None else max(value[1] - best.cap, 0), value[0])
 
     values: list[tuple[int, int] | None] = []
-    leader: tuple[tuple[int, int], str, Choice] | None = None
-    runs = [(fit, r) for fit in BACKFILL_FITS for r in range(BACKFILL_RESTARTS)]
+    leader: tuple[tuple[int, int], tuple[str, str], Choice] | None = None
+    runs = [(fit, kind, r) for fit in BACKFILL_FITS for kind in BACKFILL_START_SPLITS for r in range(BACKFILL_RESTARTS)]
     race = seconds * BACKFILL_RACE_SHARE
-    for k, (fit, r) in enumerate(runs):
+    for k, (fit, kind, r) in enumerate(runs):
         part = (race - (time.perf_counter() - began)) / (len(runs) - k)
         try:
-            value, state = run(fit, run_seed(budget.seed, r), part)
+            value, state = run(fit, kind, run_seed(budget.seed, r), part)
         except NoTimeToBuild:  # not one schedule built in its time (an instance far larger than the paper's)
             continue
         values.append(value)
         if value is not None and (leader is None or rank(value) < rank(leader[0])):
-            leader = (value, fit, state)
+            leader = (value, (fit, kind), state)
     rest = seconds - (time.perf_counter() - began)
     if leader is not None and BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired():
-        values.append(run(leader[1], run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
+        fit, kind = leader[1]
+        values.append(run(fit, kind, run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
     if not values:
         return PhaseRecord(
             PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, time.perf_counter() - began, search="backfill"

@@ -16,10 +16,10 @@ from rar_opt.algorithms import run_policy
 from rar_opt.algorithms.backfill import (
     FITS,
     SPLITS,
+    BackfillParams,
     Builder,
     BuildRules,
     NoTimeToBuild,
-    BackfillParams,
     Plan,
     _flippable,
     _score,
@@ -262,7 +262,7 @@ def test_starts_without_splits_by_choice_begin_the_walk_from_the_must_schedules(
 @given(st.one_of(tiny_instances(), with_releases(tiny_instances())), st.integers(0, 1000), st.integers(0, 1000))
 def test_a_resumed_search_is_never_worse_than_the_state_it_resumes(inst: Instance, seed: int, other: int) -> None:
     params = BackfillParams(split="choose", seed=seed, iterations=20)
-    first, state = backfill_search(inst, params)
+    _, state = backfill_search(inst, params)
     again, end = backfill_search(inst, dataclasses.replace(params, seed=other), resume=state)
     before = _score(Builder(inst, params.rules()).plan(state.order, unsplit=state.unsplit), inst.horizon)
     after = _score(Builder(inst, params.rules()).plan(end.order, unsplit=end.unsplit), inst.horizon)

@@ -215,39 +215,45 @@ def test_restarted_runs_get_distinct_valid_seeds_the_first_being_the_seed_itself
     assert seeds == [run_seed(seed, r) for r in range(runs)]  # the same pair, the same seed
 
 
-@pytest.mark.parametrize(("restarts", "race"), [(1, 1.0), (2, 1.0), (2, 0.5)])
+@pytest.mark.parametrize(
+    ("restarts", "race", "kinds"),
+    [(1, 1.0, ("both",)), (2, 1.0, ("none",)), (2, 0.5, ("none",)), (1, 0.5, ("none", "both"))],
+)
 def test_the_backfill_phase_races_each_rule_then_continues_the_best(
-    monkeypatch: pytest.MonkeyPatch, restarts: int, race: float
+    monkeypatch: pytest.MonkeyPatch, restarts: int, race: float, kinds: tuple[str, ...]
 ) -> None:
     from rar_opt.algorithms import backfill
     from rar_opt.instances.generate import paper
     from rar_opt.solvers import sums
 
     inst = paper(0, jobs=30, servers=4, preset="paper-split15")
-    calls: list[tuple[str, int, bool]] = []
+    calls: list[tuple[str, str, int, bool]] = []
     found: list[int] = []
     ends: list[object] = []
     real = backfill.backfill_search
 
     def spy(instance, params, resume=None):
         result, state = real(instance, params, resume)
-        calls.append((params.fit, params.seed, resume is not None))
+        calls.append((params.fit, params.start_splits, params.seed, resume is not None))
         found.append(_sum(instance, result, "total"))
         ends.append(state)
         if resume is not None:  # the continuation starts from the leader's best state
             leader = min(range(len(found) - 1), key=lambda k: found[k])
-            assert resume == ends[leader] and params.fit == calls[leader][0]
+            assert resume == ends[leader] and calls[-1][:2] == calls[leader][:2]
         return result, state
 
     monkeypatch.setattr(sums, "BACKFILL_RESTARTS", restarts)
     monkeypatch.setattr(sums, "BACKFILL_RACE_SHARE", race)
+    monkeypatch.setattr(sums, "BACKFILL_START_SPLITS", kinds)
     monkeypatch.setattr(backfill, "backfill_search", spy)
     # 6 s: the race's runs take at least 0.2 s each, and time must be left to continue
     res = solve(inst, "auto", time_limit=6, objective="total", seed=7)
-    raced = [(fit, run_seed(7, r), False) for fit in sums.BACKFILL_FITS for r in range(restarts)]
+    raced = [
+        (fit, kind, run_seed(7, r), False) for fit in sums.BACKFILL_FITS for kind in kinds for r in range(restarts)
+    ]
     assert calls[: len(raced)] == raced
     continued = calls[len(raced) :]
-    assert continued == ([] if race == 1.0 else [(continued[0][0], run_seed(7, restarts), True)])
+    assert continued == ([] if race == 1.0 else [(*continued[0][:2], run_seed(7, restarts), True)])
     phase = next(p for p in res.record.phases if p.name == "improve (backfill)")
     assert phase.objective == min(found)  # the best of the runs is the phase's answer
     assert res.objective is not None and res.objective <= min(found)
