@@ -35,6 +35,7 @@ of the proven bounds, and it is ``optimal`` when the two meet (sums are integers
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -453,7 +454,9 @@ def _backfill(
     rest = seconds - (time.perf_counter() - began)
     if leader is not None and BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired():
         fit, kind = leader[1]
-        values.append(run(fit, kind, run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
+        # the leader's state not rebuilt in what was left: the race's best stands
+        with contextlib.suppress(NoTimeToBuild):
+            values.append(run(fit, kind, run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
     if not values:
         return PhaseRecord(
             PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, time.perf_counter() - began, search="backfill"
