@@ -443,6 +443,8 @@ def _backfill(
     runs = [(fit, kind, r) for fit in BACKFILL_FITS for kind in BACKFILL_START_SPLITS for r in range(BACKFILL_RESTARTS)]
     race = seconds * BACKFILL_RACE_SHARE
     for k, (fit, kind, r) in enumerate(runs):
+        if values and stop_requested() is not None:  # a signal: keep what the race found
+            break
         part = (race - (time.perf_counter() - began)) / (len(runs) - k)
         try:
             value, state = run(fit, kind, run_seed(budget.seed, r), part)
@@ -452,7 +454,8 @@ def _backfill(
         if value is not None and (leader is None or rank(value) < rank(leader[0])):
             leader = (value, (fit, kind), state)
     rest = seconds - (time.perf_counter() - began)
-    if leader is not None and BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired():
+    going_on = BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired()
+    if leader is not None and going_on and stop_requested() is None:
         fit, kind = leader[1]
         # the leader's state not rebuilt in what was left: the race's best stands
         with contextlib.suppress(NoTimeToBuild):
