@@ -43,6 +43,9 @@ def main() -> None:
     parser.add_argument("--backfill-restarts", type=int, default=None, help="the backfill search's runs per rule")
     parser.add_argument("--backfill-race", type=float, default=None, help="the race's share of the backfill phase")
     parser.add_argument("--start-splits", default=None, help="the start kinds raced, comma-separated (none,both)")
+    parser.add_argument(
+        "--improve-probe", type=float, default=None, help="improve's share of its time before the race (1: no probe)"
+    )
     parser.add_argument("--out", default="", help="results file name (default sum-shares-<improve>-<backfill>)")
     args = parser.parse_args()
     sums.IMPROVE_SHARE_BEFORE_BACKFILL = args.improve
@@ -57,9 +60,12 @@ def main() -> None:
         sums.BACKFILL_RACE_SHARE = args.backfill_race
     if args.start_splits is not None:
         sums.BACKFILL_START_SPLITS = tuple(args.start_splits.split(","))
+    if args.improve_probe is not None:
+        sums.IMPROVE_PROBE_SHARE = args.improve_probe
     rows = []
     for _, res, row in solved_rows(args.only, args.seconds, args.seed):
-        rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}})
+        phases = [(p.name, p.objective, round(p.seconds, 1)) for p in res.record.phases]
+        rows.append({**row, "seconds": {p.name: round(p.seconds, 1) for p in res.record.phases}, "phases": phases})
         print(rows[-1], flush=True)
     name = args.out or f"sum-shares-{args.improve:g}-{args.backfill:g}"
     save(
@@ -73,6 +79,7 @@ def main() -> None:
         backfill_restarts=sums.BACKFILL_RESTARTS,
         backfill_race=sums.BACKFILL_RACE_SHARE,
         start_splits=sums.BACKFILL_START_SPLITS,
+        improve_probe=sums.IMPROVE_PROBE_SHARE,
         seed=args.seed,
     )
 

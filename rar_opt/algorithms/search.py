@@ -163,22 +163,47 @@ def _neighbour(
     return np.array(rest, dtype=np.int64), new_choice
 
 
+@dataclass(frozen=True)
+class ImproveState:
+    """Where a run of ``improve`` ended: its best order and each job's placement rule (an
+    index into :data:`PLACEMENT_NAMES`), from which :func:`improve_search` can go on."""
+
+    order: tuple[int, ...]
+    choice: tuple[int, ...]
+
+
 def improve_policy(instance: Instance, params: SearchParams | None = None) -> PolicyResult:
     """improve: iterated greedy from the best classical list schedule (module docstring)."""
+    return improve_search(instance, params)[0]
+
+
+def improve_search(
+    instance: Instance, params: SearchParams | None = None, resume: ImproveState | None = None
+) -> tuple[PolicyResult, ImproveState]:
+    """The search of :func:`improve_policy`, which also returns its best state; with
+    ``resume`` (such a state, from an earlier run on the same instance) the search starts
+    from that state alone instead of building its starts again, so that a short run can go
+    on where it stopped (``auto`` for the sums, :mod:`rar_opt.solvers.sums`)."""
     p = params or SearchParams()
     est = estimate(instance, p.estimator)
     evaluate = _Evaluator(instance, est.weight)
     n = instance.num_jobs
     best: tuple[tuple[int, ...], Trial, np.ndarray, np.ndarray, str] | None = None
-    orders = {**ORDERS, **SUM_ORDERS} if p.total_cap is not None else ORDERS  # the sum's orders meet its cap
-    if p.objective == "total":  # with a makespan cap the makespan's orders may be the ones within it
-        orders = {**SUM_ORDERS, **ORDERS} if p.makespan_cap is not None else SUM_ORDERS
-    starts = {name: make(instance, p.estimator) for name, make in orders.items()}
-    if p.start_order is not None:
-        if len(p.start_order) != n:
-            raise ValueError(f"start_order has {len(p.start_order)} jobs, the instance {n}")
-        starts["given"] = np.array(p.start_order, dtype=np.int64)
-    for order_name, order in starts.items():
+    if resume is not None:
+        if sorted(resume.order) != list(range(n)) or len(resume.choice) != n:
+            raise ValueError("resume is not a state of this instance's search")
+        if any(not 0 <= c < len(PLACEMENT_NAMES) for c in resume.choice):
+            raise ValueError("resume names a placement rule that does not exist")
+        order, choice = np.array(resume.order, dtype=np.int64), np.array(resume.choice, dtype=np.int64)
+        trial = evaluate(order, choice)
+        best = (
+            score(trial, p.objective, p.makespan_cap, p.total_cap, instance.horizon),
+            trial,
+            order,
+            choice,
+            "resumed",
+        )
+    for order_name, order in ({} if resume is not None else _starts(instance, p)).items():
         for c, placement in enumerate(PLACEMENT_NAMES):
             choice = np.full(n, c, dtype=np.int64)
             trial = evaluate(order, choice)
@@ -204,7 +229,8 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
                 improved += 1
                 log.debug("improve: iteration %d, score %s", done, cand_score)
             best = (cand_score, cand, cand_order, cand_choice, best[4])
-    _, trial, _, choice, _ = best
+    _, trial, final_order, choice, _ = best
+    state = ImproveState(tuple(final_order.tolist()), tuple(choice.tolist()))
     if capped:
         log.info("improve: the time limit of %g s stopped the search after %d iterations", p.time_limit, done)
     counts = np.bincount(choice, minlength=len(PLACEMENT_NAMES)).tolist()
@@ -221,4 +247,18 @@ def improve_policy(instance: Instance, params: SearchParams | None = None) -> Po
     result, report = searched_result(instance, "improve", trial, p, est, evaluate.runs, search)
     if report.result.makespan != trial.makespan:
         raise RuntimeError("improve kept a makespan that the simulator does not reproduce")
-    return result
+    return result, state
+
+
+def _starts(instance: Instance, p: SearchParams) -> dict[str, np.ndarray]:
+    """The start orders by name: the classical orders for the objective (step 1 of the
+    module docstring), and ``start_order`` if given."""
+    orders = {**ORDERS, **SUM_ORDERS} if p.total_cap is not None else ORDERS  # the sum's orders meet its cap
+    if p.objective == "total":  # with a makespan cap the makespan's orders may be the ones within it
+        orders = {**SUM_ORDERS, **ORDERS} if p.makespan_cap is not None else SUM_ORDERS
+    starts = {name: make(instance, p.estimator) for name, make in orders.items()}
+    if p.start_order is not None:
+        if len(p.start_order) != instance.num_jobs:
+            raise ValueError(f"start_order has {len(p.start_order)} jobs, the instance {instance.num_jobs}")
+        starts["given"] = np.array(p.start_order, dtype=np.int64)
+    return starts

@@ -12,15 +12,17 @@ in place of the makespan):
    time-indexed LP on the GPU pool when registered), on a share of the time.
 4. **Improve.** ``improve`` aimed at the sum (its ``objective="total"``): an iterated-greedy
    search over the engine's job orders from shortest-first starts and the relaxation's
-   order, judged by the simulator, on a share of the time.
+   order, judged by the simulator, on :data:`IMPROVE_PROBE_SHARE` of its share of the
+   time (a probe; the rest is left to the phases after it).
 5. **Backfill.** ``backfill``: an iterated local search over priority orders for the
    backfilling builder (:mod:`rar_opt.algorithms.backfill`: jobs start out of list order
    when they fit, splits never share a server), from the same starts, on a share of what
    is left: a race of short runs, :data:`BACKFILL_RESTARTS` under each server rule of
-   :data:`BACKFILL_FITS` and start kind of :data:`BACKFILL_START_SPLITS`, then the best
-   run continued, with the split rule :data:`BACKFILL_SPLIT` and
-   :data:`BACKFILL_FOCUS` of its moves drawn by GPU-slots; every best schedule is
-   re-simulated like every other.
+   :data:`BACKFILL_FITS` and start kind of :data:`BACKFILL_START_SPLITS`, with the split
+   rule :data:`BACKFILL_SPLIT` and :data:`BACKFILL_FOCUS` of its moves drawn by
+   GPU-slots. Then the search that leads goes on from its best state for the rest of the
+   phase: the race's best run, or ``improve`` where its probe is better (recorded as a
+   second ``improve`` phase). Every best schedule is re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
    (:mod:`rar_opt.solvers.server_orders`: each server's unsplit jobs re-listed and moved
    between servers, judged server by server) for a few seconds, then exact neighbourhoods
@@ -41,7 +43,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,6 +62,9 @@ from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
 from rar_opt.support.checks import is_real
 from rar_opt.support.processes import stop_requested
+
+if TYPE_CHECKING:
+    from rar_opt.algorithms.search import ImproveState
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,14 @@ ALONE_SHARE = 0.9
 
 BOUND_SHARE = 0.5
 """The share of what is left that the solver bounds get, before the full model."""
+
+IMPROVE_PROBE_SHARE = 0.2
+"""The share of its time that ``improve`` runs before the backfill race; the time it does
+not use goes to the phases after it, and after the race the search that leads (``improve``
+or the race's best run) goes on from its best state for the rest of the backfill phase.
+``improve`` wins where its list schedules are good (the paper's literal preset) and loses
+by 2-10% where jobs must avoid contention (docs/exactness.md, "The searches race"). 1.0:
+``improve`` runs all its time, and the race's best run always goes on."""
 
 IMPROVE_ITERATIONS_PER_JOB = 50
 """The improvement search's iterations per job (it stops earlier on its time share)."""
@@ -241,12 +254,12 @@ def solve_sum(
     if more():
         relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options)
         bound = max(bound, relaxed - shift)
+    improved: _Improved | None = None
     if more(stoppable=False):
-        phases.append(_improve(instance, objective, best, budget, order))
+        improved = _improve(instance, objective, best, budget, order)
+        phases.append(improved.record)
     if more():
-        found = _backfill(instance, objective, best, budget, order)
-        if found is not None:
-            phases.append(found)
+        phases.extend(_backfill(instance, objective, best, budget, order, improved))
     for search in ("server-orders", "neighbourhoods"):  # on the schedule itself, where the full model does not fit
         if more() and why_no_model(instance):
             found = _on_schedule(instance, objective, best, budget, search)
@@ -367,12 +380,50 @@ def _heuristics(instance: Instance, objective: str, best: _Best, policies: tuple
     return PhaseRecord(PhaseKind.HEURISTICS, status, best.value, None, time.perf_counter() - began, tried=tried)
 
 
-def _improve(
-    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
-) -> PhaseRecord:
-    from rar_opt.algorithms import run_policy
+@dataclass(frozen=True)
+class _Improved:
+    """The improve phase's record, and the state and value its run ended with."""
+
+    record: PhaseRecord
+    state: ImproveState
+    value: tuple[int, int] | None
+
+
+def _improve_run(
+    instance: Instance,
+    objective: str,
+    best: _Best,
+    order: tuple[int, ...] | None,
+    seconds: float,
+    seed: int,
+    resume: ImproveState | None = None,
+) -> tuple[PhaseRecord, ImproveState, tuple[int, int] | None]:
+    """One run of ``improve`` aimed at the sum (from ``resume`` if given), its schedule
+    offered to ``best``."""
+    from rar_opt.algorithms.search import SearchParams, improve_search
 
     began = time.perf_counter()
+    params = SearchParams(
+        objective="total",
+        makespan_cap=best.cap,
+        start_order=order,
+        iterations=IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs,
+        time_limit=seconds,
+        seed=seed,
+    )
+    run, state = improve_search(instance, params, resume)
+    value = sum_of(instance, run.schedule, objective)
+    best.offer(run.schedule, value, "improve")
+    status, total = best.recorded(value)
+    record = PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
+    return record, state, value
+
+
+def _improve(
+    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
+) -> _Improved:
+    """``improve`` on :data:`IMPROVE_PROBE_SHARE` of its share of the time left (its starts
+    are always built: at 320 jobs and more they take longer than the probe)."""
     left = budget.left()
     # most of the time when the full model will not use the rest (the bounds ran
     # before), shared with the backfill phase after it
@@ -380,30 +431,23 @@ def _improve(
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
     if why_no_model(instance) is not None:
         seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
-    iterations = IMPROVE_ITERATIONS_PER_JOB * instance.num_jobs
-    run = run_policy(
-        instance,
-        "improve",
-        objective="total",
-        makespan_cap=best.cap,
-        start_order=order,
-        iterations=iterations,
-        time_limit=seconds,
-        seed=budget.seed,
-    )
-    value = sum_of(instance, run.schedule, objective)
-    best.offer(run.schedule, value, "improve")
-    status, total = best.recorded(value)
-    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
+    return _Improved(*_improve_run(instance, objective, best, order, seconds * IMPROVE_PROBE_SHARE, budget.seed))
 
 
 def _backfill(
-    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
-) -> PhaseRecord | None:
+    instance: Instance,
+    objective: str,
+    best: _Best,
+    budget: Budget,
+    order: tuple[int, ...] | None,
+    improved: _Improved | None = None,
+) -> list[PhaseRecord]:
     """The backfill search (``backfill`` with ``start_order``, the relaxation's order) on
     its share of the time left: a race of :data:`BACKFILL_RESTARTS` runs per server rule on
-    :data:`BACKFILL_RACE_SHARE` of it, then the run with the best schedule continued from
-    its best state on the rest; None when too little is left to run it."""
+    :data:`BACKFILL_RACE_SHARE` of it, then the search that leads goes on from its best state
+    on the rest: the race's best run, or ``improved``'s run where it is better and only
+    probed (:data:`IMPROVE_PROBE_SHARE` < 1). The phases run: none when too little is
+    left, the backfill phase, and ``improve`` going on if it did."""
     from rar_opt.algorithms.backfill import BackfillParams, NoTimeToBuild, backfill_search
     from rar_opt.algorithms.order_search import Choice
 
@@ -414,7 +458,7 @@ def _backfill(
     if why_no_model(instance) is not None:
         seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     if seconds < BACKFILL_MIN_SECONDS:
-        return None
+        return []
 
     def run(
         fit: str, kind: str, seed: int, part: float, resume: Choice | None = None
@@ -455,18 +499,22 @@ def _backfill(
             leader = (value, (fit, kind), state)
     rest = seconds - (time.perf_counter() - began)
     going_on = BACKFILL_RACE_SHARE < 1.0 and rest >= BACKFILL_MIN_SECONDS and not budget.expired()
-    if leader is not None and going_on and stop_requested() is None:
+    going_on = going_on and stop_requested() is None
+    probe = improved.value if improved is not None and IMPROVE_PROBE_SHARE < 1.0 else None
+    improve_leads = probe is not None and (leader is None or rank(probe) < rank(leader[0]))
+    if leader is not None and going_on and not improve_leads:
         fit, kind = leader[1]
         # the leader's state not rebuilt in what was left: the race's best stands
         with contextlib.suppress(NoTimeToBuild):
             values.append(run(fit, kind, run_seed(budget.seed, BACKFILL_RESTARTS), rest, leader[2])[0])
-    if not values:
-        return PhaseRecord(
-            PhaseKind.IMPROVE, Status.NO_SOLUTION, None, None, time.perf_counter() - began, search="backfill"
-        )
     answers = [v for v in values if v is not None and best.recorded(v)[1] is not None]  # checked, within the cap
     status, total = best.recorded(min(answers) if answers else None)
-    return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")
+    records = [PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="backfill")]
+    if improve_leads and going_on and improved is not None:  # improve goes on from its probe's best
+        rest = seconds - (time.perf_counter() - began)
+        resumed = _improve_run(instance, objective, best, order, rest, run_seed(budget.seed, 1), improved.state)
+        records.append(resumed[0])
+    return records
 
 
 def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget, search: str) -> PhaseRecord | None:

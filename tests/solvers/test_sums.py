@@ -118,7 +118,7 @@ def _without_backfill(monkeypatch: pytest.MonkeyPatch, inst: Instance, objective
     from rar_opt.solvers import sums
 
     with monkeypatch.context() as m:
-        m.setattr(sums, "_backfill", lambda *args: None)
+        m.setattr(sums, "_backfill", lambda *args: [])
         return solve(inst, "auto", time_limit=time_limit, objective=objective)
 
 
@@ -245,6 +245,7 @@ def test_the_backfill_phase_races_each_rule_then_continues_the_best(
     monkeypatch.setattr(sums, "BACKFILL_RESTARTS", restarts)
     monkeypatch.setattr(sums, "BACKFILL_RACE_SHARE", race)
     monkeypatch.setattr(sums, "BACKFILL_START_SPLITS", kinds)
+    monkeypatch.setattr(sums, "IMPROVE_PROBE_SHARE", 1.0)  # improve never leads: the race's best goes on
     monkeypatch.setattr(backfill, "backfill_search", spy)
     # 6 s: the race's runs take at least 0.2 s each, and time must be left to continue
     res = solve(inst, "auto", time_limit=6, objective="total", seed=7)
@@ -257,3 +258,41 @@ def test_the_backfill_phase_races_each_rule_then_continues_the_best(
     phase = next(p for p in res.record.phases if p.name == "improve (backfill)")
     assert phase.objective == min(found)  # the best of the runs is the phase's answer
     assert res.objective is not None and res.objective <= min(found)
+
+
+@pytest.mark.parametrize(
+    ("drawn", "size", "preset", "leads"),
+    # improve's probe leads by 0.4% on the first (its list schedules are good when splits
+    # cost little); it trails by several per cent under heavy contention
+    [(0, (64, 8), "paper-literal", "improve"), (1, (40, 4), "contention-heavy", "backfill")],
+)
+def test_after_the_race_the_search_that_leads_goes_on_from_its_best_state(
+    monkeypatch: pytest.MonkeyPatch, drawn: int, size: tuple[int, int], preset: str, leads: str
+) -> None:
+    from rar_opt.algorithms import backfill, search
+    from rar_opt.instances.generate import paper
+    from rar_opt.solvers import sums
+
+    inst = paper(drawn, jobs=size[0], servers=size[1], preset=preset)
+    runs: list[tuple[str, int, object, object]] = []  # search, sum, resumed state, end state
+    real = {"improve": search.improve_search, "backfill": backfill.backfill_search}
+
+    def spy(name):
+        def run(instance, params, resume=None):
+            result, state = real[name](instance, params, resume)
+            runs.append((name, _sum(instance, result, "total"), resume, state))
+            return result, state
+
+        return run
+
+    monkeypatch.setattr(search, "improve_search", spy("improve"))
+    monkeypatch.setattr(backfill, "backfill_search", spy("backfill"))
+    res = solve(inst, "auto", time_limit=8, objective="total", seed=3)
+    probe, race = runs[0], [r for r in runs[1:] if r[0] == "backfill" and r[2] is None]
+    assert probe[0] == "improve" and probe[2] is None and len(race) == 2 * len(sums.BACKFILL_FITS)
+    resumed = [r for r in runs if r[2] is not None]
+    assert len(resumed) == 1  # one search goes on: the one with the best sum so far
+    first = min([probe, *race], key=lambda r: (r[1], r[0] == "improve"))  # a tie: the race's first
+    assert resumed[0][0] == leads == ("improve" if probe[1] < min(r[1] for r in race) else "backfill")
+    assert resumed[0][2] == first[3]  # from the leader's best state
+    assert res.objective is not None and res.objective <= resumed[0][1] <= first[1]
