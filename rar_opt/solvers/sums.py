@@ -96,8 +96,9 @@ IMPROVE_PROBE_SHARE = 0.2
 not use goes to the phases after it, and after the race the search that leads (``improve``
 or the race's best run) goes on from its best state for the rest of the backfill phase.
 ``improve`` wins where its list schedules are good (the paper's literal preset) and loses
-by 2-10% where jobs must avoid contention (docs/exactness.md, "The searches race"). 1.0:
-``improve`` runs all its time, and the race's best run always goes on."""
+by 2-10% where jobs must avoid contention (docs/exactness.md, "`improve` probes, and the
+search that leads goes on"). 1.0: ``improve`` runs all its time, and the race's best run
+always goes on."""
 
 IMPROVE_ITERATIONS_PER_JOB = 50
 """The improvement search's iterations per job (it stops earlier on its time share)."""
