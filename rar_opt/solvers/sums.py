@@ -22,7 +22,7 @@ in place of the makespan):
    rule :data:`BACKFILL_SPLIT` and :data:`BACKFILL_FOCUS` of its moves drawn by
    GPU-slots. Then the search that leads goes on from its best state for the rest of the
    phase: the race's best run, or ``improve`` where its probe is better (recorded as a
-   second ``improve`` phase). Every best schedule is re-simulated like every other.
+   phase ``improve (resumed)``). Every best schedule is re-simulated like every other.
 6. **Neighbourhoods.** Where the full model does not fit: first the server-orders search
    (:mod:`rar_opt.solvers.server_orders`: each server's unsplit jobs re-listed and moved
    between servers, judged server by server) for a few seconds, then exact neighbourhoods
@@ -416,7 +416,8 @@ def _improve_run(
     value = sum_of(instance, run.schedule, objective)
     best.offer(run.schedule, value, "improve")
     status, total = best.recorded(value)
-    record = PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search="improve")
+    search = "improve" if resume is None else "resumed"  # recorded as "improve", "improve (resumed)"
+    record = PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search=search)
     return record, state, value
 
 

@@ -296,3 +296,4 @@ def test_after_the_race_the_search_that_leads_goes_on_from_its_best_state(
     assert resumed[0][0] == leads == ("improve" if probe[1] < min(r[1] for r in race) else "backfill")
     assert resumed[0][2] == first[3]  # from the leader's best state
     assert res.objective is not None and res.objective <= resumed[0][1] <= first[1]
+    assert ("improve (resumed)" in [p.name for p in res.record.phases]) == (leads == "improve")
