@@ -8,7 +8,7 @@ import dataclasses
 import math
 
 from rar_opt.bounds.registry import Bound, NamedBound, Objective, entries
-from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, bound_per_job, emit_json, emit_table
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import instance_path
@@ -104,14 +104,14 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         (
             b.name,
             "-" if b.value is None else b.value,
-            "-" if b.value is None else f"{b.value / jobs:.4g}",
+            "-" if b.value is None else bound_per_job(b.value, jobs),
             f"{b.seconds:.3f}",
             b.note,
         )
         for b in total
     ]
     emit_table(rows, header=("total completion bound", "value", "avg JCT", "seconds", "note"))
-    avg = "-" if best_total.value is None else f"{best_total.value / jobs:.4g}"
+    avg = "-" if best_total.value is None else bound_per_job(best_total.value, jobs)  # rounded down
     print(
         f"best lower bound on the total completion time: {best_total.value} ({best_total.name}); average JCT >= {avg}"
     )

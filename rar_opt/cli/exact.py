@@ -11,7 +11,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rar_opt.algorithms import POLICIES
-from rar_opt.cli.output import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, JSON_HELP, clock_bar, emit_json, emit_table
+from rar_opt.cli.output import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    JSON_HELP,
+    bound_per_job,
+    clock_bar,
+    emit_json,
+    emit_table,
+)
 from rar_opt.errors import InputError
 from rar_opt.formulations import FORMULATIONS
 from rar_opt.formulations.base import RICH_OBJECTIVES
@@ -402,7 +411,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(_bounds_line(result.bounds, instance))
     if result.jct_reference is not None:
         print(
-            f"average JCT: best known {result.jct_best:.4g}, best lower bound {result.jct_reference:.4g} "
+            f"average JCT: best known {result.jct_best:.4g}, best lower bound {bound_per_job(result.jct_reference, 1)} "
             f"(the total completion time's bound over {instance.num_jobs} jobs); jct_ratio = avg_jct / that bound"
         )
     emit_table(
