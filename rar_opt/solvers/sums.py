@@ -243,7 +243,7 @@ def solve_sum(
         best = _capped(instance, objective, best, phases[-1], cap)
         phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
     options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
-    bound = _floor(instance, phases) - shift
+    bound = _floor(instance, phases, shift)
     nothing = None if best.value is not None else _nothing_fits(instance, phases)  # why no schedule can fit
     order: tuple[int, ...] | None = None
 
@@ -253,8 +253,8 @@ def solve_sum(
         return nothing is None and best.value != bound and not budget.expired() and not (stoppable and stop_requested())
 
     if more():
-        relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options)
-        bound = max(bound, relaxed - shift)
+        relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options, shift)
+        bound = max(bound, relaxed)
     improved: _Improved | None = None
     if more(stoppable=False):
         improved = _improve(instance, objective, best, budget, order)
@@ -546,10 +546,14 @@ def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search=search)
 
 
-def _floor(instance: Instance, phases: list[PhaseRecord]) -> int:
+def _floor(instance: Instance, phases: list[PhaseRecord], shift: int) -> int:
+    """The cheap bounds on the total completion time, recorded and returned on the
+    objective's scale: less ``shift`` (sum_j r_j) for the flow time, as every sum and bound
+    of the record is."""
     began = time.perf_counter()
-    values = {b.name: b.value for b in registry.cheap(instance, "total") if b.value is not None}
-    floor = max(values.values(), default=0)
+    totals = [b for b in registry.cheap(instance, "total") if b.value is not None]
+    values = {b.name: b.value - shift for b in totals if b.value is not None}
+    floor = max(values.values(), default=-shift)
     phases.append(
         PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(floor), time.perf_counter() - began, floors=values)
     )
@@ -571,24 +575,32 @@ def _nothing_fits(instance: Instance, phases: list[PhaseRecord]) -> str | None:
 
 
 def _relaxations(
-    instance: Instance, phases: list[PhaseRecord], budget: Budget, share: float, options: dict[str, Any]
+    instance: Instance,
+    phases: list[PhaseRecord],
+    budget: Budget,
+    share: float,
+    options: dict[str, Any],
+    shift: int,
 ) -> tuple[int, tuple[int, ...] | None]:
     """Every solver bound on the total completion time of the registry, on ``share`` of the
-    time left: the best value, and the list order the best of them suggests (if any)."""
+    time left: the best value, and the list order the best of them suggests (if any). The
+    values are recorded and returned on the objective's scale (less ``shift``, as in
+    :func:`_floor`); the bounds themselves are asked on the total's."""
     solvers = [b for b in registry.entries("total", families=("solver",)) if b.applies is None or b.applies(instance)]
     if not solvers:
-        return 0, None
+        return -shift, None
     left = budget.left()
     each = (DEFAULT_SECONDS if left is None else share * left) / len(solvers)
-    best, order = 0, None
+    best, order = -shift, None
     for bound in solvers:
-        floor = max((int(p.bound) for p in phases if p.bound is not None), default=0)
+        known = [p.bound for p in phases if p.kind in (PhaseKind.FLOOR, PhaseKind.RELAXATION) and p.bound is not None]
+        floor = max((int(b) + shift for b in known if b is not None), default=0)  # on the total's scale
         found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor, options))
         status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
-        value = None if found.value is None else float(found.value)
+        value = None if found.value is None else float(found.value - shift)
         phases.append(PhaseRecord(PhaseKind.RELAXATION, status, value, value, found.seconds, search=bound.name))
-        if found.value is not None and found.value >= best:
-            best, order = found.value, found.order or order
+        if found.value is not None and found.value - shift >= best:
+            best, order = found.value - shift, found.order or order
     return best, order
 
 

@@ -37,6 +37,9 @@ def test_auto_flow_is_the_brute_force_optimum(inst: Instance) -> None:
     upper = int(inst.releases.max()) + value - int(inst.bounds.rho_min.sum()) + 1
     found = brute_force(inst, max(upper, 1), objective="flow")
     assert found is not None and found[0] == value
+    # every bound of the record is on the flow time's scale: none above the optimum
+    assert all(p.bound is None or p.bound <= value for p in res.record.phases)
+    assert all(v - value <= 0 for p in res.record.phases for v in (p.floors or {}).values())
 
 
 @settings(max_examples=10, deadline=None)
