@@ -74,10 +74,10 @@ def run(
     auto_cpu = time.process_time() - cpu
     cpu = time.process_time()
     found = neighbourhoods.search(inst, schedule, time_limit=seconds, seed=first_seed)
-    first, steps, improving, totals = found.first, found.steps, found.improving, [found.total]
+    first, steps, improving, totals = found.first, found.steps, found.kept, [found.total]
     for seed in range(first_seed + 1, first_seed + rounds):
         found = neighbourhoods.search(inst, found.schedule, time_limit=seconds, seed=seed)
-        steps, improving = steps + found.steps, improving + found.improving
+        steps, improving = steps + found.steps, improving + found.kept
         totals.append(found.total)
     search_cpu = time.process_time() - cpu
     judged = sum_of(inst, found.schedule, "total")

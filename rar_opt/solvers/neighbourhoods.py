@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers.record import Searched
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -68,18 +68,6 @@ def _unsplit_step(
     hosts = np.setdiff1d(np.nonzero(instance.modes.capacity >= instance.modes.gpus[j])[0], own)
     extra = rng.choice(hosts, min(len(hosts), int(rng.integers(1, 4))), replace=False) if len(hosts) else hosts
     return [j], np.concatenate([own, extra]).astype(np.int64)
-
-
-@dataclass(frozen=True)
-class Searched:
-    """The search's schedule (checked) and what it did."""
-
-    schedule: Schedule
-    total: int  # sum_j C_j of the schedule, by the simulator
-    first: int  # sum_j C_j of the schedule it started from
-    steps: int
-    improving: int
-    seconds: float
 
 
 def search(

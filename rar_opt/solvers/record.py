@@ -18,9 +18,12 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rar_opt.solvers.status import Status
+
+if TYPE_CHECKING:
+    from rar_opt.schedule import Schedule
 
 
 class PhaseKind(StrEnum):
@@ -196,3 +199,16 @@ class SolveRecord:
         if self.auto_choice is not None:
             out["method"] = "auto"
         return out
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What a search on a schedule returns (:mod:`rar_opt.solvers.server_orders`,
+    :mod:`rar_opt.solvers.neighbourhoods`): its best schedule (checked) and what it did."""
+
+    schedule: Schedule
+    total: int  # sum_j C_j of the schedule, by the simulator
+    first: int  # sum_j C_j of the schedule it started from
+    steps: int  # the moves or neighbourhoods tried
+    kept: int  # those whose answer was kept (server orders: the sum did not grow; neighbourhoods: it fell)
+    seconds: float

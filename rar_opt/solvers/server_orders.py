@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from rar_opt.check import check
 from rar_opt.formulations import neighbourhood as nb
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.solvers.record import Searched
 from rar_opt.support.processes import stop_requested
 
 log = logging.getLogger(__name__)
@@ -47,18 +47,6 @@ log = logging.getLogger(__name__)
 MOVE_SHARES = (0.4, 0.3)
 """The shares of moves to another server and of swaps between servers; the rest move a job
 within its server's list (not tuned)."""
-
-
-@dataclass(frozen=True)
-class Searched:
-    """The search's schedule (checked) and what it did."""
-
-    schedule: Schedule
-    total: int  # sum_j C_j of the schedule, by the simulator
-    first: int  # sum_j C_j of the schedule it started from
-    moves: int
-    kept: int  # moves kept (the sum fell or stayed)
-    seconds: float
 
 
 Jobs = tuple[list[int], list[int], list[int], int]
