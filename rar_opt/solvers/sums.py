@@ -551,8 +551,7 @@ def _floor(instance: Instance, phases: list[PhaseRecord], shift: int) -> int:
     objective's scale: less ``shift`` (sum_j r_j) for the flow time, as every sum and bound
     of the record is."""
     began = time.perf_counter()
-    totals = [b for b in registry.cheap(instance, "total") if b.value is not None]
-    values = {b.name: b.value - shift for b in totals if b.value is not None}
+    values = {b.name: b.value - shift for b in registry.cheap(instance, "total") if b.value is not None}
     floor = max(values.values(), default=-shift)
     phases.append(
         PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(floor), time.perf_counter() - began, floors=values)
@@ -593,7 +592,7 @@ def _relaxations(
     each = (DEFAULT_SECONDS if left is None else share * left) / len(solvers)
     best, order = -shift, None
     for bound in solvers:
-        known = [p.bound for p in phases if p.kind in (PhaseKind.FLOOR, PhaseKind.RELAXATION) and p.bound is not None]
+        known = (p.bound for p in phases if p.kind in (PhaseKind.FLOOR, PhaseKind.RELAXATION))
         floor = max((int(b) + shift for b in known if b is not None), default=0)  # on the total's scale
         found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor, options))
         status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
