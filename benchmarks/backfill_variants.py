@@ -24,7 +24,7 @@ from common import result_name, save
 from rar_opt.algorithms import run_policy
 from rar_opt.algorithms.backfill import FITS, SPLITS
 from rar_opt.instances.generate import generate
-from rar_opt.solvers.sums import sum_of
+from rar_opt.solvers.sum_best import sum_of
 
 CASES = [
     ("paper-literal", 160, 20, 0),

@@ -250,7 +250,7 @@ def evidence(r: dict[str, Any], seconds: float) -> dict[str, Any]:
     (``auto`` gave it the share of the limit in its row). A lower sum than the row's best
     shows that better schedules exist, so the schedule side holds at least that part."""
     from rar_opt.algorithms import run_policy
-    from rar_opt.solvers.sums import sum_of
+    from rar_opt.solvers.sum_best import sum_of
 
     inst = instance_of(r)
     lp = _lp_bound(inst, time_limit=60.0, seed=0)

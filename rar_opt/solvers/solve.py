@@ -34,7 +34,8 @@ from rar_opt.solvers.registry import DEFAULT_BACKEND
 from rar_opt.solvers.registry import backend as get_backend
 from rar_opt.solvers.result import SolveResult, finish, restamp
 from rar_opt.solvers.status import Status
-from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum, sum_of
+from rar_opt.solvers.sum_best import sum_of
+from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
 from rar_opt.solvers.tradeoff import solve_span_within
 from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 

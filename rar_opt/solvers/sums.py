@@ -45,21 +45,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from rar_opt._version import __version__
-from rar_opt.bounds import registry
 from rar_opt.bounds.rounding import ceil_bound_or_none
-from rar_opt.check import check
 from rar_opt.errors import InputError, ParameterError
-from rar_opt.formulations import cpsat
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.solvers import sum_best, sum_bounds
 from rar_opt.solvers.backend import RawOutcome
 from rar_opt.solvers.budget import Budget, run_seed
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, ProvedBy, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
+from rar_opt.solvers.sum_best import SPAN_POLICIES, SUM_POLICIES, Best, sum_of
 from rar_opt.support.checks import is_real
 from rar_opt.support.processes import stop_requested
 
@@ -70,15 +67,6 @@ log = logging.getLogger(__name__)
 
 SUM_OBJECTIVES = ("total", "flow")
 """The objectives this method answers."""
-
-SUM_POLICIES = ("sjf-bco", "ff", "ls", "consolidate", "online-sf", "online-ff")
-"""The list-scheduling policies tried first (the cheap ones built for completion times)."""
-
-SPAN_POLICIES = ("lpt", "pack")
-"""Added under a makespan cap: they find the short makespans the cap is taken from."""
-
-QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
-"""A policy's options here: pack's construction only (as in the makespan's heuristics phase)."""
 
 IMPROVE_SHARE = 0.4
 """The share of the time limit the improvement search gets (after the heuristics)."""
@@ -170,47 +158,6 @@ SERVER_ORDERS_SECONDS = 5.0
 at 160 jobs."""
 
 
-@dataclass
-class _Best:
-    """The best schedule so far whose makespan is within ``cap`` (no cap: any)."""
-
-    schedule: Schedule | None = None
-    value: int | None = None
-    source: str = ""
-    cap: int | None = None
-    shortest: int | None = None  # the shortest makespan seen, within the cap or not
-
-    def offer(self, schedule: Schedule, value: tuple[int, int] | None, source: str) -> bool:
-        if value is None:
-            return False
-        total, span = value
-        self.shortest = span if self.shortest is None else min(self.shortest, span)
-        if self.cap is not None and span > self.cap:
-            return False
-        if self.value is None or total < self.value:
-            self.schedule, self.value, self.source = schedule, total, source
-            return True
-        return False
-
-    def recorded(self, value: tuple[int, int] | None) -> tuple[Status, int | None]:
-        """A search phase's status and sum for its record: a schedule that the checker
-        rejects, or whose makespan is past the cap, is no answer (the searches treat the
-        cap as a penalty, so their best may end past it)."""
-        if value is None or (self.cap is not None and value[1] > self.cap):
-            return Status.NO_SOLUTION, None
-        return Status.FEASIBLE, value[0]
-
-
-def sum_of(instance: Instance, schedule: Schedule, objective: str) -> tuple[int, int] | None:
-    """The schedule's total completion time (or flow time) and its makespan, from the
-    simulator; None when the checker rejects it."""
-    report = check(instance, schedule)
-    if not report.feasible or report.result.makespan is None:
-        return None
-    total = int(np.sum(report.result.completion))
-    return (total - int(instance.releases.sum()) if objective == "flow" else total), int(report.result.makespan)
-
-
 FullModel = Callable[[Instance, str, Schedule | None, Budget, dict[str, Any]], SolveResult]
 """Solves the full model for ``objective`` from a start schedule within a budget (the
 dispatcher passes the CP-SAT model's solve: this module sits below it)."""
@@ -233,18 +180,18 @@ def solve_sum(
     check_factor(makespan_within, "makespan_within")
     began = time.perf_counter()
     shift = int(instance.releases.sum()) if objective == "flow" else 0
-    best, phases = _Best(), []
+    best, phases = Best(), []
     if start is not None:
         best.offer(start, sum_of(instance, start, objective), "start")
     policies = SUM_POLICIES + (SPAN_POLICIES if makespan_within is not None else ())
-    phases.append(_heuristics(instance, objective, best, policies))
+    phases.append(sum_best.heuristics(instance, objective, best, policies))
     if makespan_within is not None and best.shortest is not None:
         cap = factor_cap(makespan_within, best.shortest, instance.horizon)
-        best = _capped(instance, objective, best, phases[-1], cap)
+        best = sum_best.capped(instance, objective, best, phases[-1], cap)
         phases[-1] = replace(phases[-1], objective=best.value)  # the best within the cap
     options: dict[str, Any] = {} if best.cap is None else {"horizon": best.cap}
-    bound = _floor(instance, phases, shift)
-    nothing = None if best.value is not None else _nothing_fits(instance, phases)  # why no schedule can fit
+    bound = sum_bounds.floor(instance, phases, shift)
+    nothing = None if best.value is not None else sum_bounds.nothing_fits(instance, phases)  # why no schedule can fit
     order: tuple[int, ...] | None = None
 
     def more(stoppable: bool = True) -> bool:
@@ -253,7 +200,9 @@ def solve_sum(
         return nothing is None and best.value != bound and not budget.expired() and not (stoppable and stop_requested())
 
     if more():
-        relaxed, order = _relaxations(instance, phases, budget, BOUND_SHARE, options, shift)
+        left = budget.left()
+        seconds = DEFAULT_SECONDS if left is None else BOUND_SHARE * left
+        relaxed, order = sum_bounds.relaxations(instance, phases, seconds, budget, options, shift)
         bound = max(bound, relaxed)
     improved: _Improved | None = None
     if more(stoppable=False):
@@ -262,7 +211,7 @@ def solve_sum(
     if more():
         phases.extend(_backfill(instance, objective, best, budget, order, improved))
     for search in ("server-orders", "neighbourhoods"):  # on the schedule itself, where the full model does not fit
-        if more() and why_no_model(instance):
+        if more() and sum_bounds.why_no_model(instance):
             found = _on_schedule(instance, objective, best, budget, search)
             if found is not None:
                 phases.append(found)
@@ -298,7 +247,7 @@ def solve_sum(
         },
         tuple(phases),
         stopped=None if status == Status.OPTIMAL or not budget.expired() else "time limit",
-        full_model=None if full is not None else why_no_model(instance),
+        full_model=None if full is not None else sum_bounds.why_no_model(instance),
     )
     if proof is not None:
         record = replace(record, proved_by=_proof(proof), proof_phase=proof.name)
@@ -355,32 +304,6 @@ def factor_cap(factor: float, value: int, most: int) -> int:
     return most if not math.isfinite(product) or product >= most else int(product)
 
 
-def _capped(instance: Instance, objective: str, best: _Best, heuristics: PhaseRecord, cap: int) -> _Best:
-    """The heuristics' schedules offered again under the makespan cap."""
-    from rar_opt.algorithms import run_policy
-
-    capped = _Best(cap=cap, shortest=best.shortest)
-    for name in heuristics.tried or {}:
-        run = run_policy(instance, name, **QUICK.get(name, {}))
-        capped.offer(run.schedule, sum_of(instance, run.schedule, objective), name)
-    return capped
-
-
-def _heuristics(instance: Instance, objective: str, best: _Best, policies: tuple[str, ...]) -> PhaseRecord:
-    from rar_opt.algorithms import run_policy
-
-    began, tried = time.perf_counter(), {}
-    for name in policies:
-        if best.value is not None and stop_requested() is not None:
-            break
-        run = run_policy(instance, name, **QUICK.get(name, {}))
-        value = sum_of(instance, run.schedule, objective)
-        tried[name] = None if value is None else value[0]
-        best.offer(run.schedule, value, name)
-    status = Status.FEASIBLE if best.value is not None else Status.NO_SOLUTION
-    return PhaseRecord(PhaseKind.HEURISTICS, status, best.value, None, time.perf_counter() - began, tried=tried)
-
-
 @dataclass(frozen=True)
 class _Improved:
     """The improve phase's record, and the state and value its run ended with."""
@@ -393,7 +316,7 @@ class _Improved:
 def _improve_run(
     instance: Instance,
     objective: str,
-    best: _Best,
+    best: Best,
     order: tuple[int, ...] | None,
     seconds: float,
     seed: int,
@@ -422,16 +345,16 @@ def _improve_run(
 
 
 def _improve(
-    instance: Instance, objective: str, best: _Best, budget: Budget, order: tuple[int, ...] | None
+    instance: Instance, objective: str, best: Best, budget: Budget, order: tuple[int, ...] | None
 ) -> _Improved:
     """``improve`` on :data:`IMPROVE_PROBE_SHARE` of its share of the time left (its starts
     are always built: at 320 jobs and more they take longer than the probe)."""
     left = budget.left()
     # most of the time when the full model will not use the rest (the bounds ran
     # before), shared with the backfill phase after it
-    share = IMPROVE_SHARE if why_no_model(instance) is None else IMPROVE_SHARE_BEFORE_BACKFILL
+    share = IMPROVE_SHARE if sum_bounds.why_no_model(instance) is None else IMPROVE_SHARE_BEFORE_BACKFILL
     seconds = DEFAULT_SECONDS if left is None else max(0.5, share * left)
-    if why_no_model(instance) is not None:
+    if sum_bounds.why_no_model(instance) is not None:
         seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     return _Improved(*_improve_run(instance, objective, best, order, seconds * IMPROVE_PROBE_SHARE, budget.seed))
 
@@ -439,7 +362,7 @@ def _improve(
 def _backfill(
     instance: Instance,
     objective: str,
-    best: _Best,
+    best: Best,
     budget: Budget,
     order: tuple[int, ...] | None,
     improved: _Improved | None = None,
@@ -455,9 +378,9 @@ def _backfill(
 
     began = time.perf_counter()
     left = budget.left()
-    share = BACKFILL_SHARE if why_no_model(instance) is None else BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS
+    share = BACKFILL_SHARE if sum_bounds.why_no_model(instance) is None else BACKFILL_SHARE_BEFORE_NEIGHBOURHOODS
     seconds = DEFAULT_SECONDS if left is None else share * left
-    if why_no_model(instance) is not None:
+    if sum_bounds.why_no_model(instance) is not None:
         seconds = min(seconds, SEARCH_PLATEAU_SECONDS)
     if seconds < BACKFILL_MIN_SECONDS:
         return []
@@ -519,7 +442,7 @@ def _backfill(
     return records
 
 
-def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget, search: str) -> PhaseRecord | None:
+def _on_schedule(instance: Instance, objective: str, best: Best, budget: Budget, search: str) -> PhaseRecord | None:
     """A search on the best schedule itself, ``search`` being ``"server-orders"``
     (:mod:`rar_opt.solvers.server_orders`, on :data:`SERVER_ORDERS_SHARE` of the time left,
     at most :data:`SERVER_ORDERS_SECONDS`) or ``"neighbourhoods"`` (exact neighbourhoods,
@@ -546,79 +469,12 @@ def _on_schedule(instance: Instance, objective: str, best: _Best, budget: Budget
     return PhaseRecord(PhaseKind.IMPROVE, status, total, None, time.perf_counter() - began, search=search)
 
 
-def _floor(instance: Instance, phases: list[PhaseRecord], shift: int) -> int:
-    """The cheap bounds on the total completion time, recorded and returned on the
-    objective's scale: less ``shift`` (sum_j r_j) for the flow time, as every sum and bound
-    of the record is."""
-    began = time.perf_counter()
-    values = {b.name: b.value - shift for b in registry.cheap(instance, "total") if b.value is not None}
-    floor = max(values.values(), default=-shift)
-    phases.append(
-        PhaseRecord(PhaseKind.FLOOR, Status.BOUND, None, float(floor), time.perf_counter() - began, floors=values)
-    )
-    return floor
-
-
-def _nothing_fits(instance: Instance, phases: list[PhaseRecord]) -> str | None:
-    """Where no heuristic's schedule ends within the horizon: why none can (the cheap
-    makespan floor past the horizon, recorded as a floor phase), or None."""
-    began = time.perf_counter()
-    values = {b.name: b.value for b in registry.cheap(instance) if b.value is not None}
-    span = max(values.values(), default=0)
-    if span <= instance.horizon:
-        return None
-    phases.append(
-        PhaseRecord(PhaseKind.FLOOR, Status.INFEASIBLE, None, float(span), time.perf_counter() - began, floors=values)
-    )
-    return f"the makespan floor {span:g} is past the horizon of {instance.horizon} slots: nothing fits"
-
-
-def _relaxations(
-    instance: Instance,
-    phases: list[PhaseRecord],
-    budget: Budget,
-    share: float,
-    options: dict[str, Any],
-    shift: int,
-) -> tuple[int, tuple[int, ...] | None]:
-    """Every solver bound on the total completion time of the registry, on ``share`` of the
-    time left: the best value, and the list order the best of them suggests (if any). The
-    values are recorded and returned on the objective's scale (less ``shift``, as in
-    :func:`_floor`); the bounds themselves are asked on the total's."""
-    solvers = [b for b in registry.entries("total", families=("solver",)) if b.applies is None or b.applies(instance)]
-    if not solvers:
-        return -shift, None
-    left = budget.left()
-    each = (DEFAULT_SECONDS if left is None else share * left) / len(solvers)
-    best, order = -shift, None
-    for bound in solvers:
-        known = (p.bound for p in phases if p.kind in (PhaseKind.FLOOR, PhaseKind.RELAXATION))
-        floor = max((int(b) + shift for b in known if b is not None), default=0)  # on the total's scale
-        found = bound.compute(instance, registry.Ask(max(each, 0.5), budget.seed, floor, options))
-        status = Status.BOUND if found.value is not None else Status.NO_SOLUTION
-        value = None if found.value is None else float(found.value - shift)
-        phases.append(PhaseRecord(PhaseKind.RELAXATION, status, value, value, found.seconds, search=bound.name))
-        if found.value is not None and found.value - shift >= best:
-            best, order = found.value - shift, found.order or order
-    return best, order
-
-
-def why_no_model(instance: Instance) -> str | None:
-    if instance.time_model.links is not None:
-        return "skipped: the CP-SAT model counts contention per server (the cluster has a topology)"
-    cells = cpsat.count_cells(instance, instance.horizon)
-    limit = cpsat.Options().max_cells
-    if cells > limit:
-        return f"skipped: the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {limit:,})"
-    return None
-
-
 def _full_model(
-    instance: Instance, objective: str, best: _Best, budget: Budget, solve: FullModel, options: dict[str, Any]
+    instance: Instance, objective: str, best: Best, budget: Budget, solve: FullModel, options: dict[str, Any]
 ) -> tuple[PhaseRecord, int | None, dict[str, Any] | None] | None:
     """The CP-SAT model with the best schedule as its start, when it fits (``options``:
     the makespan cap as the model's horizon)."""
-    if why_no_model(instance) is not None:
+    if sum_bounds.why_no_model(instance) is not None:
         return None
     began = time.perf_counter()
     res = solve(instance, objective, best.schedule, budget, options)

@@ -6,8 +6,8 @@ find. The cap is on the flow time sum_j (C_j - r_j), the average JCT times J (wi
 releases it is the total completion time): at most floor(F x S), S the smallest flow time
 among the heuristics' schedules. Its phases, each recorded:
 
-1. **Heuristics.** Every policy of :data:`~.sums.SUM_POLICIES` and
-   :data:`~.sums.SPAN_POLICIES` (their construction only), judged by the simulator: S is
+1. **Heuristics.** Every policy of :data:`~.sum_best.SUM_POLICIES` and
+   :data:`~.sum_best.SPAN_POLICIES` (their construction only), judged by the simulator: S is
    the smallest flow time among them, and the shortest makespan among those within the
    cap the first incumbent (ties: the smaller flow time).
 2. **Floor.** The cheap makespan bounds of the registry. A cap only removes schedules, so
@@ -49,18 +49,15 @@ from rar_opt.solvers.phases import MODEL_METHOD, build_seconds
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish, read_back
 from rar_opt.solvers.status import Status
+from rar_opt.solvers.sum_best import QUICK, SPAN_POLICIES, SUM_POLICIES, sum_of
+from rar_opt.solvers.sum_bounds import why_no_model
 from rar_opt.solvers.sums import (
     ALONE_SHARE,
     DEFAULT_SECONDS,
     IMPROVE_ITERATIONS_PER_JOB,
     IMPROVE_SHARE,
-    QUICK,
-    SPAN_POLICIES,
-    SUM_POLICIES,
     check_factor,
     factor_cap,
-    sum_of,
-    why_no_model,
 )
 from rar_opt.support.processes import stop_requested
 

@@ -112,10 +112,10 @@ def test_a_job_that_fits_none_of_the_servers_is_refused() -> None:
 
 
 def test_the_phase_of_auto_for_sums_is_recorded_where_the_full_model_does_not_fit(monkeypatch) -> None:
-    from rar_opt.solvers import sums
+    from rar_opt.solvers import sum_bounds
 
     inst = paper(0, jobs=40, servers=4, preset="contention-heavy")
-    monkeypatch.setattr(sums, "why_no_model", lambda instance: "skipped: (test) the model does not fit")
+    monkeypatch.setattr(sum_bounds, "why_no_model", lambda instance: "skipped: (test) the model does not fit")
     res = solve(inst, "auto", time_limit=6, objective="total")
     phases = {p.name: p for p in res.record.phases}
     assert "improve (neighbourhoods)" in phases

@@ -141,10 +141,10 @@ def test_improves_a_poor_schedule_and_is_reproducible() -> None:
 
 
 def test_the_phase_of_auto_for_sums_is_recorded_before_the_neighbourhoods(monkeypatch) -> None:
-    from rar_opt.solvers import sums
+    from rar_opt.solvers import sum_bounds
 
     inst = paper(0, jobs=40, servers=4, preset="contention-heavy")
-    monkeypatch.setattr(sums, "why_no_model", lambda instance: "skipped: (test) the model does not fit")
+    monkeypatch.setattr(sum_bounds, "why_no_model", lambda instance: "skipped: (test) the model does not fit")
     res = solve(inst, "auto", time_limit=8, objective="total")
     names = [p.name for p in res.record.phases]
     assert "improve (server-orders)" in names

@@ -93,13 +93,13 @@ def test_a_search_phase_past_the_makespan_cap_records_no_sum() -> None:
     # schedule is no answer under the cap, and its sum must not stand in the record
     # beside (and below) the answer
     from rar_opt.instances.generate import paper
-    from rar_opt.solvers.sums import _Best
+    from rar_opt.solvers.sum_best import Best
 
-    best = _Best(cap=50)
+    best = Best(cap=50)
     assert best.recorded((900, 51)) == (Status.NO_SOLUTION, None)
     assert best.recorded((900, 50)) == (Status.FEASIBLE, 900)
     assert best.recorded(None) == (Status.NO_SOLUTION, None)
-    assert _Best().recorded((900, 10**6)) == (Status.FEASIBLE, 900)
+    assert Best().recorded((900, 10**6)) == (Status.FEASIBLE, 900)
     inst = paper(3, jobs=40, servers=6, preset="contention-heavy")  # backfill ended past the cap here
     res = solve(inst, "auto", time_limit=6, objective="total", makespan_within=1.0)
     assert res.objective is not None

@@ -20,7 +20,7 @@ from rar_opt.errors import ParameterError
 from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Status, solve
 from rar_opt.solvers.record import PhaseKind
-from rar_opt.solvers.sums import SPAN_POLICIES, SUM_POLICIES
+from rar_opt.solvers.sum_best import SPAN_POLICIES, SUM_POLICIES
 
 from ..bruteforce import brute_force
 from ..strategies import micro_instances, with_releases
