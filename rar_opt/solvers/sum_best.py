@@ -38,6 +38,8 @@ class Best:
     shortest: int | None = None  # the shortest makespan seen, within the cap or not
 
     def offer(self, schedule: Schedule, value: tuple[int, int] | None, source: str) -> bool:
+        """Keep ``schedule`` if its ``value`` (sum, makespan; None: the checker refused it)
+        is within the cap and its sum is lower than the best so far; whether it was kept."""
         if value is None:
             return False
         total, span = value
@@ -72,14 +74,17 @@ def capped(instance: Instance, objective: str, best: Best, heuristics: PhaseReco
     """The heuristics' schedules offered again under the makespan cap."""
     from rar_opt.algorithms import run_policy
 
-    capped = Best(cap=cap, shortest=best.shortest)
+    kept = Best(cap=cap, shortest=best.shortest)
     for name in heuristics.tried or {}:
         run = run_policy(instance, name, **QUICK.get(name, {}))
-        capped.offer(run.schedule, sum_of(instance, run.schedule, objective), name)
-    return capped
+        kept.offer(run.schedule, sum_of(instance, run.schedule, objective), name)
+    return kept
 
 
 def heuristics(instance: Instance, objective: str, best: Best, policies: tuple[str, ...]) -> PhaseRecord:
+    """Each of ``policies`` once (pack's construction only), its schedule offered to
+    ``best``; the phase's record with every policy's sum (None where the checker refused
+    its schedule). A stop request ends the phase once a schedule is kept."""
     from rar_opt.algorithms import run_policy
 
     began, tried = time.perf_counter(), {}
