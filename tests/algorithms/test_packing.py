@@ -82,12 +82,12 @@ def test_splitting_by_choice_beats_keeping_every_job_whole_on_a_frontier_instanc
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 4), st.integers(2, 12), st.integers(1, 9), st.integers(0, 2**31 - 1))
 def test_the_window_search_sees_the_same_idle_gpus_as_slot_by_slot(servers: int, slots: int, d: int, seed: int) -> None:
-    from rar_opt.algorithms.packing import _jobs, _Profile
+    from rar_opt.algorithms.profile import Profile, jobs_of
     from rar_opt.algorithms.runs import RunIndex
 
     rng = np.random.default_rng(seed)
     inst = paper(seed % 7, jobs=6, servers=servers)
-    profile = _Profile(_jobs(inst), slots + d, may_split=True)
+    profile = Profile(jobs_of(inst), slots + d, may_split=True)
     cap = inst.cluster.capacity
     profile.free[:] = rng.integers(0, cap[:, None] + 1, profile.free.shape)
     profile.split_busy = rng.random(profile.free.shape) < 0.2

@@ -141,22 +141,22 @@ def _pack(inst, **options):
     st.sampled_from(["must", "may", "both"]),
 )
 def test_pack_places_every_job_alike_with_the_index_the_scan_or_no_room_for_tables(inst, rule: str) -> None:
-    from rar_opt.algorithms import packing, runs
+    from rar_opt.algorithms import profile, runs
 
     scanned = _pack(inst, iterations=2, split=rule)  # a small cluster: scanned
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(packing, "INDEX_SERVERS", 1)
+        mp.setattr(profile, "INDEX_SERVERS", 1)
         assert _pack(inst, iterations=2, split=rule) == scanned  # the index
         mp.setattr(runs, "TABLE_CELLS", 2 * inst.num_servers * (inst.horizon + 1))
         assert _pack(inst, iterations=2, split=rule) == scanned  # tables for one or two counts, then none
 
 
 def test_pack_at_paper_scale_alike_with_the_index_and_the_scan() -> None:
-    from rar_opt.algorithms import packing
+    from rar_opt.algorithms import profile
     from rar_opt.instances.generate import paper
 
     inst = paper(1, jobs=160, servers=20, preset="contention-heavy")
     scanned = _pack(inst, iterations=1, split="both")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(packing, "INDEX_SERVERS", 1)
+        mp.setattr(profile, "INDEX_SERVERS", 1)
         assert _pack(inst, iterations=1, split="both") == scanned
