@@ -96,3 +96,31 @@ def test_an_exact_compare_solves_the_relaxation_once(wait_beats_start: Instance,
     monkeypatch.undo()
     alone = compare(wait_beats_start, ["ff"], bound_time_limit=10)  # without a solve it is solved on its own
     assert (alone.bounds["relaxation"], alone.bounds["relaxation_proven"]) == (3, True)
+
+
+def test_a_schedule_past_the_horizon_is_no_best_known() -> None:
+    # heavy-20x8x120-s0 (T = 120): sjf-oblivious ends at 126 with the shortest average JCT
+    # of all; it was taken as the best average JCT known, so ratios to it overstated ALG / OPT
+    from rar_opt.instances.library import instance_path
+    from rar_opt.studies.evaluation import evaluate
+
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    ev = evaluate(inst, ("sjf-bco", "lpt", "sjf-oblivious"))
+    past = ev.runs["sjf-oblivious"]
+    assert not past.feasible and past.makespan > inst.horizon
+    assert past.avg_jct < ev.jct_best  # the case the fix is about
+    assert ev.jct_best == min(r.avg_jct for r in ev.runs.values() if r.feasible)
+    assert ev.best == min(r.makespan for r in ev.runs.values() if r.feasible)
+    assert ev.jct_ratios("sjf-oblivious")["jct_ratio_low"] == pytest.approx(past.avg_jct / ev.jct_best)
+
+
+def test_the_exact_solves_schedule_counts_for_the_best_average_jct(wait_beats_start: Instance) -> None:
+    # T = 7: the heuristics that start both jobs at once end at 8, past T; the optimum's
+    # schedule (6) is the only feasible one besides the policies that never share a server
+    short = dataclasses.replace(wait_beats_start, horizon=7)
+    cmp = compare(short, exact=True)
+    assert cmp.solve is not None and cmp.solve["avg_jct"] is not None
+    feasible = [r.avg_jct for r in cmp.rows if r.within_horizon]
+    assert cmp.jct_best == pytest.approx(min([*feasible, cmp.solve["avg_jct"]]))
+    for row in cmp.rows:
+        assert row.jct_ratio_best == pytest.approx(row.avg_jct / cmp.jct_best)

@@ -51,7 +51,7 @@ class Comparison:
     solve: dict[str, Any] | None
     bounds: dict[str, Any] | None = None  # every lower bound computed, by name
     jct_reference: float | None = None  # the best lower bound on the average JCT
-    jct_best: float | None = None  # the best average JCT known (a policy's)
+    jct_best: float | None = None  # the best average JCT known within T (a policy's or the solve's)
     jct_bounds: dict[str, Any] | None = None  # every lower bound on the total completion time, by name
     # what the numbers depend on besides the instance: the seed of the seeded policies and
     # solvers, whether OPT was solved for and in how many seconds, the relaxation's seconds
@@ -59,6 +59,7 @@ class Comparison:
     exact: bool = False
     time_limit: float | None = None  # the exact solve's seconds (None: no solve)
     bound_time_limit: float | None = None  # the relaxation's seconds (None: the cheap bounds only)
+    jct_total_bound: int | None = None  # the best lower bound on the total completion time (jct_reference x J)
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready values."""
@@ -73,6 +74,7 @@ class Comparison:
             "bounds": self.bounds,
             "jct_reference": self.jct_reference,
             "jct_best": self.jct_best,
+            "jct_total_bound": self.jct_total_bound,
             "jct_bounds": self.jct_bounds,
             "seed": self.seed,
             "exact": self.exact,
@@ -144,4 +146,5 @@ def compare(
         exact=exact,
         time_limit=time_limit if exact else None,
         bound_time_limit=bound_time_limit,
+        jct_total_bound=None if ev.jct_bounds is None else int(ev.jct_bounds.best),
     )

@@ -48,6 +48,7 @@ class PolicyRun:
     min_jct: int | None
     shares: TimeShares  # realized extra time (rar_opt.shares)
     wall_s: float
+    feasible: bool = True  # the checker's verdict: False for a schedule that ends after T
 
 
 def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> PolicyRun:
@@ -55,11 +56,13 @@ def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> Pol
     began = time.perf_counter()
     result = run_policy(instance, policy, seed=seed, **options)
     wall = time.perf_counter() - began
-    sim = check(instance, result.schedule).result
+    report = check(instance, result.schedule)
+    sim = report.result
     if sim.makespan is None:  # a policy's schedule always completes; this would be a bug
         raise RuntimeError(f"{policy} returned a schedule that does not complete on {instance.name}")
     shares = realized_shares(instance, result.schedule)
-    return PolicyRun(policy, result, int(sim.makespan), float(sim.avg_jct or 0.0), sim.min_jct, shares, wall)
+    avg = float(sim.avg_jct or 0.0)
+    return PolicyRun(policy, result, int(sim.makespan), avg, sim.min_jct, shares, wall, report.feasible)
 
 
 @dataclass(frozen=True)
@@ -82,15 +85,21 @@ class Evaluation:
         return None if self.jct_bounds is None else self.jct_bounds.best / self.instance.num_jobs
 
     @property
-    def jct_best(self) -> float:
-        """The best average JCT known (a policy's)."""
-        return min(r.avg_jct for r in self.runs.values())
+    def jct_best(self) -> float | None:
+        """The best average JCT known among feasible schedules: the policies' that the checker
+        accepts (a schedule that ends after T is no answer, however short its JCTs) and the
+        exact solve's. None when no schedule known ends within T."""
+        known = [r.avg_jct for r in self.runs.values() if r.feasible]
+        if self.solve is not None and self.solve.schedule is not None and self.solve.avg_jct is not None:
+            known.append(float(self.solve.avg_jct))  # the solver layer returns checked schedules only
+        return min(known, default=None)
 
     def jct_ratios(self, policy: str) -> dict[str, float | None]:
-        """The policy's average JCT over the best known (at most ALG / OPT) and over the best
-        lower bound (at least ALG / OPT); the optimal average JCT is not proven here."""
-        avg, lower = self.runs[policy].avg_jct, self.jct_lower
-        return {"jct_ratio_low": avg / self.jct_best, "jct_ratio_high": None if not lower else avg / lower}
+        """The policy's average JCT over the best known (at most ALG / OPT; None when no
+        feasible schedule is known) and over the best lower bound (at least ALG / OPT); the
+        optimal average JCT is not proven here."""
+        avg, lower, best = self.runs[policy].avg_jct, self.jct_lower, self.jct_best
+        return {"jct_ratio_low": None if not best else avg / best, "jct_ratio_high": None if not lower else avg / lower}
 
     @property
     def reference(self) -> int:
@@ -163,7 +172,7 @@ def evaluate(
         instance, objective="total", time_limits=solver_total if bound_time_limit else None, seed=seed
     )
     lower, optimum = bounds.best, None
-    spans = [r.makespan for r in runs.values()]
+    spans = [r.makespan for r in runs.values() if r.feasible]  # a schedule past T is no answer
     if res is not None:
         from rar_opt.solvers import Status
 
@@ -174,10 +183,13 @@ def evaluate(
             spans.append(res.makespan)
         if res.status == Status.OPTIMAL and res.makespan is not None:
             optimum = int(res.makespan)
-    if not spans:
-        raise ValueError("nothing to evaluate: no policy and no exact method")
-    best = min(spans)
-    if optimum is None and lower == best:  # a proven bound met by a schedule the simulator judged: optimal
+    # with no schedule within T known, the best makespan known is the shortest of those past
+    # T: still at least OPT (which is at most T), so ratio_low stays at most ALG / OPT
+    known = spans or [r.makespan for r in runs.values()]
+    if not known:
+        raise ValueError("nothing to evaluate: no policy and no schedule from the exact method")
+    best = min(known)
+    if optimum is None and spans and lower == best:  # a proven bound met by a feasible schedule: optimal
         optimum = best
     if optimum is not None:
         lower = best = optimum

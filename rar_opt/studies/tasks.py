@@ -239,22 +239,23 @@ def jct_reference_of(out: dict[str, Any]) -> JctReference | None:
     and the proven optimum when the flow optimum is proven; the best average JCT known
     likewise. The policies' stored ``jct_ratio_low`` and ``jct_ratio_high`` and the report's
     and export's JCT columns all divide by it. None for outputs that carry no average JCT (a
-    store written before they were recorded)."""
-    if out.get("best_avg_jct") is None:
-        return None
-    lower, best = out.get("lower_bound_avg_jct"), float(out["best_avg_jct"])
+    store written before they were recorded), and where no schedule known ends within T
+    (then no ratio to a best known can be taken)."""
+    lower, best = out.get("lower_bound_avg_jct"), out.get("best_avg_jct")
     flow = out.get("flow")
-    if not flow:
-        return JctReference(lower, best, False)
-    jobs = int(out["jobs"])
-    some = next(iter(out["policies"].values()))
-    released = round(some["avg_jct"] * jobs) - int(some["flow"])  # sum_j r_j: total less flow, of any schedule
-    best = min(best, (flow["best"] + released) / jobs)
-    if flow["proven"]:
-        optimum = (flow["optimum"] + released) / jobs
-        return JctReference(optimum, optimum, True)
-    flow_lower = (flow["lower_bound"] + released) / jobs
-    return JctReference(flow_lower if lower is None else max(lower, flow_lower), best, False)
+    if flow:
+        jobs = int(out["jobs"])
+        some = next(iter(out["policies"].values()))
+        released = round(some["avg_jct"] * jobs) - int(some["flow"])  # sum_j r_j: total less flow, of any schedule
+        if flow["proven"]:
+            optimum = (flow["optimum"] + released) / jobs
+            return JctReference(optimum, optimum, True)
+        if flow.get("best") is not None:
+            flow_best = (flow["best"] + released) / jobs
+            best = flow_best if best is None else min(float(best), flow_best)
+        flow_lower = (flow["lower_bound"] + released) / jobs
+        lower = flow_lower if lower is None else max(lower, flow_lower)
+    return None if best is None else JctReference(lower, float(best), False)
 
 
 def flow_method(method: str) -> str:
@@ -284,19 +285,19 @@ def flow_outputs(
     proven_bound = ceil_bound_or_none(res.bound)
     if proven_bound is not None:
         lower = max(lower, proven_bound)
-    known = list(flows.values())
+    known = [flows[name] for name, run in ev.runs.items() if run.feasible]  # a schedule past T is no answer
     if res.completion is not None:
         known.append(sum(res.completion) - released)
     optimum = round(res.objective) if res.status == Status.OPTIMAL and res.objective is not None else None
-    if optimum is None and lower == min(known):  # a proven bound that a judged schedule meets
+    if optimum is None and known and lower == min(known):  # a proven bound that a feasible schedule meets
         optimum = lower
-    best = optimum if optimum is not None else min(known)
+    best = optimum if optimum is not None else min(known, default=None)
     lower = optimum if optimum is not None else lower
     for name, value in flows.items():
         rows[name] |= {
             "flow": value,
             "flow_ratio": value / optimum if optimum else None,
-            "flow_ratio_low": value / best,  # <= ALG/OPT
+            "flow_ratio_low": value / best if best else None,  # <= ALG/OPT
             "flow_ratio_high": value / lower,  # >= ALG/OPT
             "flow_optimal": value == optimum if optimum else None,
         }

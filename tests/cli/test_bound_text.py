@@ -23,3 +23,24 @@ def test_the_audits_cases() -> None:
     assert bound_per_job(20780, 160) == "129.875"
     assert bound_per_job(7887, 40) == "197.175"
     assert bound_per_job(7887, 40, 1) == "197.1"
+
+
+def test_compare_prints_the_average_jct_bound_from_the_total(capsys) -> None:
+    # theorem5-p-cmax: the bound on the total is 12 over 5 jobs, exactly 2.4; dividing first
+    # and flooring the float 2.4 printed 2.399, less than was proven
+    from rar_opt import Instance
+    from rar_opt.cli import main
+    from rar_opt.instances.library import instance_path
+
+    inst = Instance.read(instance_path("theorem5-p-cmax"))
+    assert main(["compare", "theorem5-p-cmax", "--policies", "sjf-bco", "lpt", "--bound-time-limit", "1"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("average JCT"))
+    assert main(["compare", "theorem5-p-cmax", "--policies", "sjf-bco", "lpt", "--bound-time-limit", "1", "--json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    total = data["jct_total_bound"]
+    assert total == max(v for k, v in data["jct_bounds"].items() if isinstance(v, int) and not k.endswith("seconds"))
+    assert f"best lower bound {bound_per_job(total, inst.num_jobs)} " in line
+    assert Fraction(total, inst.num_jobs) == Fraction(data["jct_reference"]).limit_denominator(10**6)
