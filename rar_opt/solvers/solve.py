@@ -42,8 +42,14 @@ from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 log = logging.getLogger(__name__)
 
 HANDOFF_PER_BUILD = 2.0
-"""Pyomo's hand-off of a compact model to HiGHS, per second of build (measured 1.6-2.1
+"""Pyomo's hand-off of a compact model to HiGHS, per second of build (measured 1.6-2.2
 at 12 x 4 x 80 and 16 x 8 x 100): a limit too short for it is reported at once."""
+
+HANDOFF_PER_ELEMENT = 80e-6
+"""The same hand-off per variable and constraint, in seconds: measured 43-72 us for the
+compact MILP (12 x 4 x 80, 16 x 8 x 100; five to six nonzeros per element) and 20 us for the
+enumerative ILP (two), whose build is mostly the enumeration and says nothing of the
+hand-off (wait-beats-start: 10 s of build, 0.75 s of hand-off)."""
 
 INTEGRAL_ABS_GAP = 0.99
 """Absolute gap for our objectives (makespan, sum of completion times), which are integral:
@@ -208,9 +214,12 @@ def compact_only(instance: Instance, request: Request) -> str | None:
     if objective != "makespan":
         models = "methods over several models" if objective in CPSAT_OBJECTIVES else "models"
         return f"the objective is {objective!r}, which the CP-SAT {models} do not optimise"
-    milp_only = sorted(set(request.options) - set(PLAN_OPTIONS))
-    if milp_only:
-        return f"option(s) {', '.join(milp_only)} belong to the compact MILP"
+    beyond = sorted(set(request.options) - set(PLAN_OPTIONS))
+    if beyond:
+        unknown = [k for k in beyond if k not in get_formulation("compact").option_names()]
+        if unknown:
+            return f"option(s) {', '.join(unknown)} taken by neither these methods nor the compact MILP"
+        return f"option(s) {', '.join(beyond)} belong to the compact MILP"
     if request.backend not in (None, "cpsat"):
         return f"the {request.backend} backend was asked for"
     return None
@@ -239,6 +248,13 @@ def cpsat_answers(instance: Instance, request: Request) -> bool:
 def _solve_plan(instance: Instance, name: str, request: Request, budget: Budget) -> SolveResult:
     """A method over several models (``decompose``, ``auto``) on CP-SAT, for the makespan."""
     require_star(instance, f"the {name} method (its CP-SAT models)")
+    milp = set(get_formulation("compact").option_names())
+    unknown = sorted(set(request.options) - set(PLAN_OPTIONS) - milp)
+    if unknown:  # an option no model takes: told by its own name
+        raise InputError(
+            f"{name} takes no option {unknown[0]!r}: its own are {', '.join(PLAN_OPTIONS)}",
+            where=f"options.{unknown[0]}",
+        )
     refused = compact_only(instance, request)
     if refused is not None:
         raise ParameterError(
@@ -290,12 +306,12 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
         return _stopped_in_build(instance, form, engine.name, opts, start, budget, time.perf_counter() - build0)
     build_s = time.perf_counter() - build0
     settings = dataclasses.replace(solver_budget.settings(), warm_start=use_start, abs_gap=INTEGRAL_ABS_GAP)
-    handoff = HANDOFF_PER_BUILD if engine.name == "highs" else 0.0  # Pyomo's translation for HiGHS
-    if settings.time_limit is not None and handoff * build_s > settings.time_limit:
+    handoff = 0.0 if engine.name != "highs" else _handoff_seconds(model, build_s, settings.time_limit)
+    if settings.time_limit is not None and handoff > settings.time_limit:
         # the hand-off alone would overrun the limit, and it cannot be interrupted
         message = (
             f"time limit: {settings.time_limit:.2f} s left after the build, and handing the model to "
-            f"{engine.name} takes about {handoff * build_s:.2f} s; not started"
+            f"{engine.name} takes about {handoff:.2f} s; not started"
         )
         raw = _start_only(model, use_start, "time limit before the solver", message)
     else:
@@ -317,6 +333,19 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
         result = _verify(instance, result, budget)
     return dataclasses.replace(result, wall_s=budget.elapsed())
+
+
+def missing_backend(method: str, backend: str | None = None) -> str | None:
+    """Why ``method`` (a formulation, ``auto`` or another method over several models) cannot
+    be solved on this install with ``backend`` (None: its default): the package that backend
+    needs and how to install it (SCIP for the non-convex model), or None when it can. A
+    solve without it ends with the status ``error``; the commands and the studies ask first
+    and refuse before any work. An unknown method or backend is an InputError."""
+    if method == "auto" or method in PLANS:
+        name = backend or "cpsat"  # auto hands a MILP backend's request to the compact MILP
+    else:
+        name = backend or DEFAULT_BACKEND[get_formulation(method).problem]
+    return get_backend(name).unavailable()
 
 
 def _engine_for(form: Any, request: Request, budget: Budget) -> Any:
@@ -432,6 +461,21 @@ def _solve_relaxation(instance: Instance, name: str, opts: Any, budget: Budget) 
         termination=raw.termination,
         message=f"the {opts.relaxation} relaxation: its value bounds the optimum from below; no schedule",
     )
+
+
+def _handoff_seconds(model: Any, build_s: float, left: float | None) -> float:
+    """How long Pyomo's hand-off of ``model`` to HiGHS will take: :data:`HANDOFF_PER_BUILD`
+    times the build, and where that is more than the ``left`` seconds, the lesser of it and
+    :data:`HANDOFF_PER_ELEMENT` times the model's variables and constraints (counted only
+    then: a walk over the model of a few hundredths of a second at 16 x 8 x 100)."""
+    by_build = HANDOFF_PER_BUILD * build_s
+    if left is None or by_build <= left:
+        return by_build
+    import pyomo.environ as pyo
+
+    elements = sum(1 for _ in model.component_data_objects(pyo.Var))
+    elements += sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True))
+    return min(by_build, HANDOFF_PER_ELEMENT * elements)
 
 
 def _add_floor(model: Any, lower_bound: float) -> None:

@@ -282,3 +282,20 @@ def test_a_solvers_near_integer_objective_and_bound_are_read_as_integers() -> No
     )
     assert res.objective == 906.0 and res.bound == 870.25  # a fractional bound stays as it is
     assert res.gap == pytest.approx((906 - 870.25) / 906)
+
+
+def test_the_hand_off_estimate_counts_the_model_where_the_build_says_too_much(tiny_8x4_s19: Instance) -> None:
+    # the enumerative ILP's build is mostly its enumeration: two seconds of hand-off per second
+    # of build refused a solve that needed 0.75 s of hand-off (wait-beats-start, 20 s limit)
+    import pyomo.environ as pyo
+
+    from rar_opt.formulations import compact
+    from rar_opt.solvers.solve import HANDOFF_PER_BUILD, HANDOFF_PER_ELEMENT, _handoff_seconds
+
+    model = compact.build(tiny_8x4_s19)
+    elements = sum(1 for _ in model.component_data_objects(pyo.Var))
+    elements += sum(1 for _ in model.component_data_objects(pyo.Constraint, active=True))
+    assert _handoff_seconds(model, 1.0, None) == HANDOFF_PER_BUILD  # no limit: the build's estimate
+    assert _handoff_seconds(model, 1.0, 5.0) == HANDOFF_PER_BUILD  # within the limit: not counted
+    assert _handoff_seconds(model, 100.0, 5.0) == pytest.approx(HANDOFF_PER_ELEMENT * elements)
+    assert _handoff_seconds(model, 1e-4, 1e-5) == pytest.approx(HANDOFF_PER_BUILD * 1e-4)  # the lesser
