@@ -205,6 +205,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 args.model,
             )
         options[key] = value
+    from rar_opt.solvers.solve import missing_backend
+
+    if (missing := missing_backend(formulation, args.backend)) is not None:  # before any work
+        raise InputError(f"{formulation} cannot be solved on this install: {missing}", where=_backend_flag(args))
     # the limit is the wall clock of the whole command: what the start-up used is gone
     time_limit = after_startup(args.time_limit, seconds_since_start())
     try:
@@ -223,9 +227,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         key = (exc.where or "").removeprefix("options.")
-        given = flags.get(key, ("",))[0] == "--option"  # an option the command line gave
-        if exc.where and exc.where != key and given and not exc.file:
-            raise InputError(exc.message, where=f"--option {key}") from None
+        flag = flags.get(key, ("",))[0]  # the flag that set this option, if the command line did
+        if exc.where and flag and not exc.file:  # told by that flag, not by the instance or spec
+            raise InputError(exc.message, where=f"--option {key}" if flag == "--option" else flag) from None
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
     _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
@@ -272,6 +276,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if res.status == Status.UNVERIFIED:
         print(f"note: {res.message} (the answer is unverified, not proven)", file=sys.stderr)
     return EXIT_OK
+
+
+def _backend_flag(args: argparse.Namespace) -> str:
+    """The flag that chose the backend: ``--backend``, else the one that chose the method."""
+    return "--backend" if args.backend else "--model" if args.model and not args.formulation else "--formulation"
 
 
 def _cap_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -409,9 +418,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     if result.bounds is not None:
         print(_bounds_line(result.bounds, instance))
-    if result.jct_reference is not None:
+    if result.jct_total_bound is not None:
+        known = "none within T" if result.jct_best is None else f"{result.jct_best:.4g}"
+        lower = bound_per_job(result.jct_total_bound, instance.num_jobs)
         print(
-            f"average JCT: best known {result.jct_best:.4g}, best lower bound {bound_per_job(result.jct_reference, 1)} "
+            f"average JCT: best known {known}, best lower bound {lower} "
             f"(the total completion time's bound over {instance.num_jobs} jobs); jct_ratio = avg_jct / that bound"
         )
     emit_table(

@@ -12,13 +12,13 @@ from rar_opt.algorithms.backfill import FITS
 from rar_opt.algorithms.estimators import ESTIMATORS
 from rar_opt.check import check
 from rar_opt.cli.output import (
-    EXIT_INTERNAL,
     EXIT_OK,
     JSON_HELP,
     emit_json,
     emit_simulation,
     emit_table,
     progress,
+    require_matplotlib,
     show_progress,
 )
 from rar_opt.errors import InputError
@@ -317,13 +317,9 @@ def _policy_takes(policy: str, flags: dict[str, str]) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``rar-opt plot``: a Gantt chart of a schedule."""
-    try:
-        import matplotlib  # noqa: F401
+    require_matplotlib("plot")
+    from rar_opt.plotting.schedule import plot_schedule
 
-        from rar_opt.plotting.schedule import plot_schedule
-    except ImportError:
-        print("error: plotting needs matplotlib: pip install 'rar-opt[plot]'", file=sys.stderr)
-        return EXIT_INTERNAL
     instance = Instance.read(instance_path(args.instance))
     schedule = Schedule.read(args.schedule)
     try:

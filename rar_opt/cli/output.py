@@ -230,6 +230,16 @@ def clock_bar(args: argparse.Namespace, seconds: float | None) -> Any:
             ticker.join()
 
 
+def require_matplotlib(where: str) -> None:
+    """Pictures need matplotlib, which only the ``plot`` extra installs: refused before any
+    work (exit 2, naming ``where``, the flag or command that asks for pictures)."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        why = "pictures need matplotlib, which rar-opt installs only with: pip install 'rar-opt[plot]'"
+        raise InputError(why, where=where)
+
+
 def check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done
     (what ``-o`` does with each kind of path: :func:`rar_opt.support.jsonio.atomic_target`)."""
@@ -260,7 +270,16 @@ def check_not_an_input(args: argparse.Namespace) -> None:
     by identity, :func:`os.path.samefile`: another spelling or a link to it counts), before
     any work is done: writing it would replace what the command reads."""
     output = getattr(args, "output", None)
-    if not output or output == "-" or not os.path.exists(output):
+    if not output or output == "-":
+        return
+    folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
+    real = os.path.realpath(output)
+    if isinstance(folder, str) and real.endswith(".json") and _same_file(os.path.dirname(real), folder):
+        # a new file too: the next run of the folder would read it as a spec, and refuse it
+        raise InputError(
+            f"the output would overwrite or add a model spec in --models {folder}; give -o another path", file=output
+        )
+    if not os.path.exists(output):
         return  # a file that does not exist yet cannot be an input
     for dest, what in INPUTS:
         given = getattr(args, dest, None)
@@ -270,12 +289,6 @@ def check_not_an_input(args: argparse.Namespace) -> None:
                 continue
             named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
             raise InputError(f"the output would overwrite the input {what}{named}; give -o another path", file=output)
-    folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
-    real = os.path.realpath(output)
-    if isinstance(folder, str) and real.endswith(".json") and _same_file(os.path.dirname(real), folder):
-        raise InputError(
-            f"the output would overwrite a model spec of --models {folder}; give -o another path", file=output
-        )
 
 
 def _input_file(name: str, dest: str) -> str | None:

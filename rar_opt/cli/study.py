@@ -250,6 +250,10 @@ def _print_report(path: str, as_json: bool) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``rar-opt study report``: the statistics (and pictures) of a store."""
+    if args.plots:
+        from rar_opt.cli.output import require_matplotlib
+
+        require_matplotlib("--plots")  # before the report is printed and the folder made
     code = _print_report(args.store, args.json)
     if args.plots:
         import sys

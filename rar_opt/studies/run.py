@@ -85,6 +85,10 @@ class StudyConfig:
             )
         object.__setattr__(self, "policies", check_policies(self.policies))
         object.__setattr__(self, "method", self.method or exact_method())
+        from rar_opt.solvers.solve import missing_backend
+
+        if (missing := missing_backend(self.method)) is not None:  # every solve would end in "error"
+            raise ParameterError(f"{self.method} cannot be solved on this install: {missing}", where="method")
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as the store records it."""

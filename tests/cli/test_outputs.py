@@ -189,3 +189,19 @@ def test_the_text_tables_write_large_integral_sums_without_a_fraction(value, tex
     from rar_opt.cli.output import fmt
 
     assert fmt(value) == text
+
+
+def test_a_new_file_in_the_models_folder_is_refused_too(tmp_path, capsys) -> None:
+    # it would be read as a spec by the next run over that folder, which then fails on it
+    import shutil
+
+    from rar_opt.cli import main
+    from rar_opt.instances.library import model_path
+
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    shutil.copy(model_path("compact-makespan"), folder / "compact-makespan.json")
+    new = folder / "new.json"
+    assert main(["variants", "tiny-2x1-s11", "--models", str(folder), "-o", str(new)]) == 2
+    assert "the output would overwrite or add a model spec in --models" in capsys.readouterr().err
+    assert not new.exists()
