@@ -78,6 +78,10 @@ def cmd_variants(args: argparse.Namespace) -> int:
 
     check_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
     instances = [Instance.read(instance_path(name)) for name in args.instances]
+    names = [inst.name for inst in instances]
+    if len(set(names)) < len(names):  # the table and the JSON key rows by instance and spec
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"instance(s) named {', '.join(twice)} given twice: each is measured once", where="instances")
     specs = _specs(args.models)
     rows = []
     with progress(args, len(instances) * len(specs), "variants") as bar:

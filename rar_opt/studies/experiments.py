@@ -234,6 +234,12 @@ def run_experiment(
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
         raise ParameterError("needs one or more non-negative seeds", where="seeds")
+    if len(set(seeds)) < len(seeds):  # one instance twice would weigh twice in every mean
+        twice = sorted({s for s in seeds if seeds.count(s) > 1})
+        raise ParameterError(f"seed(s) {', '.join(map(str, twice))} given twice: each counts once", where="seeds")
+    named = [preset] if isinstance(preset, str) else list(preset)
+    if len(set(named)) < len(named):
+        raise ParameterError(f"names a preset twice ({', '.join(named)}): each counts once", where="preset")
     for count, value in (("jobs", jobs), ("workers", workers)):
         if value < 1:
             raise ParameterError(f"must be an integer >= 1, got {value!r}", where=count)

@@ -165,3 +165,16 @@ def test_an_option_auto_does_not_take_is_named_as_autos() -> None:
         solve(inst, "auto", bogus=1, time_limit=5)
     out = run("solve", "tiny-4x2-s13", "--option", "bogus=1")
     assert out.returncode == 2 and out.stderr.startswith("error: --option bogus: auto takes no option 'bogus'")
+
+
+def test_a_seed_preset_or_instance_given_twice_is_refused(capsys) -> None:
+    # given twice it would weigh twice in every mean (experiment) or be measured twice (variants)
+    from rar_opt.cli import main
+
+    assert main(["experiment", "policies", "--seeds", "0", "3", "0", "--jobs", "10"]) == 2
+    assert "error: --seeds: seed(s) 0 given twice" in capsys.readouterr().err
+    argv = ["experiment", "kappa", "--seeds", "0", "--jobs", "10", "--preset", "paper-literal", "paper-literal"]
+    assert main(argv) == 2
+    assert "error: --preset: names a preset twice" in capsys.readouterr().err
+    assert main(["variants", "tiny-2x1-s11", "tiny-2x1-s11"]) == 2
+    assert "given twice" in capsys.readouterr().err
