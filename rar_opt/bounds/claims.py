@@ -17,7 +17,12 @@ from rar_opt.instance import Instance
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """One claim checked on one run: whether it held, and by what margin (>= 0 = holds)."""
+    """One claim checked on one run: whether it held, and the slack of its inequality.
+
+    ``holds`` is the verdict. ``margin`` is how far the run is from the claim's boundary:
+    positive inside, negative outside, and 0 on it, which holds for a claim with ``<=``
+    and fails for Lemma 2's strict ``theta - 1 < max load``. ``detail`` states the
+    inequality as the run gave it, with ``>`` where a ``<=`` failed."""
 
     claim: str
     holds: bool | None  # None: inconclusive (compared with a lower bound only)
@@ -52,19 +57,24 @@ def check_sjf_bco_claims(
         return [ClaimCheck("within_horizon", False, 0.0, "no trial ended within T: the lemmas do not apply")]
     theta, load = int(run.theta), float(run.max_load)
     out = [
-        ClaimCheck("load_within_theta", load <= theta + 1e-9, theta - load, f"max load {load:.6g} <= theta {theta}"),
+        ClaimCheck(
+            "load_within_theta",
+            load <= theta + 1e-9,
+            theta - load,
+            f"max load {load:.6g} {_le(load, theta)} theta {theta}",
+        ),
         # Lemma 2: the largest estimated load equals the tightest theta (on the integer grid of theta)
         ClaimCheck(
             "lemma2",
             theta - 1 < load <= theta + 1e-9,
             (load - (theta - 1)) if load <= theta else theta - load,
-            f"theta {theta}, max load {load:.6g}",
+            f"theta {theta}, max load {load:.6g} (the lemma: theta - 1 < max load <= theta)",
         ),
         ClaimCheck(
             "lemma3",
             makespan <= n_g * load + 1e-9,
             n_g * load - makespan,
-            f"makespan {makespan} <= n_g {n_g} x max load {load:.6g}",
+            f"makespan {makespan} {_le(makespan, n_g * load)} n_g {n_g} x max load {load:.6g}",
         ),
     ]
     bound = theorem5_bound(instance, run.lower, run.upper)
@@ -74,7 +84,7 @@ def check_sjf_bco_claims(
                 "theorem5",
                 makespan <= bound * optimum + 1e-9,
                 bound * optimum - makespan,
-                f"makespan {makespan} <= {bound:.4g} x OPT {optimum}",
+                f"makespan {makespan} {_le(makespan, bound * optimum)} {bound:.4g} x OPT {optimum}",
             )
         )
     elif lower_bound is not None:
@@ -84,8 +94,13 @@ def check_sjf_bco_claims(
                 "theorem5",
                 True if ok else None,
                 bound * lower_bound - makespan,
-                f"makespan {makespan} <= {bound:.4g} x lower bound {lower_bound}"
-                + ("" if ok else " fails: inconclusive without OPT"),
+                f"makespan {makespan} {_le(makespan, bound * lower_bound)} {bound:.4g} x lower bound {lower_bound}"
+                + ("" if ok else ": inconclusive without OPT"),
             )
         )
     return out
+
+
+def _le(left: float, right: float) -> str:
+    """``<=`` where ``left <= right`` (to the checks' tolerance), else ``>``."""
+    return "<=" if left <= right + 1e-9 else ">"

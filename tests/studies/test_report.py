@@ -159,11 +159,11 @@ def test_a_bad_count_of_worst_instances_makes_no_directory(store, tmp_path) -> N
     assert not (tmp_path / "worst").exists()
 
 
-def _row(i: int, proven: bool, ratio: float, low: float, high: float):
+def _row(i: int, proven: bool, ratio: float, low: float, high: float, name: str = "ls"):
     from rar_opt.studies.store import TaskRow
 
     policy = {"ratio": ratio if proven else None, "ratio_low": low, "ratio_high": high, "optimal": ratio == 1.0}
-    outputs = {"instance": f"i{i}", "proven": proven, "policies": {"ls": policy}, "theorem5_bound": 3.0}
+    outputs = {"instance": f"i{i}", "proven": proven, "policies": {name: policy}, "theorem5_bound": 3.0}
     return TaskRow(f"k{i}", i, {"seed": i}, outputs, {}, 0.0, 0.0)
 
 
@@ -173,7 +173,9 @@ def test_unproven_instances_are_counted_apart() -> None:
     assert (stats.count, stats.proven, stats.unproven) == (3, 2, 1)
     assert stats.max_ratio == 1.5 and stats.mean_ratio == 1.25 and stats.optimal_share == 0.5
     assert stats.unproven_ratio_range == (1.1, 1.9)  # never mixed into the proven statistics
-    assert stats.worst == "i1" and stats.theorem5_at_worst == 3.0
+    assert stats.worst == "i1" and stats.theorem5_at_worst is None  # Theorem 5 is SJF-BCO's claim, not ls's
+    sjf = [_row(0, True, 1.0, 1.0, 1.0, "sjf-bco"), _row(1, True, 1.5, 1.5, 1.5, "sjf-bco")]
+    assert report(sjf).policies["sjf-bco"].theorem5_at_worst == 3.0
     assert report(rows[:1]).policies["ls"].worst is None  # optimal everywhere: no worst instance
     jct = report(rows).jct["ls"]  # rows without an average JCT (an older store): nothing to say
     assert (jct.count, jct.bounded, jct.basis, jct.mean_ratio) == (3, 0, None, None)
