@@ -142,7 +142,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
     p.add_argument("instance")
-    p.add_argument("--model", required=True, help="a model spec, e.g. models/compact-makespan.json")
+    p.add_argument("--model", required=True, help="a model spec: a bundled name (compact-makespan; docs/formats.md lists them) or a spec file")
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -49,6 +50,18 @@ def fmt(value: Any) -> str:
             return str(int(value)) if value.is_integer() else f"{value:.1f}"
         return f"{value:.4g}"
     return str(value)
+
+
+def bound_text(value: float | None, decimals: int = 3) -> str:
+    """A lower bound held as a float (a mean of bounds over seeds), as text rounded *down*
+    to ``decimals`` places; a float a hair below a decimal (2.4 stored as 2.3999...) counts
+    as that decimal, the bounds being ratios of integers far coarser than the tolerance."""
+    if value is None:
+        return "-"
+    scale = 10**decimals
+    units = math.floor(value * scale + 1e-6)
+    sign, units = ("-", -units) if units < 0 else ("", units)
+    return f"{sign}{units // scale}.{units % scale:0{decimals}d}" if decimals else f"{sign}{units}"
 
 
 def bound_per_job(total: float, jobs: int, decimals: int = 3) -> str:

@@ -33,6 +33,9 @@ def _roots() -> list[Path]:
 def _find(name: str, folders: tuple[str, ...], what: str) -> Path:
     path = Path(name)
     if path.exists() or path.suffix == ".json" or len(path.parts) > 1:
+        if not path.exists() and path.suffix == ".json" and path.stem in names(folders):
+            # models/compact-makespan.json outside a checkout: the bundled file goes by its name
+            raise InputError(f"no such file; the bundled {what} of that name is given as {path.stem!r}", file=name)
         return path  # a path: used as given (a missing file is reported when it is read)
     for root in _roots():
         for folder in folders:

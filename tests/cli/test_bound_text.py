@@ -44,3 +44,21 @@ def test_compare_prints_the_average_jct_bound_from_the_total(capsys) -> None:
     assert total == max(v for k, v in data["jct_bounds"].items() if isinstance(v, int) and not k.endswith("seconds"))
     assert f"best lower bound {bound_per_job(total, inst.num_jobs)} " in line
     assert Fraction(total, inst.num_jobs) == Fraction(data["jct_reference"]).limit_denominator(10**6)
+
+
+@given(st.integers(0, 10**9), st.integers(1, 10**4))
+def test_a_float_bound_is_printed_rounded_down_to_its_decimal(total: int, jobs: int) -> None:
+    from rar_opt.cli.output import bound_text
+
+    text = bound_text(total / jobs)
+    exact, printed = Fraction(total, jobs), Fraction(text)
+    assert printed <= exact < printed + Fraction(1, 1000)  # 2.4 held as 2.3999... still prints 2.400
+
+
+def test_the_experiment_table_shows_both_bounds_rounded_down(capsys) -> None:
+    from rar_opt.cli import main
+
+    assert main(["experiment", "policies", "--seeds", "0", "1", "--jobs", "12"]) == 0
+    head, _, first, *_ = capsys.readouterr().out.splitlines()
+    assert "makespan bound" in head and "avg JCT bound" in head
+    assert first.split()[-1].count(".") == 1 and len(first.split()[-1].partition(".")[2]) == 3

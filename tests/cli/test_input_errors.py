@@ -178,3 +178,14 @@ def test_a_seed_preset_or_instance_given_twice_is_refused(capsys) -> None:
     assert "error: --preset: names a preset twice" in capsys.readouterr().err
     assert main(["variants", "tiny-2x1-s11", "tiny-2x1-s11"]) == 2
     assert "given twice" in capsys.readouterr().err
+
+
+def test_a_missing_path_to_a_bundled_name_says_the_name(tmp_path, monkeypatch, capsys) -> None:
+    # outside a checkout, models/compact-makespan.json is no file; the bundled spec is compact-makespan
+    from rar_opt.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["export", "tiny-2x1-s11", "--model", "models/compact-makespan.json", "--format", "lp"]
+    assert main([*argv, "-o", str(tmp_path / "m.lp")]) == 2
+    assert "given as 'compact-makespan'" in capsys.readouterr().err
+    assert not (tmp_path / "m.lp").exists()
