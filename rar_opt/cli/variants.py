@@ -52,9 +52,11 @@ def _specs(folder: str | None) -> list[Any]:
 
     if folder is None:
         return [ModelSpec.read(model_path(name)) for name in names(MODEL_FOLDERS)]
-    paths = sorted(Path(folder).glob("*.json"))
-    if not Path(folder).is_dir() or not paths:
+    if not Path(folder).is_dir():
         raise InputError("is not a folder of model specs (*.json)", where="--models", file=folder)
+    paths = sorted(Path(folder).glob("*.json"))
+    if not paths:
+        raise InputError("holds no model spec (no *.json file)", where="--models", file=folder)
     specs: list[Any] = []
     seen: dict[str, str] = {}
     for path in paths:

@@ -35,6 +35,7 @@ from rar_opt.formulations.relax import lp_relaxation
 from rar_opt.formulations.specs import ModelSpec, build_model
 from rar_opt.instance import Instance
 from rar_opt.solvers import Status, solve, solve_model
+from rar_opt.solvers.solve import missing_backend
 from rar_opt.support.provenance import versions
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ def measure(spec: ModelSpec, instance: Instance, *, time_limit: float | None = N
     if getattr(options, "horizon", None) is not None:  # a shorter horizon may change the optimum of a sum
         objective += f" (horizon {options.horizon})"
     row = VariantRow(instance.name, spec.name, spec.formulation, kind, objective)
+    if kind == EXACT and (missing := missing_backend(spec.formulation)) is not None:  # e.g. SCIP not installed
+        return dataclasses.replace(row, status=REFUSED, message=missing)
     began = time.perf_counter()
     try:
         model = build_model(spec, instance)

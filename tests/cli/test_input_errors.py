@@ -189,3 +189,12 @@ def test_a_missing_path_to_a_bundled_name_says_the_name(tmp_path, monkeypatch, c
     assert main([*argv, "-o", str(tmp_path / "m.lp")]) == 2
     assert "given as 'compact-makespan'" in capsys.readouterr().err
     assert not (tmp_path / "m.lp").exists()
+
+
+def test_an_empty_models_folder_is_told_apart_from_a_missing_one(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    assert main(["variants", "tiny-2x1-s11", "--models", str(tmp_path)]) == 2
+    assert "holds no model spec" in capsys.readouterr().err
+    assert main(["variants", "tiny-2x1-s11", "--models", str(tmp_path / "none")]) == 2
+    assert "is not a folder of model specs" in capsys.readouterr().err

@@ -58,3 +58,13 @@ def test_pictures_without_matplotlib_are_refused_before_any_work(monkeypatch, tm
     assert not folder.exists()
     assert main(["plot", "tiny-2x1-s11", str(tmp_path / "s.json"), "-o", str(tmp_path / "p.png")]) == 2
     assert "rar-opt[plot]" in capsys.readouterr().err
+
+
+def test_variants_refuse_a_model_whose_backend_is_missing_with_the_reason(no_scip) -> None:
+    from rar_opt import Instance
+    from rar_opt.formulations.specs import ModelSpec
+    from rar_opt.instances.library import instance_path, model_path
+    from rar_opt.studies.variants import REFUSED, measure
+
+    row = measure(ModelSpec.read(model_path("nonconvex")), Instance.read(instance_path("tiny-2x1-s11")), time_limit=5)
+    assert row.status == REFUSED and "rar-opt[minlp]" in (row.message or "")
