@@ -142,7 +142,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("export", parents=[common], help="write a formulation of an instance as LP, MPS, GAMS or NL")
     p.add_argument("instance")
-    p.add_argument("--model", required=True, help="a model spec: a bundled name (compact-makespan; docs/formats.md lists them) or a spec file")
+    p.add_argument(
+        "--model",
+        required=True,
+        help="a model spec: a bundled name (compact-makespan; docs/formats.md lists them) or a spec file",
+    )
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -363,9 +367,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     spec = ModelSpec.read(model_path(args.model))
     try:
         size = export_model(spec, instance, args.output, args.format)
-    except InputError as exc:  # the format is the command line's; anything else is the spec's
+    except InputError as exc:  # the format is the command line's, the size the instance's, the rest the spec's
         if exc.where == "format" and not exc.file:
             raise InputError(exc.message, where="--format") from None
+        if exc.where == "instance" and not exc.file:  # too large for this model (its cell or enumeration guard)
+            raise InputError(exc.message, file=args.instance) from None
         raise (exc if exc.file else exc.in_file(str(model_path(args.model)))) from None
     summary = {"instance": instance.name, "model": spec.name, "format": args.format, "file": args.output, **size}
     emit_json(summary) if args.json else emit_table(list(summary.items()))

@@ -88,7 +88,7 @@ def enumerate_schedules(
         raise InputError(
             f"enumerating about 10^{math.log10(size):.1f} start/placement combinations is too much for the "
             f"enumerative ILP (limit {limit} schedules); use the compact formulation",
-            where="formulation",
+            where="instance",  # its size, not the formulation's options
         )
     options = [_placements(instance, j) for j in range(instance.num_jobs)]
     found: list[Schedule] = []

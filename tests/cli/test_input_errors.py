@@ -198,3 +198,12 @@ def test_an_empty_models_folder_is_told_apart_from_a_missing_one(tmp_path, capsy
     assert "holds no model spec" in capsys.readouterr().err
     assert main(["variants", "tiny-2x1-s11", "--models", str(tmp_path / "none")]) == 2
     assert "is not a folder of model specs" in capsys.readouterr().err
+
+
+def test_an_instance_too_large_to_enumerate_is_blamed_on_the_instance(tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    argv = ["export", "tiny-8x4-s19", "--model", "enumerative", "--format", "lp", "-o", str(tmp_path / "e.lp")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("error: tiny-8x4-s19: enumerating about 10^")
+    assert not (tmp_path / "e.lp").exists()
