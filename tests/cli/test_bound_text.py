@@ -33,10 +33,11 @@ def test_compare_prints_the_average_jct_bound_from_the_total(capsys) -> None:
     from rar_opt.instances.library import instance_path
 
     inst = Instance.read(instance_path("theorem5-p-cmax"))
-    assert main(["compare", "theorem5-p-cmax", "--policies", "sjf-bco", "lpt", "--bound-time-limit", "1"]) == 0
+    argv = ["compare", "theorem5-p-cmax", "--policies", "sjf-bco", "lpt", "--bound-time-limit", "1"]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("average JCT"))
-    assert main(["compare", "theorem5-p-cmax", "--policies", "sjf-bco", "lpt", "--bound-time-limit", "1", "--json"]) == 0
+    assert main([*argv, "--json"]) == 0
     import json
 
     data = json.loads(capsys.readouterr().out)
