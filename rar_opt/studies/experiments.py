@@ -203,7 +203,7 @@ def preset_names(preset: str | Sequence[str]) -> list[str]:
 
     names = [preset] if isinstance(preset, str) else list(preset)
     if not names or len(set(names)) != len(names):
-        raise InputError("needs one or more presets, each once", where="preset")
+        raise ParameterError("needs one or more presets, each once", where="preset")  # told by --preset
     for name in names:
         check_preset(name)
     return names
@@ -237,9 +237,6 @@ def run_experiment(
     if len(set(seeds)) < len(seeds):  # one instance twice would weigh twice in every mean
         twice = sorted({s for s in seeds if seeds.count(s) > 1})
         raise ParameterError(f"seed(s) {', '.join(map(str, twice))} given twice: each counts once", where="seeds")
-    named = [preset] if isinstance(preset, str) else list(preset)
-    if len(set(named)) < len(named):
-        raise ParameterError(f"names a preset twice ({', '.join(named)}): each counts once", where="preset")
     for count, value in (("jobs", jobs), ("workers", workers)):
         if value < 1:
             raise ParameterError(f"must be an integer >= 1, got {value!r}", where=count)

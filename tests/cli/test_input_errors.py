@@ -175,7 +175,7 @@ def test_a_seed_preset_or_instance_given_twice_is_refused(capsys) -> None:
     assert "error: --seeds: seed(s) 0 given twice" in capsys.readouterr().err
     argv = ["experiment", "kappa", "--seeds", "0", "--jobs", "10", "--preset", "paper-literal", "paper-literal"]
     assert main(argv) == 2
-    assert "error: --preset: names a preset twice" in capsys.readouterr().err
+    assert "error: --preset: needs one or more presets, each once" in capsys.readouterr().err
     assert main(["variants", "tiny-2x1-s11", "tiny-2x1-s11"]) == 2
     assert "given twice" in capsys.readouterr().err
 
