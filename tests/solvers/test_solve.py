@@ -299,3 +299,18 @@ def test_the_hand_off_estimate_counts_the_model_where_the_build_says_too_much(ti
     assert _handoff_seconds(model, 1.0, 5.0) == HANDOFF_PER_BUILD  # within the limit: not counted
     assert _handoff_seconds(model, 100.0, 5.0) == pytest.approx(HANDOFF_PER_ELEMENT * elements)
     assert _handoff_seconds(model, 1e-4, 1e-5) == pytest.approx(HANDOFF_PER_BUILD * 1e-4)  # the lesser
+
+
+@pytest.mark.parametrize("objective", ["makespan", "total"])
+def test_the_objective_is_the_returned_schedules_value(objective: str) -> None:
+    # a time-limited CP-SAT run: a split job's free duration let the model count 180 for a
+    # schedule whose total is 66, and the gap was reported from 180
+    from rar_opt.instances.generate import generate
+    from rar_opt.solvers.result import gap
+
+    inst = generate("tiny", seed=11, jobs=16, servers=8)
+    res = solve(inst, "cpsat", objective=objective, time_limit=3.0)
+    assert res.schedule is not None and res.completion is not None
+    value = max(res.completion) if objective == "makespan" else sum(res.completion)
+    assert res.objective == value
+    assert res.gap == gap(res.objective, res.bound)
