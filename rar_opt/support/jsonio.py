@@ -119,8 +119,8 @@ def writable_problem(path: str | Path) -> str | None:
     real = Path(os.path.realpath(path))
     if kind == "other":
         return "is a directory" if real.is_dir() else "is not a regular file, a character device or a pipe"
-    if kind == "stream":
-        return None if os.access(real, os.W_OK) else "cannot be written (permission denied)"
+    if kind == "stream":  # asked of the path as given: /dev/stdout on a pipe resolves to no file at all
+        return None if os.access(path, os.W_OK) else "cannot be written (permission denied)"
     if real.exists():
         if not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222:
             return "is read-only; make it writable or choose another path"

@@ -205,3 +205,15 @@ def test_a_new_file_in_the_models_folder_is_refused_too(tmp_path, capsys) -> Non
     assert main(["variants", "tiny-2x1-s11", "--models", str(folder), "-o", str(new)]) == 2
     assert "the output would overwrite or add a model spec in --models" in capsys.readouterr().err
     assert not new.exists()
+
+
+def test_dev_stdout_on_a_pipe_is_written_as_a_stream() -> None:
+    # /dev/stdout resolves to /proc/PID/fd/pipe:[N] on a pipe, a path that is no file: the
+    # check of the resolved path refused it as "permission denied"
+    import json
+
+    from ..helpers import run
+
+    out = run("schedule", "tiny-8x4-s19", "--policy", "sjf-bco", "--quiet", "-o", "/dev/stdout")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["format"] == "rar-opt/schedule"
