@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import signal
 
 from rar_opt.bounds.registry import Bound, NamedBound, Objective, entries
 from rar_opt.cli.output import EXIT_OK, JSON_HELP, bound_per_job, emit_json, emit_table
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import instance_path
+from rar_opt.support.processes import stop_requested
 from rar_opt.support.provenance import provenance, versions
 
 
@@ -75,6 +77,9 @@ def cmd_bounds(args: argparse.Namespace) -> int:
         report[objective] = every_bound(instance, objective=objective, time_limits=asked, seed=args.seed)
     makespan, total = report["makespan"], report["total"]
     best, best_total = _best(makespan), _best(total)
+    signum = stop_requested()  # a stop cut the list short: say so, and which bounds never ran
+    stopped = None if signum is None else signal.Signals(signum).name
+    not_run = {o: [b.name for b in entries(o) if b.name not in {x.name for x in report[o]}] for o in OBJECTIVES}
     if args.json:
         emit_json(
             {
@@ -88,6 +93,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
                 "best_avg_jct": best_total.value / instance.num_jobs if best_total.value is not None else None,
                 **{_dest(b): limits[b.name] for b in _flagged()},
                 "seed": args.seed,
+                **({} if stopped is None else {"interrupted": stopped, "not_run": not_run}),
                 "versions": versions(),
                 "provenance": provenance(),
             }
@@ -115,4 +121,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     print(
         f"best lower bound on the total completion time: {best_total.value} ({best_total.name}); average JCT >= {avg}"
     )
+    if stopped is not None:
+        skipped = ", ".join(name for names in not_run.values() for name in names) or "none"
+        print(f"interrupted ({stopped}): the bounds above are proven; not run: {skipped}")
     return EXIT_OK

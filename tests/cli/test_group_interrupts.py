@@ -55,6 +55,19 @@ def test_bounds(tmp_path: Path) -> None:
     args = ["bounds", str(HARD), "--relaxation-time", "120", "--bins-time", "120", "--quiet"]
     out, took = _group_signalled(args, 5.0, tmp_path)
     _ended_by_ctrl_c(out, took)
+    assert "interrupted (SIGINT): the bounds above are proven; not run:" in out.stdout, out.stdout
+
+
+def test_bounds_json_says_it_was_stopped(tmp_path: Path) -> None:
+    import json
+
+    args = ["bounds", str(HARD), "--relaxation-time", "120", "--bins-time", "120", "--quiet", "--json"]
+    out, took = _group_signalled(args, 5.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+    data = json.loads(out.stdout)
+    listed = {b["name"] for b in data["bounds"]} | {b["name"] for b in data["total_bounds"]}
+    assert data["interrupted"] == "SIGINT" and data["not_run"]["makespan"] + data["not_run"]["total"]
+    assert not listed & set(data["not_run"]["makespan"] + data["not_run"]["total"])
 
 
 def test_experiment(tmp_path: Path) -> None:
