@@ -58,7 +58,8 @@ point, keeps the best schedule and bound, writes ``-o``, and ends with 128 + the
 (130 for SIGINT, 143 for SIGTERM); a second signal ends them at once. Every other command
 ends at the first signal."""
 
-KEPT = "what was finished is kept (a study resumes from its last stored row)"
+KEPT = "what was finished is kept"
+KEPT_STUDY = "what was finished is kept (a study resumes from its last stored row)"
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
@@ -135,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
     graceful = args.command in GRACEFUL
+    kept = KEPT_STUDY if args.command == "study" else KEPT  # only a study has stored rows to resume from
     _sigint_to_python()  # the start-up's handler gives way: from here the handlers below decide
     try:
         if output is not None:
@@ -146,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 code = args.func(args)
                 signum = stop_requested() if graceful else None
             if signum is not None:  # the command kept what it had and ended at a safe point
-                print(f"interrupted ({signal.Signals(signum).name}): stopped at a safe point; {KEPT}", file=sys.stderr)
+                print(f"interrupted ({signal.Signals(signum).name}): stopped at a safe point; {kept}", file=sys.stderr)
                 return 128 + signum
             return code
     except Terminated:
@@ -160,15 +162,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt as exc:  # a second signal, a loop's safe point, or a command that does not stop gently
         signum = getattr(exc, "signum", signal.SIGINT)
-        print(f"interrupted ({signal.Signals(signum).name}); {KEPT}", file=sys.stderr)
+        print(f"interrupted ({signal.Signals(signum).name}); {kept}", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line
         if _caused_by_ctrl_c(exc):  # e.g. an extension module's import cut short: "initialization failed"
-            print(f"interrupted (SIGINT): {type(exc).__name__}; {KEPT}", file=sys.stderr)
+            print(f"interrupted (SIGINT): {type(exc).__name__}; {kept}", file=sys.stderr)
             return 128 + signal.SIGINT
         signum = stop_requested()
         if graceful and signum is not None:  # a worker or solver stopped by the same signal
-            print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {KEPT}", file=sys.stderr)
+            print(f"interrupted ({signal.Signals(signum).name}): {type(exc).__name__}; {kept}", file=sys.stderr)
             return 128 + signum
         if os.environ.get("RAR_OPT_DEBUG"):
             raise

@@ -144,7 +144,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     cells = count_cells(instance, d.horizon)
     if cells > options.max_cells:
         raise InputError(
-            f"the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {options.max_cells:,})",
+            f"the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {options.max_cells:,}; "
+            "the option max_cells raises it, memory permitting, or auto searches without the model)",
             where="instance",
         )
     m = cp_model.CpModel()

@@ -120,6 +120,14 @@ def solve(
     schedule whose flow time (the average JCT times J) is within that factor of the
     smallest the heuristics find (:func:`.tradeoff.solve_span_within`).
     """
+    if formulation != "auto" and formulation not in PLANS:
+        try:
+            get_formulation(formulation)
+        except InputError:  # the methods over several models are choices too
+            from rar_opt.formulations import FORMULATIONS
+
+            known = ", ".join([*PLANS, *FORMULATIONS])
+            raise InputError(f"unknown method {formulation!r} (known: {known})", where="formulation") from None
     budget = Budget.start(time_limit, threads, seed)
     request = Request(backend, warm_start, mip_start, heuristic_horizon, start, lower_bound, options)
     if jct_within is not None:

@@ -314,3 +314,11 @@ def test_the_objective_is_the_returned_schedules_value(objective: str) -> None:
     value = max(res.completion) if objective == "makespan" else sum(res.completion)
     assert res.objective == value
     assert res.gap == gap(res.objective, res.bound)
+
+
+def test_an_unknown_method_lists_every_method(wait_beats_start: Instance) -> None:
+    from rar_opt.errors import InputError
+
+    with pytest.raises(InputError, match=r"unknown method 'nosuch' \(known: .*auto.*") as caught:
+        solve(wait_beats_start, "nosuch")
+    assert "decompose" in str(caught.value) and "compact" in str(caught.value)
