@@ -246,6 +246,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
         keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
         record = res.record
         rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon"))]
+        multiplier, scale = record.options.get("lexicographic_multiplier"), record.options.get("objective_scale")
+        if multiplier is not None:  # the objective is one number for two: say how to read it
+            rows.append(("objective_reads", f"M x makespan + total, M = {multiplier}"))
+        if scale is not None and scale != 1:
+            rows.append(("objective_reads", f"K x sum_j w_j C_j, K = {scale}"))
         rows += _cap_rows(record.options)
         if res.model_size:  # auto builds one model per phase, or none: its phases follow
             rows.append(("model", ", ".join(f"{k} {v}" for k, v in res.model_size.items())))
