@@ -58,18 +58,20 @@ def bound_text(value: float | None, decimals: int = 3) -> str:
     as that decimal, the bounds being ratios of integers far coarser than the tolerance."""
     if value is None:
         return "-"
-    scale = 10**decimals
-    units = math.floor(value * scale + 1e-6)
-    sign, units = ("-", -units) if units < 0 else ("", units)
-    return f"{sign}{units // scale}.{units % scale:0{decimals}d}" if decimals else f"{sign}{units}"
+    return _units_text(math.floor(value * 10**decimals + 1e-6), decimals)
 
 
 def bound_per_job(total: float, jobs: int, decimals: int = 3) -> str:
     """A lower bound on a sum, per job (the average JCT's bound), as text rounded *down* to
     ``decimals`` places, so that what is printed never claims more than was proven
     (20780 over 160 jobs: ``129.875``; 7887 over 40: ``197.175``; a third: ``0.333``)."""
+    return _units_text((Fraction(total) * 10**decimals / jobs).__floor__(), decimals)
+
+
+def _units_text(units: int, decimals: int) -> str:
+    """An integer count of 10^-decimals units as a decimal number: 129875 at 3 places is
+    ``129.875``, -5 is ``-0.005``."""
     scale = 10**decimals
-    units = (Fraction(total) * scale / jobs).__floor__()
     sign, units = ("-", -units) if units < 0 else ("", units)
     return f"{sign}{units // scale}.{units % scale:0{decimals}d}" if decimals else f"{sign}{units}"
 
