@@ -150,14 +150,7 @@ def solve(
             where="makespan_within",
         )
     if formulation == "auto":
-        taken = set(PLAN_OPTIONS) | set(get_formulation("compact").option_names())
-        unknown = sorted(set(request.options) - taken)
-        if unknown:  # neither auto nor the compact MILP it would hand the option to takes it
-            raise InputError(
-                f"auto takes no option {unknown[0]!r}: its own are {', '.join(PLAN_OPTIONS)}, and it hands "
-                f"the compact MILP's to it ({', '.join(sorted(taken - set(PLAN_OPTIONS)))})",
-                where=f"options.{unknown[0]}",
-            )
+        _refuse_unknown_options("auto", request)
         why = compact_only(instance, request)
         if why is not None:
             target = "cpsat" if cpsat_answers(instance, request) else "compact"
@@ -253,16 +246,23 @@ def cpsat_answers(instance: Instance, request: Request) -> bool:
     return set(request.options) <= taken and request.backend in (None, "cpsat")
 
 
+def _refuse_unknown_options(name: str, request: Request) -> None:
+    """An option that neither the method ``name`` (over several models) nor the compact
+    MILP takes is refused, told by its own name (``auto`` hands the MILP's options to it)."""
+    milp = set(get_formulation("compact").option_names()) - set(PLAN_OPTIONS)
+    unknown = sorted(set(request.options) - set(PLAN_OPTIONS) - milp)
+    if unknown:
+        hands = f", and it hands the compact MILP's to it ({', '.join(sorted(milp))})" if name == "auto" else ""
+        raise InputError(
+            f"{name} takes no option {unknown[0]!r}: its own are {', '.join(PLAN_OPTIONS)}{hands}",
+            where=f"options.{unknown[0]}",
+        )
+
+
 def _solve_plan(instance: Instance, name: str, request: Request, budget: Budget) -> SolveResult:
     """A method over several models (``decompose``, ``auto``) on CP-SAT, for the makespan."""
     require_star(instance, f"the {name} method (its CP-SAT models)")
-    milp = set(get_formulation("compact").option_names())
-    unknown = sorted(set(request.options) - set(PLAN_OPTIONS) - milp)
-    if unknown:  # an option no model takes: told by its own name
-        raise InputError(
-            f"{name} takes no option {unknown[0]!r}: its own are {', '.join(PLAN_OPTIONS)}",
-            where=f"options.{unknown[0]}",
-        )
+    _refuse_unknown_options(name, request)
     refused = compact_only(instance, request)
     if refused is not None:
         raise ParameterError(
