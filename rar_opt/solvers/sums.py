@@ -256,7 +256,7 @@ def solve_sum(
         has_solution=best.schedule is not None,
         objective=None if best.value is None else float(best.value),
         bound=float(bound),
-        termination=nothing or f"the best schedule ({best.source}) against the best bound",
+        termination=nothing or _ended(best.source),
         solver=solver,
     )
     schedule = None if best.schedule is None else best.schedule.with_meta({**best.schedule.meta, "method": best.source})
@@ -270,6 +270,13 @@ def solve_sum(
         wall_s=time.perf_counter() - began,
         incumbent=schedule,
     )
+
+
+def _ended(source: str) -> str:
+    """Why a run without a proof ended, for its record: a signal, or its phases were done."""
+    signum = stop_requested()
+    kept = f"the best schedule ({source}) against the best bound"
+    return kept if signum is None else f"interrupted (signal {signum}): {kept}"
 
 
 class _Method:

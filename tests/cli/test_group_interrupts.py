@@ -90,3 +90,12 @@ def test_study_keeps_its_rows_and_resumes(tmp_path: Path, workers: int) -> None:
     )
     assert again.returncode == 0, again.stderr
     assert len(_stored_statuses(store)) == 12
+
+
+def test_solve_for_the_total_says_the_signal_ended_it(tmp_path: Path) -> None:
+    # the sums' run named only its best schedule and bound as why it ended
+    args = ["solve", "paper-160x20-s0", "--objective", "total", "--time-limit", "120", "--quiet"]
+    out, took = _group_signalled(args, 6.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+    stopped = next(line for line in out.stdout.splitlines() if line.startswith("stopped"))
+    assert "interrupted (signal 2)" in stopped, out.stdout
