@@ -79,7 +79,8 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     best, best_total = _best(makespan), _best(total)
     signum = stop_requested()  # a stop cut the list short: say so, and which bounds never ran
     stopped = None if signum is None else signal.Signals(signum).name
-    not_run = {o: [b.name for b in entries(o) if b.name not in {x.name for x in report[o]}] for o in OBJECTIVES}
+    ran = {o: {x.name for x in report[o]} for o in OBJECTIVES} if stopped is not None else {}
+    not_run = {o: [b.name for b in entries(o) if b.name not in names] for o, names in ran.items()}
     if args.json:
         emit_json(
             {

@@ -11,6 +11,7 @@ from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table, fmt, p
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import MODEL_FOLDERS, instance_path, model_path, names
+from rar_opt.support.checks import repeated
 
 COLUMNS = (
     "instance",
@@ -81,8 +82,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
     check_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
     instances = [Instance.read(instance_path(name)) for name in args.instances]
     names = [inst.name for inst in instances]
-    if len(set(names)) < len(names):  # the table and the JSON key rows by instance and spec
-        twice = sorted({n for n in names if names.count(n) > 1})
+    if twice := repeated(names):  # the table and the JSON key rows by instance and spec
         raise InputError(f"instance(s) named {', '.join(twice)} given twice: each is measured once", where="instances")
     specs = _specs(args.models)
     rows = []

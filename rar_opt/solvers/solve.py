@@ -350,16 +350,19 @@ def missing_backend(method: str, backend: str | None = None) -> str | None:
     solve without it ends with the status ``error``; the commands and the studies ask first
     and refuse before any work. An unknown method or backend is an InputError."""
     if method == "auto" or method in PLANS:
-        name = backend or "cpsat"  # auto hands a MILP backend's request to the compact MILP
-    else:
-        name = backend or DEFAULT_BACKEND[get_formulation(method).problem]
-    return get_backend(name).unavailable()
+        return get_backend(backend or "cpsat").unavailable()  # auto hands a MILP backend's request on
+    return _backend_of(get_formulation(method), backend).unavailable()
+
+
+def _backend_of(form: Any, backend: str | None) -> Any:
+    """The backend named, else the default for the formulation's problem kind."""
+    return get_backend(backend or DEFAULT_BACKEND[form.problem])
 
 
 def _engine_for(form: Any, request: Request, budget: Budget) -> Any:
     """The backend that solves ``form``: the one asked for, else the formulation's default;
     refused (naming the parameter) when it cannot solve that formulation with those threads."""
-    engine = get_backend(request.backend or DEFAULT_BACKEND[form.problem])
+    engine = _backend_of(form, request.backend)
     if (form.problem == "cp") != (engine.name == "cpsat"):
         raise ParameterError(
             f"the {form.name} formulation cannot be solved by the {engine.name} backend", where="backend"

@@ -44,6 +44,7 @@ from typing import Any
 
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.executors import make_executor
+from rar_opt.support.checks import repeated
 from rar_opt.support.processes import check_stop
 
 log = logging.getLogger(__name__)
@@ -234,8 +235,7 @@ def run_experiment(
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
         raise ParameterError("needs one or more non-negative seeds", where="seeds")
-    if len(set(seeds)) < len(seeds):  # one instance twice would weigh twice in every mean
-        twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice := repeated(seeds):  # one instance twice would weigh twice in every mean
         raise ParameterError(f"seed(s) {', '.join(map(str, twice))} given twice: each counts once", where="seeds")
     for count, value in (("jobs", jobs), ("workers", workers)):
         if value < 1:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Hashable, Sequence
 from typing import Any, TypeGuard
 
 from rar_opt.errors import ParameterError
@@ -40,6 +41,11 @@ def is_real(value: Any) -> TypeGuard[float]:
 def is_finite(value: Any) -> bool:
     """A finite real number, not a bool."""
     return is_real(value) and math.isfinite(value)
+
+
+def repeated(items: Sequence[Hashable]) -> list[Any]:
+    """The items given more than once, each once, sorted (empty: every item is distinct)."""
+    return sorted({x for x in items if items.count(x) > 1})
 
 
 def seed_problem(seed: Any, largest: int) -> str | None:
