@@ -224,7 +224,7 @@ class Instance:
         for j in range(self.num_jobs):
             if b.phi_min[j] < 1:
                 raise InputError(
-                    f"worst-case per-iteration time {b.tau_max[j]:.6g} slots exceeds 1 slot "
+                    f"worst-case per-iteration time {_above_one(b.tau_max[j])} slots exceeds 1 slot "
                     f"(at {_worst_case(self.cluster, b.p_worst)}): job {self.jobs[j].name!r} could stall",
                     where=f"jobs[{j}]",
                 )
@@ -348,6 +348,12 @@ class Instance:
 
 
 _CACHED = frozenset({"arrays", "time_model", "bounds", "releases"})
+
+
+def _above_one(tau: float) -> str:
+    """tau (> 1) to six digits, or to all its digits where six would read as 1."""
+    text = f"{tau:.6g}"
+    return text if float(text) > 1 else repr(float(tau))
 
 
 def _worst_case(cluster: Cluster, p_worst: int) -> str:

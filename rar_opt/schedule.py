@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from rar_opt.instance import Instance
 
 SCHEDULE_FORMAT = "rar-opt/schedule"
-SCHEDULE_VERSION = 1
+SCHEDULE_VERSION = 2
+"""Version 2 is the sparse form (``servers`` once, ``on`` per job), which rar-opt writes by
+default; version 1 is the dense form of the first format (``placement`` per job, S entries),
+written on request for readers of that format (docs/formats.md section 3)."""
+DENSE_VERSION = 1
 
 GpuIds = tuple[tuple[int, int], ...]
 
@@ -120,7 +124,8 @@ class Schedule:
         gpu_ids: Sequence[Sequence[tuple[int, int]] | None] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Schedule:
-        """Build a schedule from arrays (numpy or nested lists)."""
+        """Build a schedule from arrays (numpy or nested lists). Values are taken as they are,
+        never rounded: a float start or GPU count is refused as in the constructor."""
         start_array, placement_array = np.asarray(starts), np.asarray(placements)
         if start_array.dtype.kind in "iu" and placement_array.dtype.kind in "iu":  # the fast path
             return cls(
@@ -132,11 +137,11 @@ class Schedule:
             )
         return cls(
             instance=instance,
-            starts=tuple(int(a) for a in start_array.ravel()),
-            placements=tuple(tuple(int(y) for y in row) for row in placement_array),
+            starts=tuple(start_array.ravel().tolist()),
+            placements=tuple(tuple(row) for row in placement_array.tolist()),
             gpu_ids=None
             if gpu_ids is None
-            else tuple(None if g is None else tuple((int(s), int(i)) for s, i in g) for g in gpu_ids),
+            else tuple(None if g is None else tuple((_plain(s), _plain(i)) for s, i in g) for g in gpu_ids),
             meta=dict(meta or {}),
         )
 
@@ -236,40 +241,49 @@ class Schedule:
             )
 
     # -- JSON --------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this schedule in the sparse form (docs/formats.md section 3):
-        ``servers`` (S) once, and per job ``on``, its nonzero placement entries as
-        ``[server, GPUs]`` pairs."""
+    def to_dict(self, dense: bool = False) -> dict[str, Any]:
+        """The JSON object of this schedule (docs/formats.md section 3): by default the sparse
+        form, version 2 (``servers`` once, and per job ``on``, its nonzero placement entries as
+        ``[server, GPUs]`` pairs); with ``dense``, the first format's version 1, whose
+        ``placement`` lists y_js for every server."""
         rows = self.sparse
+        dense_rows = self.placement_array.tolist() if dense else None
         jobs = []
         for j in range(self.num_jobs):
-            servers, counts = rows.row_entries(j)
-            item: dict[str, Any] = {
-                "job": j,
-                "start": self.starts[j],
-                "on": [[s, c] for s, c in zip(servers.tolist(), counts.tolist(), strict=True)],
-            }
+            item: dict[str, Any] = {"job": j, "start": self.starts[j]}
+            if dense_rows is not None:
+                item["placement"] = dense_rows[j]
+            else:
+                servers, counts = rows.row_entries(j)
+                item["on"] = [[s, c] for s, c in zip(servers.tolist(), counts.tolist(), strict=True)]
             if self.gpu_ids is not None and self.gpu_ids[j] is not None:
                 item["gpu_ids"] = [list(g) for g in self.gpu_ids[j] or ()]
             jobs.append(item)
-        return {
+        head: dict[str, Any] = {
             "format": SCHEDULE_FORMAT,
-            "version": SCHEDULE_VERSION,
+            "version": DENSE_VERSION if dense else SCHEDULE_VERSION,
             "instance": self.instance,
-            "servers": self.num_servers,
-            "jobs": jobs,
-            "meta": dict(self.meta),
         }
+        if not dense:
+            head["servers"] = self.num_servers
+        return {**head, "jobs": jobs, "meta": dict(self.meta)}
 
     @classmethod
     def from_dict(cls, data: Any) -> Schedule:
-        """Build from a JSON object, dense (``placement`` per job) or sparse (``servers``
-        and ``on`` per job); errors name the field."""
+        """Build from a JSON object: version 2, sparse (``servers`` and ``on`` per job), or
+        version 1, dense (``placement`` per job) or sparse (as rar-opt wrote it before version
+        2); errors name the field."""
         jio.expect_kind(data, SCHEDULE_FORMAT)
         d = jio.expect_object(data, required=("format", "version", "instance", "jobs"), optional=("meta", "servers"))
-        jio.expect_header(d, SCHEDULE_FORMAT, SCHEDULE_VERSION)
+        jio.expect_header(d, SCHEDULE_FORMAT, (DENSE_VERSION, SCHEDULE_VERSION))
         items = jio.check_list(d["jobs"], "jobs", min_len=1)
         sparse = "servers" in d
+        if d["version"] == SCHEDULE_VERSION and not sparse:
+            raise InputError(
+                f"version {SCHEDULE_VERSION} is the sparse form and needs 'servers' (with 'on' per job); "
+                f"the dense form, 'placement' per job, is version {DENSE_VERSION}",
+                where="servers",
+            )
         width = jio.check_int(d["servers"], "servers", lo=1) if sparse else 0
         by_job: dict[int, Mapping[str, Any]] = {}
         for i, item in enumerate(items):
@@ -301,9 +315,14 @@ class Schedule:
         """Read a schedule file; every error names the file and the field."""
         return jio.read_file(path, cls.from_dict)
 
-    def write(self, path: str | Path) -> None:
-        """Write the schedule as JSON, atomically."""
-        jio.dump_json(self.to_dict(), path)
+    def write(self, path: str | Path, dense: bool = False) -> None:
+        """Write the schedule as JSON, atomically (``dense``: see :meth:`to_dict`)."""
+        jio.dump_json(self.to_dict(dense), path)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _gpu_id_list(value: Any, j: int) -> GpuIds | None:

@@ -67,6 +67,10 @@ class SimResult:
     stalled: np.ndarray
     segments: tuple[Segment, ...]
 
+    def __post_init__(self) -> None:
+        for array in (self.completion, self.end_slot, self.stalled):
+            array.setflags(write=False)  # a result is a verdict: nobody edits it afterwards
+
     @property
     def all_complete(self) -> bool:
         """Whether every job completed."""
@@ -79,7 +83,9 @@ class SimResult:
 
     @property
     def avg_jct(self) -> float | None:
-        """The mean of the C_j (every job arrives at slot 0, so C_j is its JCT), or None if one never completes."""
+        """The mean of the C_j, or None if one never completes. This is the paper's average JCT,
+        where every job arrives at slot 0; with releases it is the mean completion time counted
+        from slot 0, and the mean flow time is it less the mean release (docs/formats.md)."""
         return float(self.completion.mean()) if self.all_complete else None
 
     @property

@@ -102,6 +102,9 @@ def test_errors_name_the_bound() -> None:
         Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.01),))
     # exactly one slot per iteration still makes progress (phi = 1): accepted
     assert Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.0),)).bounds.rho_max[0] == 10
+    # a hair above one slot stalls, and the message shows the digits that make it so
+    with pytest.raises(InputError, match=r"time 1\.000000002 slots exceeds 1 slot"):
+        Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.000000002),))
 
 
 def test_malformed_json_names_the_line(tmp_path) -> None:

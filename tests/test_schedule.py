@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,3 +47,15 @@ def test_schedule_structure_errors() -> None:
                 "jobs": [{"job": 0, "start": 0, "placement": [1]}, {"job": 0, "start": 0, "placement": [1]}],
             }
         )
+
+
+def test_from_arrays_never_rounds() -> None:
+    # floats are refused as the constructor refuses them; they were truncated (2.9 -> 2)
+    with pytest.raises(InputError, match=r"jobs\[0\]\.start: must be an integer"):
+        Schedule.from_arrays("x", [0.7, 2.9], [[2, 0], [0, 2]])
+    with pytest.raises(InputError, match=r"placement\[0\]: must be an integer"):
+        Schedule.from_arrays("x", [0, 1], np.array([[2.5, 0], [0, 2]]))
+    with pytest.raises(InputError, match="start"):
+        Schedule.from_arrays("x", [0, float("nan")], [[2, 0], [0, 2]])
+    exact = Schedule.from_arrays("x", np.array([0, 1]), np.array([[2, 0], [0, 2]], dtype=object))
+    assert exact.starts == (0, 1) and exact.placements == ((2, 0), (0, 2))

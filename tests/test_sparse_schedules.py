@@ -18,9 +18,10 @@ from .strategies import arbitrary_schedules, instance_and_schedule, tiny_instanc
 
 
 def _dense_dict(schedule: Schedule) -> dict:
-    """The old (dense) file form of ``schedule``."""
+    """The first format's dense form of ``schedule`` (version 1), built by hand."""
     data = schedule.to_dict()
     del data["servers"]
+    data["version"] = 1
     for item, row in zip(data["jobs"], schedule.placements, strict=True):
         del item["on"]
         item["placement"] = list(row)
@@ -39,6 +40,7 @@ def test_sparse_and_dense_files_give_the_same_schedule(data) -> None:
     assert from_sparse.placements == schedule.placements  # the dense rows, entry by entry
     assert np.array_equal(from_sparse.placement_array, schedule.placement_array)
     assert from_sparse.to_dict() == sparse  # round trip
+    assert sparse["version"] == 2 and from_dense.to_dict(dense=True) == dense  # both forms written as read
     # the judges see the same schedule in either form
     a, b = check(instance, from_sparse), check(instance, from_dense)
     assert [str(v) for v in a.violations] == [str(v) for v in b.violations]
@@ -56,6 +58,27 @@ def test_the_sparse_form_lists_exactly_the_nonzero_entries(pair) -> None:
     assert data["servers"] == len(schedule.placements[0])
 
 
+def test_the_dense_writer_follows_the_first_format() -> None:
+    # version 1, no 'servers', a 'placement' of S entries per job: what readers of the
+    # first format expect (docs/formats.md section 3)
+    schedule = Schedule(instance="x", starts=(0, 1), placements=((1, 0, 0), (0, 2, 1)), gpu_ids=None)
+    data = schedule.to_dict(dense=True)
+    assert data == {
+        "format": "rar-opt/schedule",
+        "version": 1,
+        "instance": "x",
+        "jobs": [{"job": 0, "start": 0, "placement": [1, 0, 0]}, {"job": 1, "start": 1, "placement": [0, 2, 1]}],
+        "meta": {},
+    }
+
+
+def test_sparse_files_of_version_1_still_read() -> None:
+    # rar-opt wrote the sparse form as version 1 before version 2 existed
+    data = Schedule(instance="x", starts=(0, 1), placements=((1, 0), (0, 2))).to_dict()
+    data["version"] = 1
+    assert Schedule.from_dict(data).placements == ((1, 0), (0, 2))
+
+
 def test_old_dense_files_still_read() -> None:
     for path in sorted(OPTIMAL.glob("*.schedule.json"))[:5]:
         assert "placement" in json.loads(path.read_text())["jobs"][0]
@@ -71,7 +94,9 @@ def test_old_dense_files_still_read() -> None:
         (lambda d: d["jobs"][0].__setitem__("on", [[0, 1], [0, 2]]), r"jobs\[0\]\.on.*server 0 twice"),
         (lambda d: d["jobs"][0].__setitem__("on", [[0]]), r"jobs\[0\]\.on\[0\]"),
         (lambda d: d["jobs"][0].__setitem__("on", [[0, 1.5]]), r"jobs\[0\]\.on\[0\]\[1\]"),
-        (lambda d: d.__delitem__("servers"), r"jobs\[0\]\.on.*no 'servers'"),
+        (lambda d: d.__delitem__("servers"), r"servers: version 2 is the sparse form and needs 'servers'"),
+        (lambda d: (d.__delitem__("servers"), d.__setitem__("version", 1)), r"jobs\[0\]\.on.*no 'servers'"),
+        (lambda d: d.__setitem__("version", 3), r"version: unsupported version 3 .*reads version 1 and 2"),
         (lambda d: d.__setitem__("servers", 0), r"servers"),
     ],
 )

@@ -28,6 +28,14 @@ def test_robust_floor_counts_exact_fractions(k: int) -> None:
     assert robust_floor_inverse(np.array([(1.0 / k) * (1 + 1e-6)]))[0] == k - 1
 
 
+@given(st.integers(1, 500), st.sampled_from([1e-10, 1e-9, 1e-8]))
+def test_robust_floor_tolerates_rounding_only(k: int, excess: float) -> None:
+    # a tau truly above 1/k, by far more than rounding error, loses its k-th iteration;
+    # a tau a few ulps off 1/k keeps it
+    assert robust_floor_inverse(np.array([(1.0 / k) * (1 + excess)]))[0] == k - 1
+    assert robust_floor_inverse(np.array([(1.0 / k) * (1 + 4e-16)]))[0] == k
+
+
 @given(tiny_instances())
 def test_tau_matches_handwritten_formula_everywhere(inst: Instance) -> None:
     tm = inst.time_model

@@ -16,6 +16,7 @@ from rar_opt.cli.output import (
     EXIT_INTERNAL,
     EXIT_OK,
     JSON_HELP,
+    add_schedule_output,
     bound_per_job,
     clock_bar,
     emit_json,
@@ -95,7 +96,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
     )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
-    p.add_argument("-o", "--output", help="schedule file to write (when one was found)")
+    add_schedule_output(p, "schedule file to write (when one was found)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_solve)
 
@@ -136,7 +137,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
     )
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
-    p.add_argument("-o", "--output", help="schedule file to write (when one ends by H)")
+    add_schedule_output(p, "schedule file to write (when one ends by H)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_probe)
 
@@ -235,7 +236,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if exc.where and flag and not exc.file:  # told by that flag, not by the instance or spec
             raise InputError(exc.message, where=f"--option {key}" if flag == "--option" else flag) from None
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
-    _write_schedule(args.output, res.schedule, f"the solve ended {res.status} without a schedule")
+    _write_schedule(args, res.schedule, f"the solve ended {res.status} without a schedule")
     # the limit as given (the solver's share of it, after start-up and build, is in options)
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if model_spec is not None:  # the options themselves are in the record
@@ -304,10 +305,12 @@ def _cap_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _write_schedule(output: str | None, schedule: Any, why_not: str) -> None:
-    """Write ``schedule`` to ``output`` (-o) when there is one; else say why nothing was written."""
+def _write_schedule(args: argparse.Namespace, schedule: Any, why_not: str) -> None:
+    """Write ``schedule`` to ``-o`` (in the form ``--dense`` asks) when there is one; else say
+    why nothing was written."""
+    output = args.output
     if output and schedule is not None:
-        schedule.write(output)
+        schedule.write(output, dense=args.dense)
     elif output:
         print(f"note: {why_not}; {output} was not written", file=sys.stderr)
 
@@ -334,7 +337,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None
-    _write_schedule(args.output, answer.schedule, f"no schedule was found ({answer.status})")
+    _write_schedule(args, answer.schedule, f"no schedule was found ({answer.status})")
     out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if args.json:
         emit_json(out)

@@ -14,6 +14,7 @@ from rar_opt.check import check
 from rar_opt.cli.output import (
     EXIT_OK,
     JSON_HELP,
+    add_schedule_output,
     emit_json,
     emit_simulation,
     emit_table,
@@ -122,7 +123,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--moves", choices=["order+placement", "order"], help="improve: what a move changes")
     p.add_argument("--tie-break", choices=["index", "random"], help="ls: ties between equal loads (random: seeded)")
     p.add_argument("--mode", choices=["gpus", "servers"], help="rand: random GPUs, or random servers then GPUs")
-    p.add_argument("-o", "--output", help="schedule file to write (the per-job table is then not printed)")
+    add_schedule_output(p, "schedule file to write (the per-job table is then not printed)")
     p.add_argument("--table", action="store_true", help="print the per-job table also with -o")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_schedule)
@@ -289,7 +290,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     # the schedule's record carries the realized shares too
     recorded = schedule.with_meta({**schedule.meta, "shares": shares.to_dict()})
     if args.output:
-        recorded.write(args.output)
+        recorded.write(args.output, dense=args.dense)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
     extra.update({"theta_binding": result.theta_binding, "max_load": round(result.max_load, 3)})
     extra.update({f"{k}_share": round(v, 5) for k, v in shares.to_dict().items()})
@@ -297,7 +298,10 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     table = args.table or not args.output
     # --json: what the -o file holds too, the meta (seed, params, exceeds_horizon, version) and each
     # job's start and placement
-    record = {key: recorded.to_dict()[key] for key in ("meta", "servers", "jobs")} if args.json else None
+    written = recorded.to_dict(args.dense)
+    record: dict[str, Any] | None = None
+    if args.json:
+        record = {key: written[key] for key in ("meta", "servers", "jobs") if key in written}
     return emit_simulation(
         instance, schedule, args.json, extra, run=result, report=judged, table=table, file=args.output, record=record
     )

@@ -185,6 +185,17 @@ def _placement_text(schedule: Schedule, j: int) -> str:
     return ",".join(f"{s}:{c}" for s, c in zip(servers.tolist(), counts.tolist(), strict=True))
 
 
+def add_schedule_output(p: argparse.ArgumentParser, help: str) -> None:
+    """``-o FILE`` for a schedule, and ``--dense`` for the form it is written in."""
+    p.add_argument("-o", "--output", help=help)
+    p.add_argument(
+        "--dense",
+        action="store_true",
+        help="write -o in the dense form, version 1 ('placement' per job, an entry per server), "
+        "which readers of the first format expect; default: the sparse form, version 2",
+    )
+
+
 def show_progress(args: argparse.Namespace) -> bool:
     """A progress bar goes to stderr when it is a terminal, unless --quiet."""
     return sys.stderr.isatty() and not getattr(args, "quiet", False)

@@ -11,7 +11,7 @@ For an active job j in slot t, with n_j servers spanned (split_j = n_j >= 2):
 * (7)  k_j = max(1, xi1 * p_j)  -- **resolution**: the clamp keeps f at or above f(1) = 1;
 * B_j = b_intra if not split_j, else b_inter / f(k_j);
 * (8)  tau_j = 2 m_j (G_j-1)/(G_j B_j) + m_j (G_j-1)/(G_j C) + xi2 n_j + dF_j M_j + dB_j;
-* (9)  phi_j = floor(1 / tau_j), computed robustly: a tau within a relative 1e-9 of 1/k
+* (9)  phi_j = floor(1 / tau_j), computed robustly: a tau within a relative 1e-12 of 1/k
   counts as exactly 1/k, so floating-point noise never loses an iteration.
 
 A job started at a_j completes in the first slot e_j at which its iterations reach F_j;
@@ -81,8 +81,11 @@ CONTENTION_FUNCTIONS: dict[str, Contention] = {c.name: c for c in (LINEAR, POWER
 """The names an instance file may use for ``cluster.contention``. Only JSON reading and
 writing consult it: a cluster holds the :class:`Contention` value itself."""
 
-FLOOR_RTOL = 1e-9
-"""Relative tolerance of the robust floor in (9)."""
+FLOOR_RTOL = 1e-12
+"""Relative tolerance of the robust floor in (9). tau comes out of about ten floating-point
+operations, each off by at most 2^-53 relative, so its error is near 1e-15: 1e-12 absorbs
+that with a margin of a thousand, and a tau truly 1e-10 above 1/k keeps its k - 1 iterations
+(docs/model.md section 3.5)."""
 
 
 def register_contention(name: str, fn: ContentionFunction) -> Contention:
@@ -180,6 +183,10 @@ class JobBounds:
     n_min: np.ndarray
     n_max: np.ndarray
     p_worst: int
+
+    def __post_init__(self) -> None:
+        for name in ("tau_min", "tau_max", "phi_min", "phi_max", "rho_min", "rho_max", "n_min", "n_max"):
+            getattr(self, name).setflags(write=False)  # frozen all through: bounds are read from them
 
 
 class TimeModel:

@@ -305,13 +305,16 @@ def expect_kind(data: Any, fmt: str) -> None:
         )
 
 
-def expect_header(data: Mapping[str, Any], fmt: str, version: int) -> None:
-    """Check the ``format`` and ``version`` fields every rar-opt file carries."""
+def expect_header(data: Mapping[str, Any], fmt: str, version: int | tuple[int, ...]) -> None:
+    """Check the ``format`` and ``version`` fields every rar-opt file carries (``version``:
+    the one this rar-opt reads, or all of them)."""
     if data.get("format") != fmt:
         raise InputError(f"expected {fmt!r}, got {data.get('format')!r}", where="format")
-    if data.get("version") != version or isinstance(data.get("version"), bool):
+    versions = version if isinstance(version, tuple) else (version,)
+    if data.get("version") not in versions or isinstance(data.get("version"), bool):
+        readable = " and ".join(str(v) for v in versions)
         raise InputError(
-            f"unsupported version {data.get('version')!r} (this rar-opt reads version {version})",
+            f"unsupported version {data.get('version')!r} (this rar-opt reads version {readable})",
             where="version",
         )
 

@@ -62,8 +62,10 @@ def cli_files(tmp_path_factory) -> dict[str, Path]:
 
 
 def _dense(data: dict) -> dict:
-    """A schedule file's sparse form (``servers``, ``on``) turned into the dense one (``placement``)."""
+    """A schedule file's sparse form (``servers``, ``on``, version 2) turned into the dense one
+    (``placement``, version 1)."""
     width = data.pop("servers")
+    data["version"] = 1
     for item in data["jobs"]:
         row = [0] * width
         for server, gpus in item.pop("on"):

@@ -217,3 +217,27 @@ def test_dev_stdout_on_a_pipe_is_written_as_a_stream() -> None:
     out = run("schedule", "tiny-8x4-s19", "--policy", "sjf-bco", "--quiet", "-o", "/dev/stdout")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["format"] == "rar-opt/schedule"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["schedule", "tiny-4x2-s13"],
+        ["solve", "tiny-4x2-s13", "--time-limit", "10"],
+        ["probe", "tiny-4x2-s13", "--makespan", "9"],
+    ],
+)
+def test_dense_writes_the_first_format_and_it_reads_back(tmp_path, capsys, command: list[str]) -> None:
+    from rar_opt.cli import main
+
+    sparse, dense = tmp_path / "sparse.json", tmp_path / "dense.json"
+    assert main([*command, "-o", str(sparse)]) == 0
+    assert main([*command, "-o", str(dense), "--dense"]) == 0
+    s, d = json.loads(sparse.read_text()), json.loads(dense.read_text())
+    assert (s["version"], d["version"]) == (2, 1) and "servers" not in d
+    assert [len(item["placement"]) for item in d["jobs"]] == [2] * len(d["jobs"])
+    capsys.readouterr()
+    assert main(["simulate", "tiny-4x2-s13", str(dense), "--json"]) == 0
+    from_dense = json.loads(capsys.readouterr().out)
+    assert main(["simulate", "tiny-4x2-s13", str(sparse), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["completion"] == from_dense["completion"]
