@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from rar_opt.cluster.modes import Modes, job_modes
-from rar_opt.cluster.timemodel import CONTENTION_FUNCTIONS, LINEAR, Contention, JobArrays, JobBounds, TimeModel
+from rar_opt.cluster.timemodel import CONTENTION_FUNCTIONS, LINEAR, PHI_CAP, Contention, JobArrays, JobBounds, TimeModel
 from rar_opt.cluster.topology import Topology
 from rar_opt.errors import InputError
 from rar_opt.support import jsonio as jio
@@ -222,6 +222,18 @@ class Instance:
                 )
         b = self.bounds
         for j in range(self.num_jobs):
+            if b.phi_max[j] >= PHI_CAP:
+                what = (
+                    "takes no time per iteration (grad_size, fwd_time and bwd_time give none, "
+                    "and the cluster's xi2 is 0)"
+                    if b.tau_min[j] == 0
+                    else f"takes {b.tau_min[j]:.3g} slots per iteration at best, below 2^-53"
+                )
+                raise InputError(
+                    f"{what}, so (9) cannot count its iterations per slot: give it more time per iteration "
+                    f"or make the slot shorter (job {self.jobs[j].name!r})",
+                    where=f"jobs[{j}]",
+                )
             if b.phi_min[j] < 1:
                 raise InputError(
                     f"worst-case per-iteration time {_above_one(b.tau_max[j])} slots exceeds 1 slot "
@@ -358,7 +370,7 @@ def _above_one(tau: float) -> str:
 
 def _worst_case(cluster: Cluster, p_worst: int) -> str:
     if cluster.topology is None:
-        return f"{p_worst} contending jobs"
+        return f"{p_worst} contending job{'s' if p_worst != 1 else ''}"
     return f"contention level {p_worst} of the topology, docs/model.md section 3.8"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rar_opt.errors import ParameterError
+from rar_opt.support.jsonio import plain
 
 RESULT_TYPES = ("SimResult", "SolveResult", "PolicyResult", "Comparison", "Probe")
 """The result types, each with a ``to_dict()`` (read by name: this module sits below all of them)."""
@@ -30,13 +31,17 @@ def to_dict(result: Any) -> dict[str, Any]:
     The same dict the type's own method gives: ``SimResult.to_dict()`` (also
     ``summary()``), ``SolveResult.summary()`` (every field but the schedule),
     ``PolicyResult.record()`` (the run's choices; the schedule is left out, as in a
-    schedule file's ``meta``) and ``Comparison.to_dict()``."""
+    schedule file's ``meta``) and ``Comparison.to_dict()``, as plain JSON values (lists, not
+    tuples), so that ``json.loads(json.dumps(d)) == d``. The backend's name and version are
+    in it (``solver``); the versions of rar-opt and its packages, and the source revision,
+    are what :func:`rar_opt.support.provenance.provenance` returns, which every file the
+    command line writes carries beside the result."""
     if not _is_result(result):
         raise ParameterError(
             f"is a {type(result).__name__}; expected a SimResult, SolveResult, PolicyResult, Comparison or Probe",
             where="result",
         )
-    out: dict[str, Any] = result.to_dict()
+    out: dict[str, Any] = plain(result.to_dict(), "result", strict=False)
     return out
 
 

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import find, given, settings, target
 
 from rar_opt import Instance, check
-from rar_opt.algorithms import PolicyResult, sjf_bco
+from rar_opt.algorithms import PolicyResult, run_policy, sjf_bco
 from rar_opt.bounds import check_sjf_bco_claims, lower_bounds, theorem5_bound
 from rar_opt.solvers import Status, solve
 
 from .bruteforce import brute_force
-from .helpers import Counterexample
+from .helpers import INSTANCES, Counterexample
 from .strategies import (
     communication_heavy_instances,
     contended_instances,
@@ -140,3 +140,18 @@ def test_hypothesis_finds_counterexamples(claim: str) -> None:
         assert best is not None and ref["makespan"] > ref["bound"] * best[0]
     else:
         assert ref["makespan"] > ref["n_g"] * ref["load"]
+
+
+def test_claims_refuse_what_they_are_not_about() -> None:
+    # the lemmas are SJF-BCO's: a run of another policy (online ones have no theta) is
+    # refused rather than given false verdicts, and so is a makespan below one slot
+    inst = Instance.read(INSTANCES / "tiny-4x2-s13.json")
+    for policy in ("online-ff", "lpt", "rand"):
+        other = run_policy(inst, policy, seed=0)
+        with pytest.raises(ValueError, match=f"this run is of '{policy}'"):
+            check_sjf_bco_claims(inst, 5, other)
+    run = run_policy(inst, "sjf-bco")
+    with pytest.raises(ValueError, match=r"makespan = -5"):
+        check_sjf_bco_claims(inst, -5, run)
+    with pytest.raises(ValueError, match=r"optimum = 0"):
+        check_sjf_bco_claims(inst, 5, run, optimum=0)

@@ -102,6 +102,12 @@ def test_errors_name_the_bound() -> None:
         Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.01),))
     # exactly one slot per iteration still makes progress (phi = 1): accepted
     assert Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.0),)).bounds.rho_max[0] == 10
+    # no time per iteration (the defaults with xi2 = 0), or too little for a float: refused by name
+    with pytest.raises(InputError, match=r"jobs\[0\]: takes no time per iteration"):
+        Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10),))
+    with pytest.raises(InputError, match=r"jobs\[0\]: takes 1e-300 slots per iteration at best, below 2\^-53"):
+        Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1e-300),))
+    assert Instance("x", 50, Cluster(servers=(2, 2), xi2=0.1), (Job("a", 1, 10),)).bounds.rho_min[0] == 1
     # a hair above one slot stalls, and the message shows the digits that make it so
     with pytest.raises(InputError, match=r"time 1\.000000002 slots exceeds 1 slot"):
         Instance("x", 50, Cluster(servers=(2, 2)), (Job("a", 1, 10, bwd_time=1.000000002),))

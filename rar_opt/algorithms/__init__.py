@@ -105,6 +105,8 @@ def run_policy(
     :class:`~rar_opt.errors.InputError`. ``progress``, if given, hears from every trial
     (:data:`~.engine.Progress`: trial number, jobs placed, jobs); silent by default.
     """
+    if not isinstance(instance, Instance):
+        raise ParameterError(f"must be an Instance, got {type(instance).__name__}", where="instance")
     if name not in POLICIES:
         raise InputError(f"unknown policy {name!r} (known: {', '.join(POLICIES)})", where="policy")
     policy = POLICIES[name]

@@ -51,7 +51,15 @@ def check_sjf_bco_claims(
     optimum: int | None = None,
     lower_bound: int | None = None,
 ) -> list[ClaimCheck]:
-    """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``makespan`` from the simulator)."""
+    """Lemma 2, Lemma 3 and Theorem 5 on one SJF-BCO run (``makespan`` from the simulator).
+
+    The lemmas are statements about SJF-BCO's bisection, so a run of another policy is
+    refused (ValueError), as is a makespan below 1 or a bound or optimum below 1."""
+    if run.policy != "sjf-bco":
+        raise ValueError(f"the claims are SJF-BCO's (Lemmas 2-3, Theorem 5); this run is of {run.policy!r}")
+    for name, value in (("makespan", makespan), ("optimum", optimum), ("lower_bound", lower_bound)):
+        if value is not None and (isinstance(value, bool) or not value >= 1):
+            raise ValueError(f"{name} = {value!r}: a makespan is at least 1 slot")
     n_g = int(instance.arrays.gpus.max())
     if run.theta is None or run.exceeds_horizon:
         return [ClaimCheck("within_horizon", False, 0.0, "no trial ended within T: the lemmas do not apply")]

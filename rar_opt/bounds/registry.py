@@ -32,8 +32,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rar_opt.errors import ParameterError
 from rar_opt.formulations.sizes import NOT_BUILT
 from rar_opt.instance import Instance
+from rar_opt.support.checks import is_real
 from rar_opt.support.processes import stop_requested
 
 Objective = Literal["makespan", "total"]
@@ -179,9 +181,16 @@ def compute(
     finite time limit in ``time_limits`` (by name), in registry order; solver bounds run
     after the cheap ones and are told the best of what came before (:attr:`Ask.floor`)."""
     limits = dict(time_limits or {})
-    unknown = sorted(set(limits) - {b.name for b in entries(objective, families=("solver",))})
+    known = [b.name for b in entries(objective, families=("solver",))]
+    unknown = sorted(set(limits) - set(known), key=str)
     if unknown:
-        raise ValueError(f"no solver bound on the {objective} named {', '.join(unknown)}")
+        raise ParameterError(
+            f"no solver bound on the {objective} named {', '.join(map(str, unknown))} (known: {', '.join(known)})",
+            where="time_limits",
+        )
+    for name, seconds in limits.items():
+        if seconds is not None and not is_real(seconds):
+            raise ParameterError(f"must be seconds (a number) or None, got {seconds!r}", where=f"time_limits[{name!r}]")
     out: list[NamedBound] = []
     for family in ("basic", "structural", "solver"):
         if family == "structural" and not structural:

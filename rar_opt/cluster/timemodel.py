@@ -158,10 +158,18 @@ def slots_needed(remaining: np.ndarray | int, phi: np.ndarray) -> np.ndarray:
     return out
 
 
+PHI_CAP = 2**53
+"""The most iterations per slot (9) counts: beyond 2^53 a float no longer holds every
+integer, so floor(1 / tau) means nothing there. A tau of 0 (or below 2^-53) is counted as
+the cap, and an instance refuses a job that reaches it (docs/model.md section 3.5)."""
+
+
 def robust_floor_inverse(tau: np.ndarray) -> np.ndarray:
-    """phi = floor(1 / tau) as int64, robust against floating-point error (eq. 9)."""
-    q = 1.0 / np.asarray(tau, dtype=float)
-    return np.floor(q * (1.0 + FLOOR_RTOL)).astype(np.int64)
+    """phi = floor(1 / tau) as int64, robust against floating-point error (eq. 9), at most
+    :data:`PHI_CAP`."""
+    with np.errstate(divide="ignore"):
+        q = 1.0 / np.asarray(tau, dtype=float)
+    return np.floor(np.minimum(q * (1.0 + FLOOR_RTOL), PHI_CAP)).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 ``rar-opt schedule paper-160x20-s0`` and ``--model compact-total`` work from any
 directory: a name that is not an existing file is looked up in the instance library
-(``instances/``, ``instances/counterexamples/``, ``instances/frontier/``) or the model catalogue (``models/``). Both
+(``instances/``, ``instances/counterexamples/``, ``instances/frontier/``, ``instances/arrivals/``) or the
+model catalogue (``models/``). From Python, :func:`load_instance` reads an instance by name or path. Both
 ship with the package (installed under ``<prefix>/share/rar-opt/``); in a source checkout
 the repository's own folders are used.
 """
@@ -15,10 +16,11 @@ import sysconfig
 from pathlib import Path
 
 from rar_opt.errors import InputError
+from rar_opt.instance import Instance
 
 _REPO = Path(__file__).resolve().parents[2]
 
-INSTANCE_FOLDERS = ("instances", "instances/counterexamples", "instances/frontier")
+INSTANCE_FOLDERS = ("instances", "instances/counterexamples", "instances/frontier", "instances/arrivals")
 MODEL_FOLDERS = ("models",)
 
 
@@ -54,13 +56,19 @@ def names(folders: tuple[str, ...]) -> list[str]:
     out: set[str] = set()
     for root in _roots():
         for folder in folders:
-            out |= {p.stem for p in (root / folder).glob("*.json")}
+            out |= {p.stem for p in (root / folder).glob("*.json") if not p.stem.endswith(".schedule")}
     return sorted(out)
 
 
 def instance_path(name: str) -> Path:
     """The file of an instance given as a path or as a library name (``tiny-4x2-s13``)."""
     return _find(name, INSTANCE_FOLDERS, "instance")
+
+
+def load_instance(name: str) -> Instance:
+    """An instance read from a path or a library name, as the command line reads it:
+    ``load_instance("tiny-4x2-s13")`` or ``load_instance("my/file.json")``."""
+    return Instance.read(instance_path(name))
 
 
 def model_path(name: str) -> Path:

@@ -19,7 +19,7 @@ import pyomo.environ as pyo
 
 from rar_opt.errors import ParameterError
 from rar_opt.solvers.status import Status
-from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem, seed_problem
+from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, seconds_problem, seed_problem
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,8 @@ def check_settings(time_limit: float | None, threads: int, seed: int) -> None:
     The :class:`~rar_opt.errors.ParameterError` names the parameter."""
     if time_limit is not None and (problem := seconds_problem(time_limit)):
         raise ParameterError(problem, where="time_limit")
+    if not is_int(threads):
+        raise ParameterError(f"must be an integer, got {threads!r}", where="threads")
     if threads < 0:
         raise ParameterError(f"= {threads} must be >= 0 (0: the solver decides)", where="threads")
     if problem := seed_problem(seed, MAX_SEED):  # HiGHS and CP-SAT take a 32-bit seed

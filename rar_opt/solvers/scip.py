@@ -4,7 +4,10 @@ SCIP is a MINLP solver whose PyPI wheels carry it. The Pyomo model is written as
 ``.nl`` file with symbolic names, which SCIP reads natively; the incumbent's values come
 back by those names. SCIP runs in a child process because it has crashed on some of our
 models (``free(): invalid size`` on the library instance tiny-8x2-s20): a crash becomes
-status ``error``, never a dead caller. SCIP's claims on the non-convex model are not
+status ``error``, never a dead caller. The child is ``python -m rar_opt.solvers.scip``, a
+fresh interpreter that reads the .nl file and writes its answer as JSON: unlike a spawned
+multiprocessing worker it never imports the caller's main script again, so a plain script
+needs no ``if __name__ == "__main__":`` guard. SCIP's claims on the non-convex model are not
 certified (docs/exactness.md); presolve is off because SCIP 10's presolve claimed wrong
 optima on it (wait-beats-start-plus: "optimal 8" where 6 is proven and accepted by SCIP's
 own solution check).
@@ -12,9 +15,12 @@ own solution check).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +29,7 @@ from pyomo.version import version as PYOMO_VERSION
 
 from rar_opt.solvers.backend import Capabilities, RawOutcome, SolveOptions
 from rar_opt.solvers.status import SCIP_TABLE, Status, map_status
-from rar_opt.support.processes import worker_pool
+from rar_opt.support.processes import die_with_parent
 
 SCIP_PARAMS: dict[str, Any] = {"presolving/maxrounds": 0}
 """Parameters set on every SCIP solve (recorded in results)."""
@@ -63,11 +69,16 @@ class Scip:
             # every variable reaches SCIP and comes back
             model.write(str(path), io_options={"symbolic_solver_labels": True, "linear_presolve": False})
             handoff = time.perf_counter() - began
-            try:
-                with worker_pool(1) as pool:
-                    out = pool.submit(_solve_nl, str(path), options.time_limit, options.seed).result()
-            except BrokenProcessPool:
-                return RawOutcome(Status.ERROR, message="SCIP crashed (its process died); no result", solver=solver)
+            answer = Path(tmp) / "answer.json"
+            limit = "none" if options.time_limit is None else repr(float(options.time_limit))
+            command = [sys.executable, "-m", "rar_opt.solvers.scip", str(path), limit, str(options.seed), str(answer)]
+            command.append(str(os.getpid()))  # the child dies with this process
+            child = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            if child.returncode != 0 or not answer.is_file():
+                why = child.stderr.strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
+                message = f"SCIP crashed (its process died: {why[0]}); no result"
+                return RawOutcome(Status.ERROR, message=message, solver=solver)
+            out = json.loads(answer.read_text())
         solver["version"] = out["version"]
         has_solution = bool(out["values"])
         if has_solution:
@@ -119,3 +130,10 @@ def _solve_nl(path: str, time_limit: float | None, seed: int) -> dict[str, Any]:
         "version": str(scip.version()),
         "size": {"cols": scip.getNVars(), "rows": scip.getNConss()},
     }
+
+
+if __name__ == "__main__":  # the child: model.nl, time limit ("none" or seconds), seed, answer.json, parent
+    nl_path, limit_text, seed_text, answer_path, parent_text = sys.argv[1:6]
+    die_with_parent(int(parent_text))
+    found = _solve_nl(nl_path, None if limit_text == "none" else float(limit_text), int(seed_text))
+    Path(answer_path).write_text(json.dumps(found))

@@ -37,6 +37,7 @@ from rar_opt.solvers.status import Status
 from rar_opt.solvers.sum_best import sum_of
 from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
 from rar_opt.solvers.tradeoff import solve_span_within
+from rar_opt.support.checks import is_finite
 from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ def solve(
     schedule whose flow time (the average JCT times J) is within that factor of the
     smallest the heuristics find (:func:`.tradeoff.solve_span_within`).
     """
+    _check_arguments(instance, start, lower_bound)
     if formulation != "auto" and formulation not in PLANS:
         try:
             get_formulation(formulation)
@@ -277,6 +279,17 @@ def _solve_plan(instance: Instance, name: str, request: Request, budget: Budget)
         resolve_horizon(cpsat_form.make_options({"horizon": horizon}).horizon, instance)
     plan = PLANS[name]
     return run_plan(instance, plan, budget, request.warm_start, horizon, request.start, request.lower_bound, symmetry)
+
+
+def _check_arguments(instance: Any, start: Any, lower_bound: Any) -> None:
+    """Refuse arguments of the wrong kind by name, before any work."""
+    if not isinstance(instance, Instance):
+        hint = " (a file: Instance.read(path); a bundled name: rar_opt.instances.library.load_instance(name))"
+        raise ParameterError(f"must be an Instance, got {type(instance).__name__}" + hint, where="instance")
+    if start is not None and not isinstance(start, Schedule):
+        raise ParameterError(f"must be a Schedule or None, got {type(start).__name__}", where="start")
+    if lower_bound is not None and not (is_finite(lower_bound) and lower_bound >= 0):
+        raise ParameterError(f"must be a finite number >= 0, got {lower_bound!r}", where="lower_bound")
 
 
 def solve_formulation(instance: Instance, name: str, request: Request, budget: Budget) -> SolveResult:

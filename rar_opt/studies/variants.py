@@ -74,7 +74,12 @@ class VariantRow:
 
 def measure(spec: ModelSpec, instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> VariantRow:
     """The row of ``spec`` on ``instance``; a model too large or not applicable is a row with
-    the status ``refused`` and the reason, not an error."""
+    the status ``refused`` and the reason, not an error.
+
+    ``time_limit`` is per step, not for the call: the build is not timed, and the LP
+    relaxation, the root node and the solve each get up to ``time_limit`` seconds, so a row
+    may take several times it (the enumerative model's build alone can take a minute on a
+    4-job instance). ``solve(..., time_limit=...)`` is the call that keeps to its limit."""
     options = spec.make_options()
     kind = RELAXATION if spec.relaxation != "none" else EXACT
     objective = getattr(options, "objective", "makespan")

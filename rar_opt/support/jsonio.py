@@ -384,7 +384,8 @@ def check_list(value: Any, field: str, *, min_len: int = 0) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise InputError(f"must be a list, got {type_name(value)}", where=field)
     if len(value) < min_len:
-        raise InputError(f"must have at least {min_len} entries, got {len(value)}", where=field)
+        entries = "entry" if min_len == 1 else "entries"
+        raise InputError(f"must have at least {min_len} {entries}, got {len(value)}", where=field)
     return list(value)
 
 
@@ -411,8 +412,36 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def plain(value: Any, field: str = "value", *, strict: bool = True) -> Any:
+    """``value`` as plain JSON values, so that ``json.loads(json.dumps(x)) == x``: mappings
+    become dicts, tuples lists, numpy scalars Python numbers. With ``strict``, anything JSON
+    cannot hold (a non-string key, a NaN or an infinity, a set, an object) is an InputError
+    naming where it sits within ``field``; without, it is left as it is."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if strict and not math.isfinite(value):
+            raise InputError(f"= {value} cannot be written as JSON", where=field)
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if strict and not isinstance(key, str):
+                raise InputError(f"has the key {key!r}; JSON keys are strings", where=field)
+            out[key] = plain(item, f"{field}.{key}", strict=strict)
+        return out
+    if isinstance(value, list | tuple):
+        return [plain(item, f"{field}[{i}]", strict=strict) for i, item in enumerate(value)]
+    if strict:
+        raise InputError(f"holds {type(value).__name__} {value!r}, which JSON cannot hold", where=field)
+    return value
+
+
 def check_meta(value: Any, field: str = "meta") -> FrozenDict:
-    """A JSON object (of provenance) as a deep read-only copy."""
+    """A JSON object (of provenance) as a deep read-only copy; what JSON cannot hold is
+    refused here, not when the file is written."""
     if not isinstance(value, Mapping):
         raise InputError(f"must be an object, got {type_name(value)}", where=field)
-    return freeze(value)
+    return freeze(plain(value, field))

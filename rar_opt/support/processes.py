@@ -13,14 +13,12 @@ import ctypes
 import functools
 import gc
 import logging
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
@@ -59,12 +57,6 @@ def seconds_since_start() -> float:
         return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError):
         return 0.0
-
-
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` spawned processes that die with this one."""
-    ctx = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init, initargs=(os.getpid(),))
 
 
 class TimeUp(BaseException):

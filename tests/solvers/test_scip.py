@@ -22,3 +22,41 @@ def test_scip_solves_the_nonconvex_model_to_the_proven_optimum(name: str, reques
     assert res.schedule is not None and reference_violations(inst, res.schedule) == set()
     optimum = inst.meta["known_optimum"]
     assert max(reference_simulate(inst, res.schedule)["completion"]) == optimum == round(res.objective)
+
+
+def test_a_plain_script_runs_the_nonconvex_model_once(tmp_path) -> None:
+    # SCIP runs in a fresh interpreter (python -m rar_opt.solvers.scip), not a spawned
+    # multiprocessing worker, so the user's script is not imported again in the child: no
+    # `if __name__ == "__main__":` guard is needed (it ran the whole script twice, then
+    # reported "SCIP crashed")
+    pytest.importorskip("pyscipopt")
+    import subprocess
+    import sys
+
+    from ..helpers import INSTANCES
+
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "from rar_opt import Instance\n"
+        "from rar_opt.solvers import solve\n"
+        "print('body')\n"
+        f"r = solve(Instance.read({str(INSTANCES / 'wait-beats-start.json')!r}), 'nonconvex', time_limit=60)\n"
+        "print(r.status, round(r.objective))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["body", "optimal", "6"]
+
+
+def test_a_dead_scip_child_is_an_error_status(monkeypatch, wait_beats_start: Instance) -> None:
+    pytest.importorskip("pyscipopt")
+    import subprocess
+
+    from rar_opt.solvers import scip
+
+    def dies(command, **kwargs):
+        return subprocess.CompletedProcess(command, -6, "", "free(): invalid size\n")
+
+    monkeypatch.setattr(scip.subprocess, "run", dies)
+    res = solve(wait_beats_start, "nonconvex", time_limit=30)
+    assert res.status == Status.ERROR and "SCIP crashed (its process died: free(): invalid size)" in res.message
