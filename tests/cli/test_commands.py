@@ -152,6 +152,11 @@ def test_experiment_writes_a_result_file_with_versions(tmp_path) -> None:
     assert record["versions"]["rar-opt"] and record["seeds"] == [0]
     assert [r["label"] for r in record["runs"]] == ["lambda=1", "lambda=2", "lambda=4", "lambda=8"]
     assert "lambda=8" in out.stdout
+    # the bounds' seconds and the bound that gave each column, in the file and under the table
+    assert record["bound_time_limit"] == 10.0
+    assert all(r["lower_bound_avg_jct_by"] in ("completion_rank", "flow_lp") for r in record["runs"])
+    assert record["summary"][0]["lower_bound_makespan_by"] == record["runs"][0]["lower_bound_makespan_by"]
+    assert "average JCT by " in out.stdout and "makespan by " in out.stdout
 
 
 def test_the_load_experiment_under_several_presets(tmp_path) -> None:

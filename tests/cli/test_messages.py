@@ -128,6 +128,10 @@ def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
         (("generate", "paper", "--seed", "1", "--servers", "0"), "--servers: must be an integer >= 1, got 0"),
         (("generate", "paper", "--seed", "1", "--contention-share", "2"), "--contention-share: must be a share in"),
         (("experiment", "kappa", "--workers", "0"), "--workers: must be an integer >= 1, got 0"),
+        (
+            ("experiment", "kappa", "--bound-time-limit", "-1"),
+            "--bound-time-limit: must be a finite number of seconds >= 0, got -1.0",
+        ),
     ],
 )
 def test_a_bad_number_names_its_flag_alike_in_every_command(args, line, capsys) -> None:

@@ -3,6 +3,8 @@ by the reference simulator, determinism with and without worker processes, summa
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rar_opt import InputError
@@ -16,6 +18,8 @@ from rar_opt.studies.experiments import (
     LAMBDAS,
     LOADS,
     SERVERS,
+    Run,
+    execute,
     load_horizon,
     run_experiment,
     summarise,
@@ -70,11 +74,15 @@ def test_every_experiment_runs_and_is_deterministic(name: str) -> None:
             flow = [c - job.release for c, job in zip(completion, inst.jobs, strict=True)]
             assert row["avg_flow"] == pytest.approx(sum(flow) / len(flow))
             assert row["lower_bound_makespan"] == lower_bounds(inst).best <= row["makespan"]
-            bounds = completion_bounds(inst)
+            bounds = completion_bounds(inst)  # the flow LP proves no more on these small instances
             assert row["lower_bound_avg_flow"] == bounds.mean_flow <= row["avg_flow"] + 1e-9
             assert row["lower_bound_avg_jct"] == bounds.mean_completion <= row["avg_jct"] + 1e-9
         else:
             assert "avg_flow" not in row  # the paper's experiments keep their rows
+        best_total = lower_bounds(inst, objective="total", time_limits={"flow_lp": 10.0})
+        assert row["lower_bound_total"] == best_total.best and row["lower_bound_avg_jct_by"] == best_total.best_by
+        assert row["lower_bound_avg_jct"] == best_total.best / inst.num_jobs <= row["avg_jct"] + 1e-9
+        assert row["lower_bound_makespan_by"] == lower_bounds(inst).best_by
 
 
 def test_several_presets_run_in_turn_and_are_summarised_apart() -> None:
@@ -136,3 +144,42 @@ def test_kappa_8_and_10_are_the_same_run() -> None:
 def test_a_preset_reaches_every_run() -> None:
     rows = run_experiment("lambda", [0], jobs=JOBS, preset="contention-heavy")
     assert {r["preset"] for r in rows} == {"contention-heavy"} and all(r["instance"].endswith("-heavy") for r in rows)
+
+
+def test_the_average_jct_bound_is_the_flow_lp_where_it_proves_more() -> None:
+    # paper-160x20-s0: the cheap completion_rank proves 19353 (120.96 per job), the flow LP
+    # 21262 (132.89, what `rar-opt bounds` proves); the rows took the cheap one
+    run = Run("sjf-bco", 0, 160, 20, 1200, "sjf-bco")
+    row = execute(run)
+    inst = paper(0, jobs=160, servers=20, horizon=1200)
+    proven = lower_bounds(inst, objective="total", time_limits={"flow_lp": 10.0})
+    assert proven.best_by == "flow_lp" and proven.best > lower_bounds(inst, objective="total").best
+    assert (row["lower_bound_total"], row["lower_bound_avg_jct_by"]) == (proven.best, "flow_lp")
+    assert row["lower_bound_avg_jct"] == pytest.approx(132.8875)
+    assert row["avg_jct"] / row["lower_bound_avg_jct"] == pytest.approx(1.0253, abs=1e-4)  # was 1.1264
+    assert (row["lower_bound_makespan"], row["lower_bound_makespan_by"]) == (276, "longest")
+    cheap = execute(dataclasses.replace(run, bound_time_limit=0.0))  # no solver bound asked: the cheap one
+    assert (cheap["lower_bound_total"], cheap["lower_bound_avg_jct_by"]) == (19353, "completion_rank")
+
+
+def test_the_bounds_are_computed_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    import rar_opt.bounds
+
+    calls: list[str] = []
+    real = rar_opt.bounds.lower_bounds
+
+    def counted(inst, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(inst.name)
+        return real(inst, *args, **kwargs)
+
+    monkeypatch.setattr(rar_opt.bounds, "lower_bounds", counted)
+    rows = run_experiment("kappa", [7], jobs=JOBS, bound_time_limit=3.0)  # 7 runs on one instance
+    assert len(rows) == len(KAPPAS) and len({r["instance"] for r in rows}) == 1
+    assert len(calls) == 2  # the makespan's and the total's, once
+    assert len({(r["lower_bound_total"], r["lower_bound_makespan"]) for r in rows}) == 1
+
+
+def test_a_bad_bound_time_limit_is_refused() -> None:
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(InputError, match=r"^bound_time_limit: must be a finite number of seconds >= 0"):
+            run_experiment("kappa", [0], jobs=JOBS, bound_time_limit=bad)
