@@ -38,8 +38,10 @@ def test_against_a_lower_bound(wait_beats_start: Instance) -> None:
     cmp = compare(wait_beats_start, ["ff"])
     assert (cmp.reference, cmp.reference_kind, cmp.solve) == (6, "lower bound", None)
     assert (cmp.bounds["longest"], cmp.bounds["work"], cmp.bounds["split_pairs"]) == (3, 3, 6)
-    assert [r.policy for r in cmp.rows] == ["sjf-bco", "ff"]  # SJF-BCO always, for its claims
-    assert [r.ratio for r in cmp.rows] == [pytest.approx(8 / 6)] * 2
+    # SJF-BCO always, for its claims; the classical baselines always, for both metrics
+    assert [r.policy for r in cmp.rows] == ["sjf-bco", "ff", "lpt", "sjf-oblivious"]
+    assert [r.ratio for r in cmp.rows] == [pytest.approx(8 / 6)] * 4
+    assert cmp.to_dict()["baselines"] == {"makespan": "lpt", "avg_jct": "sjf-oblivious"}
     claims = {c.claim: c for c in cmp.claims}
     assert claims["theorem5"].holds is True  # 8 <= 64/3 x 6 proves it even without OPT
 
@@ -124,3 +126,13 @@ def test_the_exact_solves_schedule_counts_for_the_best_average_jct(wait_beats_st
     assert cmp.jct_best == pytest.approx(min([*feasible, cmp.solve["avg_jct"]]))
     for row in cmp.rows:
         assert row.jct_ratio_best == pytest.approx(row.avg_jct / cmp.jct_best)
+
+
+def test_the_classical_baselines_are_always_compared(wait_beats_start: Instance) -> None:
+    # --policies ff gave verdicts with no longest-first (makespan) or shortest-first (JCT) row
+    for asked, expected in (
+        (["ff"], ["sjf-bco", "ff", "lpt", "sjf-oblivious"]),
+        (["lpt", "ff"], ["sjf-bco", "lpt", "ff", "sjf-oblivious"]),
+        (["sjf-oblivious", "sjf-bco", "lpt"], ["sjf-oblivious", "sjf-bco", "lpt"]),
+    ):
+        assert [r.policy for r in compare(wait_beats_start, asked).rows] == expected

@@ -12,7 +12,7 @@ Adding a policy: a function in a module of this package plus one line in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,19 @@ POLICIES: dict[str, Policy] = {
 }
 
 
+BASELINES: dict[str, str] = {"makespan": "lpt", "avg_jct": "sjf-oblivious"}
+"""The classical baseline of each metric (docs/algorithms.md, section 5): longest first
+(Graham's LPT) for the makespan, shortest first (by estimated uncontended time, first fit)
+for the average JCT. Every verdict about a policy has them beside it: ``compare``, the
+studies and the experiments always run them (:func:`with_baselines`)."""
+
+
+def with_baselines(names: Iterable[str]) -> list[str]:
+    """The policies ``names`` followed by the classical baselines (:data:`BASELINES`) they lack."""
+    out = list(names)
+    return out + [b for b in dict.fromkeys(BASELINES.values()) if b not in out]
+
+
 def run_policy(
     instance: Instance, name: str, *, seed: int = 0, progress: Progress | None = None, **options: Any
 ) -> PolicyResult:
@@ -130,6 +143,7 @@ def run_policy(
 
 
 __all__ = [
+    "BASELINES",
     "PLACEMENTS",
     "POLICIES",
     "BackfillParams",
@@ -147,4 +161,5 @@ __all__ = [
     "SjfBcoParams",
     "run_policy",
     "sjf_bco",
+    "with_baselines",
 ]

@@ -10,13 +10,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rar_opt.algorithms import POLICIES
+from rar_opt.algorithms import BASELINES, POLICIES
 from rar_opt.cli.output import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     JSON_HELP,
     add_schedule_output,
+    baselines_line,
     bound_per_job,
     clock_bar,
     emit_json,
@@ -155,7 +156,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("compare", parents=[common], help="policies side by side, against OPT or a lower bound")
     p.add_argument("instance")
-    p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: all registered policies")
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        choices=list(POLICIES),
+        help="default: all registered policies; sjf-bco and the classical baselines "
+        f"({', '.join(BASELINES.values())}) always run",
+    )
     p.add_argument("--exact", action="store_true", help="solve for OPT (the auto method, warm-started)")
     p.add_argument(
         "--time-limit",
@@ -455,6 +462,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ],
         ("policy", "makespan", "avg_jct", "ratio", "jct_ratio", "within T", "contention", "wall_s"),
     )
+    print(baselines_line(result.baselines, also="sjf-bco"))
     print()
     emit_table(
         [

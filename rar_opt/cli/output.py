@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -50,6 +50,17 @@ def fmt(value: Any) -> str:
             return str(int(value)) if value.is_integer() else f"{value:.1f}"
         return f"{value:.4g}"
     return str(value)
+
+
+BASELINE_OF = {"makespan": "longest first, for the makespan", "avg_jct": "shortest first, for the average JCT"}
+"""What each classical baseline is, by the metric it serves (:data:`rar_opt.algorithms.BASELINES`)."""
+
+
+def baselines_line(baselines: Mapping[str, str], also: str | None = None) -> str:
+    """The line that says which policies always run beside those asked: ``also`` (e.g.
+    sjf-bco in ``compare``) and the classical baselines, each with what it is."""
+    named = ", ".join(f"{name} ({BASELINE_OF.get(metric, metric)})" for metric, name in baselines.items())
+    return f"always run, whatever --policies: {also + ' and ' if also else ''}the classical baselines {named}"
 
 
 def bound_text(value: float | None, decimals: int = 3) -> str:

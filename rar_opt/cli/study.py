@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rar_opt.algorithms import POLICIES
-from rar_opt.cli.output import EXIT_OK, JSON_HELP, emit_json, emit_table, progress
+from rar_opt.algorithms import BASELINES, POLICIES
+from rar_opt.cli.output import EXIT_OK, JSON_HELP, baselines_line, emit_json, emit_table, progress
 from rar_opt.errors import ParameterError
 from rar_opt.formulations import FORMULATIONS
 from rar_opt.instances.calibration import PRESETS
@@ -56,7 +56,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("store", help="the SQLite store (created, or resumed)")
     _family_options(p)
     p.add_argument("--count", type=int, required=True, help="number of instances")
-    p.add_argument("--policies", nargs="+", choices=list(POLICIES), help="default: every policy")
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        choices=list(POLICIES),
+        help=f"default: every policy; the classical baselines ({', '.join(BASELINES.values())}) always run",
+    )
     _executor_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_run)
@@ -219,6 +224,14 @@ def _print_report(path: str, as_json: bool) -> int:
         "lower bound (JCT vs bound: a ratio to a bound, at least ALG/OPT); JCT best-known: the mean of ALG over the "
         "best average JCT known (at most ALG/OPT)"
     )
+    if rep.missing_baselines and rep.instances:
+        why = "a worst-case search runs its one policy" if kind == "worst" else "made before studies always ran them"
+        print(
+            f"note: this store has no row of the classical baseline(s) {', '.join(rep.missing_baselines)} ({why}): "
+            "the verdicts above have no baseline beside them"
+        )
+    elif rep.instances:
+        print(baselines_line(BASELINES))
     if rep.theorem5_min is not None:
         print(f"Theorem 5's bound n_g varphi u / l (SJF-BCO): smallest over the instances {rep.theorem5_min:.4g}")
     for claim, tally in rep.claims.items():

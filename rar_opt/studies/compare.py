@@ -6,15 +6,17 @@ the contention-free relaxation's when ``bound_time_limit`` gives it time (so a r
 against a lower bound overstates the true ratio to OPT). With ``exact``, that bound comes
 from the exact solve's own relaxation phase (within the solve's time limit) instead of a
 second solve of the relaxation. SJF-BCO's run also reports
-whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin.
+whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin. SJF-BCO and the classical
+baselines (longest first for the makespan, shortest first for the average JCT:
+:data:`rar_opt.algorithms.BASELINES`) run whatever policies are asked.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rar_opt.algorithms import POLICIES
+from rar_opt.algorithms import BASELINES, POLICIES, with_baselines
 from rar_opt.bounds import ClaimCheck
 from rar_opt.instance import Instance
 from rar_opt.studies.evaluation import evaluate
@@ -60,6 +62,7 @@ class Comparison:
     time_limit: float | None = None  # the exact solve's seconds (None: no solve)
     bound_time_limit: float | None = None  # the relaxation's seconds (None: the cheap bounds only)
     jct_total_bound: int | None = None  # the best lower bound on the total completion time (jct_reference x J)
+    baselines: dict[str, str] = field(default_factory=lambda: dict(BASELINES))  # always among the rows
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready values."""
@@ -80,6 +83,7 @@ class Comparison:
             "exact": self.exact,
             "time_limit": self.time_limit,
             "bound_time_limit": self.bound_time_limit,
+            "baselines": self.baselines,
             "provenance": provenance(),
         }
 
@@ -93,12 +97,15 @@ def compare(
     seed: int = 0,
     bound_time_limit: float | None = None,
 ) -> Comparison:
-    """Run ``policies`` (SJF-BCO always) on ``instance``; compare with OPT (``exact``) or the
-    best lower bound (with ``bound_time_limit`` seconds for the contention-free relaxation).
-    The evaluation is :func:`rar_opt.studies.evaluation.evaluate`, shared with the studies."""
+    """Run ``policies`` on ``instance``, with SJF-BCO and the classical baselines always
+    (:data:`rar_opt.algorithms.BASELINES`: longest first for the makespan, shortest first
+    for the average JCT); compare with OPT (``exact``) or the best lower bound (with
+    ``bound_time_limit`` seconds for the contention-free relaxation). The evaluation is
+    :func:`rar_opt.studies.evaluation.evaluate`, shared with the studies."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:
         names.insert(0, "sjf-bco")
+    names = with_baselines(names)
     ev = evaluate(
         instance,
         tuple(names),

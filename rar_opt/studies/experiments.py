@@ -7,11 +7,14 @@ records the seed, the instance and what the policy chose, so a result file says 
 how it was made.
 
 * ``policies``: every policy on the paper setting (160 jobs, 20 servers, T = 1200).
-* ``kappa``: SJF-BCO with kappa fixed to 1, 2, 4, 8, 10, 16, 32 (the paper: U-shaped).
+* ``kappa``: SJF-BCO with kappa fixed to 1, 2, 4, 8, 10, 16, 32 (the paper: U-shaped),
+  and the classical baselines beside it (``lpt`` and ``sjf-oblivious``,
+  :data:`rar_opt.algorithms.BASELINES`; the other experiments run every policy, them too).
 * ``servers``: every policy on 10, 15 and 20 servers, T = 1500 (the paper: SJF-BCO's
   lead grows when GPUs are scarcer). The jobs are the same for every server count: one
   draw on 20 servers, and the 10- and 15-server clusters are its first servers (nested).
-* ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls).
+* ``lambda``: SJF-BCO with kappa = 1 and lambda in 1, 2, 4, 8 (the paper: makespan falls),
+  and the classical baselines beside it.
 * ``load`` (not the paper's; docs/arrivals.md): every policy, offline and online, on the
   paper's jobs arriving as a Poisson stream at each offered load of :data:`LOADS`
   (:func:`rar_opt.instances.generate.with_arrivals`, seeded by the instance seed), T = max(1200,
@@ -96,8 +99,23 @@ def _policies(jobs: int, seeds: list[int]) -> list[Run]:
     return [Run(name, s, jobs, 20, 1200, name) for s in seeds for name in POLICIES]
 
 
+def _baselines(seed: int, jobs: int) -> list[Run]:
+    """The classical baselines on the paper setting (:data:`rar_opt.algorithms.BASELINES`),
+    beside the sweeps that vary SJF-BCO alone, labelled by their names."""
+    from rar_opt.algorithms import BASELINES
+
+    return [Run(name, seed, jobs, 20, 1200, name) for name in dict.fromkeys(BASELINES.values())]
+
+
 def _kappa(jobs: int, seeds: list[int]) -> list[Run]:
-    return [Run(f"kappa={k}", s, jobs, 20, 1200, "sjf-bco", {"kappa": k}) for s in seeds for k in KAPPAS]
+    return [
+        run
+        for s in seeds
+        for run in [
+            *(Run(f"kappa={k}", s, jobs, 20, 1200, "sjf-bco", {"kappa": k}) for k in KAPPAS),
+            *_baselines(s, jobs),
+        ]
+    ]
 
 
 def _servers(jobs: int, seeds: list[int]) -> list[Run]:
@@ -110,9 +128,10 @@ def _servers(jobs: int, seeds: list[int]) -> list[Run]:
 
 
 def _lambda(jobs: int, seeds: list[int]) -> list[Run]:
-    return [
-        Run(f"lambda={lam:g}", s, jobs, 20, 1200, "sjf-bco", {"kappa": 1, "lam": lam}) for s in seeds for lam in LAMBDAS
-    ]
+    def swept(s: int) -> list[Run]:
+        return [Run(f"lambda={lam:g}", s, jobs, 20, 1200, "sjf-bco", {"kappa": 1, "lam": lam}) for lam in LAMBDAS]
+
+    return [run for s in seeds for run in [*swept(s), *_baselines(s, jobs)]]
 
 
 def load_horizon(jobs: int) -> int:

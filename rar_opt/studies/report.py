@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from rar_opt.algorithms import POLICIES
+from rar_opt.algorithms import BASELINES, POLICIES
 from rar_opt.instances.generate import GENERATOR_RANGES
 from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import ARRIVAL_FAMILIES, JctReference, jct_reference_of
@@ -123,6 +123,7 @@ class Report:
     flow_proven: int = 0  # instances whose flow optimum is proven
     jct: dict[str, JctStats] = dataclasses.field(default_factory=dict)  # the average JCT's ratios, per policy
     jct_proven: int = 0  # instances whose optimal average JCT is proven
+    missing_baselines: tuple[str, ...] = ()  # classical baselines with no row (a search; a store made before)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object (``flow`` and ``flow_proven`` only for a store that has them)."""
@@ -134,6 +135,8 @@ class Report:
             "sjf_bco_claims": self.claims,
             "jct_proven": self.jct_proven,
             "jct": {name: s.to_dict() for name, s in self.jct.items()},
+            "baselines": dict(BASELINES),
+            "missing_baselines": list(self.missing_baselines),
         }
         if self.flow:
             out["flow_proven"] = self.flow_proven
@@ -338,6 +341,7 @@ def report(rows: Iterable[TaskRow]) -> Report:
         flow_proven=sum(bool(r.outputs["flow"]["proven"]) for r in with_flow),
         jct={name: jct_stats(name, rows) for name in names},
         jct_proven=sum(bool(ref and ref.proven) for ref in map(jct_reference, rows)),
+        missing_baselines=tuple(b for b in dict.fromkeys(BASELINES.values()) if b not in names),
     )
 
 

@@ -6,11 +6,15 @@ is the family's generator with seed ``seed + i``. Every instance is one task
 task is written to the store at once. Running the same command again skips the tasks the
 store already holds, so a killed study resumes where it stopped; a larger ``count``
 extends it. The store is bound to the configuration (everything but the count and the
-executor), so rows of different configurations never mix.
+executor), so rows of different configurations never mix. Besides the policies asked for,
+a study always runs the classical baselines (:data:`rar_opt.algorithms.BASELINES`: longest
+first for the makespan, shortest first for the average JCT), and its store records them
+among its policies.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rar_opt.errors import ParameterError
+from rar_opt.algorithms import with_baselines
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.instances.calibration import PRESETS
 from rar_opt.instances.generate import takes_paper_knobs
 from rar_opt.studies.executors import Executor
@@ -104,6 +109,11 @@ class StudyConfig:
             **({"load": self.load} if self.load is not None else {}),  # other stores' configurations as before
         }
 
+    def with_baselines(self) -> StudyConfig:
+        """This configuration with the classical baselines among its policies
+        (:data:`rar_opt.algorithms.BASELINES`): what a study runs and its store records."""
+        return dataclasses.replace(self, policies=check_policies(with_baselines(self.policies)))
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StudyConfig:
         """The configuration a store recorded."""
@@ -153,8 +163,38 @@ def discard_if_empty(store: Store, new: bool) -> Iterator[None]:
 
 
 def open_study(path: str | Path, config: StudyConfig) -> Store:
-    """The store at ``path`` for ``config`` (created if new; refused if made otherwise)."""
-    return open_store(path, STUDY_KIND, config.to_dict())
+    """The store at ``path`` for ``config`` with the classical baselines among its policies
+    (:meth:`StudyConfig.with_baselines`), created if new; refused if made otherwise, and in
+    so many words when it was made by the same command before the baselines were always run
+    (its rows lack them and its tasks' keys differ: it cannot be resumed or extended)."""
+    config = config.with_baselines()
+    try:
+        return open_store(path, STUDY_KIND, config.to_dict())
+    except InputError:
+        if (old := _made_without_baselines(path, config)) is not None:
+            added = [p for p in config.policies if p not in old]
+            raise InputError(
+                f"was made with the policies {', '.join(old)}, before studies always ran the classical "
+                f"baselines (missing: {', '.join(added)}); its rows lack them and cannot be resumed or "
+                "extended with them: run the study into a new store file (study report still reads this one)",
+                file=str(path),
+            ) from None
+        raise
+
+
+def _made_without_baselines(path: str | Path, config: StudyConfig) -> list[str] | None:
+    """The policies of the study store at ``path`` when it is ``config``'s but for the
+    classical baselines it lacks (made before they were always run), else None."""
+    try:
+        with open_store(path) as store:
+            kind, stored = store.kind, dict(store.config)
+    except InputError:
+        return None
+    old = stored.get("policies")
+    if kind != STUDY_KIND or not isinstance(old, list) or set(old) == set(config.policies):
+        return None
+    same_else = {**stored, "policies": list(config.policies)} == config.to_dict()
+    return [str(p) for p in old] if same_else and set(with_baselines(old)) == set(config.policies) else None
 
 
 def run_study(
@@ -169,6 +209,7 @@ def run_study(
     it finishes. ``on_start(todo, already)`` is called once, ``on_result`` per finished task."""
     if not is_int(count) or count < 1:
         raise ParameterError(f"= {count!r} must be an integer >= 1", where="count")
+    config = config.with_baselines()
     inputs = config.inputs(count)
     new = not Path(path).exists()
     with open_study(path, config) as store, discard_if_empty(store, new):

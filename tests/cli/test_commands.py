@@ -150,7 +150,9 @@ def test_experiment_writes_a_result_file_with_versions(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["versions"]["rar-opt"] and record["seeds"] == [0]
-    assert [r["label"] for r in record["runs"]] == ["lambda=1", "lambda=2", "lambda=4", "lambda=8"]
+    # the classical baselines beside SJF-BCO's sweep, on the same instance
+    labels = ["lambda=1", "lambda=2", "lambda=4", "lambda=8", "lpt", "sjf-oblivious"]
+    assert [r["label"] for r in record["runs"]] == labels and len({r["instance"] for r in record["runs"]}) == 1
     assert "lambda=8" in out.stdout
     # the bounds' seconds and the bound that gave each column, in the file and under the table
     assert record["bound_time_limit"] == 10.0

@@ -195,6 +195,7 @@ def test_verbose_compare_logs_each_policy_as_it_is_judged() -> None:
     out = run("-v", "compare", "tiny-6x3-s16", "--policies", "ff", "lpt", "--bound-time-limit", "0")
     assert out.returncode == 0
     logged = [line.split(":")[0] for line in out.stderr.splitlines() if "average JCT" in line]
-    assert logged == ["sjf-bco", "ff", "lpt"]  # in the order run, SJF-BCO first as always
+    # in the order run, SJF-BCO first as always, the classical baselines it lacked last
+    assert logged == ["sjf-bco", "ff", "lpt", "sjf-oblivious"]
     quiet = run("compare", "tiny-6x3-s16", "--policies", "ff", "--bound-time-limit", "0")
     assert quiet.returncode == 0 and "average JCT" not in quiet.stderr

@@ -101,7 +101,7 @@ def test_a_closed_pipe_ends_the_command() -> None:
 
 def test_verbose_works_after_the_subcommand() -> None:
     out = run("experiment", "lambda", "--seeds", "0", "--jobs", "8", "-v")
-    assert out.returncode == 0 and "lambda: 1/4" in out.stderr
+    assert out.returncode == 0 and "lambda: 1/6" in out.stderr  # 4 lambdas, then the 2 classical baselines
     quiet = run("experiment", "lambda", "--seeds", "0", "--jobs", "8")
     assert quiet.returncode == 0 and quiet.stderr == ""  # no progress bar when stderr is not a terminal
 

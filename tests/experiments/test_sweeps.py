@@ -28,15 +28,17 @@ from rar_opt.studies.experiments import (
 from ..strategies import reference_simulate
 
 JOBS = 16
+BASELINE_RUNS = [("lpt", "lpt", {}), ("sjf-oblivious", "sjf-oblivious", {})]
+"""The classical baselines beside the sweeps of SJF-BCO alone (kappa, lambda)."""
 
 
 def expected_runs(name: str) -> list[tuple[str, str, dict]]:
     """(label, policy, options) of one seed's runs, in order, as experiments.py documents them."""
     return {
         "policies": [(p, p, {}) for p in POLICIES],
-        "kappa": [(f"kappa={k}", "sjf-bco", {"kappa": k}) for k in KAPPAS],
+        "kappa": [(f"kappa={k}", "sjf-bco", {"kappa": k}) for k in KAPPAS] + BASELINE_RUNS,
         "servers": [(f"{n} servers {p}", p, {}) for n in SERVERS for p in POLICIES],
-        "lambda": [(f"lambda={lam:g}", "sjf-bco", {"kappa": 1, "lam": lam}) for lam in LAMBDAS],
+        "lambda": [(f"lambda={lam:g}", "sjf-bco", {"kappa": 1, "lam": lam}) for lam in LAMBDAS] + BASELINE_RUNS,
         "load": [(f"load={x:g} {p}", p, {}) for x in LOADS for p in POLICIES],
     }[name]
 
@@ -88,10 +90,11 @@ def test_every_experiment_runs_and_is_deterministic(name: str) -> None:
 def test_several_presets_run_in_turn_and_are_summarised_apart() -> None:
     presets = ["paper-literal", "contention-heavy"]
     rows = run_experiment("lambda", [0], jobs=JOBS, preset=presets)
-    assert [r["preset"] for r in rows] == [p for p in presets for _ in LAMBDAS]
-    assert rows[: len(LAMBDAS)] == run_experiment("lambda", [0], jobs=JOBS)
+    per_preset = [f"lambda={x:g}" for x in LAMBDAS] + [label for label, _, _ in BASELINE_RUNS]
+    assert [r["preset"] for r in rows] == [p for p in presets for _ in per_preset]
+    assert rows[: len(per_preset)] == run_experiment("lambda", [0], jobs=JOBS)
     summary = summarise(rows)
-    assert [(s["preset"], s["label"]) for s in summary] == [(p, f"lambda={x:g}") for p in presets for x in LAMBDAS]
+    assert [(s["preset"], s["label"]) for s in summary] == [(p, label) for p in presets for label in per_preset]
     assert all(s["runs"] == 1 for s in summary)
     with pytest.raises(InputError, match="each once"):
         run_experiment("lambda", [0], jobs=JOBS, preset=["paper-literal", "paper-literal"])
@@ -173,8 +176,8 @@ def test_the_bounds_are_computed_once_per_instance(monkeypatch: pytest.MonkeyPat
         return real(inst, *args, **kwargs)
 
     monkeypatch.setattr(rar_opt.bounds, "lower_bounds", counted)
-    rows = run_experiment("kappa", [7], jobs=JOBS, bound_time_limit=3.0)  # 7 runs on one instance
-    assert len(rows) == len(KAPPAS) and len({r["instance"] for r in rows}) == 1
+    rows = run_experiment("kappa", [7], jobs=JOBS, bound_time_limit=3.0)  # 9 runs on one instance
+    assert len(rows) == len(KAPPAS) + 2 and len({r["instance"] for r in rows}) == 1
     assert len(calls) == 2  # the makespan's and the total's, once
     assert len({(r["lower_bound_total"], r["lower_bound_makespan"]) for r in rows}) == 1
 

@@ -35,7 +35,17 @@ def test_report_json_describes_the_study(small) -> None:
     assert out.returncode == 0, out.stderr
     about = json.loads(out.stdout)["provenance"]
     assert about["family"] == "tiny" and about["count"] == 3 and about["seed_range"] == [40, 42]
-    assert about["method"] == "auto" and about["time_limit"] == 5.0 and about["policies"] == ["sjf-bco", "ff"]
+    assert (
+        about["method"] == "auto"
+        and about["time_limit"] == 5.0
+        and about["policies"]
+        == [
+            "sjf-bco",
+            "ff",
+            "sjf-oblivious",
+            "lpt",
+        ]
+    )  # the classical baselines always run
     # the configuration fixed the jobs; the servers keep the generator's range
     assert about["generator_ranges"]["jobs"] == 3
     assert about["generator_ranges"]["servers"] == GENERATOR_RANGES["tiny"]["servers"]

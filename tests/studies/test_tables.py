@@ -34,7 +34,8 @@ def test_a_store_loads_as_rows_and_frames(store) -> None:
     assert list(instances["key"]) == [r.key for r in stored]
     assert list(instances["optimum"]) == [r.outputs["optimum"] for r in stored]
     policies = results.frame("policies")
-    assert len(policies) == 2 * len(stored) and set(policies["policy"]) == {"sjf-bco", "ff"}
+    names = {"sjf-bco", "ff", "lpt", "sjf-oblivious"}  # the classical baselines always run
+    assert len(policies) == 4 * len(stored) and set(policies["policy"]) == names
     ratios = {(r.key, p): v["ratio"] for r in stored for p, v in r.outputs["policies"].items()}
     assert all(
         ratios[(k, p)] == ratio
