@@ -216,9 +216,13 @@ def _print_report(path: str, as_json: bool) -> int:
         print(line)
     if "warning" in about:
         print(f"WARNING: {about['warning']}")
-    print(f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones")
+    print(
+        f"{rep.instances} instances, optimum proven on {rep.proven}; ratios ALG/OPT over the proven ones, "
+        "of the schedules that end within T"
+    )
     text_rows, header = table(rep)
     emit_table(text_rows, header)
+    _past_horizon_lines(rep.policies, "")
     print(
         f"average JCT: over the proven optimum on {rep.jct_proven} of {rep.instances} instances, else over the best "
         "lower bound (JCT vs bound: a ratio to a bound, at least ALG/OPT); JCT best-known: the mean of ALG over the "
@@ -251,6 +255,7 @@ def _print_report(path: str, as_json: bool) -> int:
         print(f"total flow time: optimum proven on {rep.flow_proven}; ratios ALG/OPT for flow over the proven ones")
         flow_rows, flow_header = table(rep, "flow")
         emit_table(flow_rows, flow_header)
+        _past_horizon_lines(rep.flow, "flow: ")
         for name, s in rep.flow.items():
             if s.unproven and s.unproven_ratio_range:
                 low, high = s.unproven_ratio_range
@@ -259,6 +264,22 @@ def _print_report(path: str, as_json: bool) -> int:
                     f"ratios within [{low:.4f}, {high:.4f}] (unverified)"
                 )
     return EXIT_OK
+
+
+def _past_horizon_lines(stats: dict[str, Any], head: str) -> None:
+    """One line per policy with runs past T: how many, that no ratio counts them, and (the
+    makespan) how far past they are against the references, as if T did not bind."""
+    for name, s in stats.items():
+        if not s.beyond_horizon:
+            continue
+        far = ""
+        if s.beyond_horizon_ratio_range:
+            low, high = s.beyond_horizon_ratio_range
+            far = f"; their makespan over the best one within T .. over the lower bound: [{low:.4f}, {high:.4f}]"
+        print(
+            f"{head}{name}: {s.beyond_horizon} of {s.count} run(s) end past T: no answer, left out of every "
+            f"ratio and of the average JCT's columns{far}"
+        )
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -97,8 +97,13 @@ class Evaluation:
     def jct_ratios(self, policy: str) -> dict[str, float | None]:
         """The policy's average JCT over the best known (at most ALG / OPT; None when no
         feasible schedule is known) and over the best lower bound (at least ALG / OPT); the
-        optimal average JCT is not proven here."""
-        avg, lower, best = self.runs[policy].avg_jct, self.jct_lower, self.jct_best
+        optimal average JCT is not proven here. Both None for a schedule that ends after T:
+        it is no answer, its average JCT may be below every feasible one (its jobs run past
+        T), and the bounds hold for the schedules that end within T."""
+        run, lower, best = self.runs[policy], self.jct_lower, self.jct_best
+        if not run.feasible:
+            return {"jct_ratio_low": None, "jct_ratio_high": None}
+        avg = run.avg_jct
         return {"jct_ratio_low": None if not best else avg / best, "jct_ratio_high": None if not lower else avg / lower}
 
     @property

@@ -16,7 +16,7 @@ from typing import Any
 from rar_opt.algorithms import run_policy
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.store import TaskRow
-from rar_opt.studies.tasks import instance_of
+from rar_opt.studies.tasks import instance_of, within_horizon
 from rar_opt.support.checks import is_int
 from rar_opt.support.jsonio import dump_json
 
@@ -54,6 +54,7 @@ POLICY_COLUMNS = (
     "jct_ratio_low",
     "optimal",
     "exceeds_horizon",
+    "feasible",
     "contention_share",
     "overhead_share",
 )
@@ -61,14 +62,19 @@ POLICY_COLUMNS = (
 
 def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[tuple[TaskRow, str, float]]:
     """The ``k`` proven rows of largest ALG/OPT (of ``policy``, or of the worst policy on each
-    instance): (row, policy, ratio), worst first, ties in task order."""
+    instance): (row, policy, ratio), worst first, ties in task order. A run whose schedule
+    ends after T has no ratio here, as in the report."""
     if not is_int(k) or k < 1:
         raise ParameterError(f"= {k!r} must be an integer >= 1", where="worst")
     scored = []
     for r in rows:
         if not r.outputs["proven"]:
             continue
-        candidates = {name: p["ratio"] for name, p in r.outputs["policies"].items() if policy in (None, name)}
+        candidates = {
+            name: p["ratio"]
+            for name, p in r.outputs["policies"].items()
+            if policy in (None, name) and within_horizon(p)  # a schedule past T is no answer (the report's rule)
+        }
         if candidates:
             name = max(candidates, key=lambda n: candidates[n])  # the first of equal maxima, in key order
             scored.append((r, name, float(candidates[name])))
@@ -130,9 +136,11 @@ def tables(rows: list[TaskRow]) -> tuple[list[dict[str, Any]], list[dict[str, An
         values = {**o, **jct, "key": r.key, "seq": r.seq, "seed": r.inputs.get("seed"), "wall_s": r.wall_s}
         instances.append({c: values.get(c) for c in INSTANCE_COLUMNS})
         for name, p in o["policies"].items():
-            ratios = {}
-            if jct and p.get("avg_jct") is not None and ref is not None:
-                ratios = {"jct_ratio": p["avg_jct"] / ref.lower, "jct_ratio_low": p["avg_jct"] / ref.best}
+            ratios: dict[str, Any] = {"feasible": within_horizon(p)}
+            if not ratios["feasible"]:  # past T: no answer, beside no reference (the report's rule)
+                ratios |= {"jct_ratio": None, "jct_ratio_low": None}
+            elif jct and p.get("avg_jct") is not None and ref is not None:
+                ratios |= {"jct_ratio": p["avg_jct"] / ref.lower, "jct_ratio_low": p["avg_jct"] / ref.best}
             policies.append(
                 {
                     c: {**p, **ratios, "key": r.key, "instance": o["instance"], "policy": name}.get(c)

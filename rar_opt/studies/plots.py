@@ -1,6 +1,7 @@
 """Pictures of a study (PNG, matplotlib's Agg backend).
 
-* ``ecdf.png``: the empirical CDF of ALG/OPT per policy over the proven instances;
+* ``ecdf.png``: the empirical CDF of ALG/OPT per policy over the proven instances (a run
+  whose schedule ends after T is no answer and is left out of every picture);
 * ``ratio-vs-parameters.png``: ALG/OPT against the number of jobs and against the share of
   extra time contention causes in the policy's own schedule (:mod:`rar_opt.shares`);
 * ``worst-POLICY.png``: the worst instance of each policy that is ever suboptimal, as a
@@ -28,7 +29,7 @@ from rar_opt.errors import ParameterError
 from rar_opt.plotting.schedule import add_caption, draw_schedule
 from rar_opt.schedule import Schedule
 from rar_opt.studies.store import TaskRow
-from rar_opt.studies.tasks import instance_of
+from rar_opt.studies.tasks import instance_of, within_horizon
 from rar_opt.support.jsonio import atomic_target
 from rar_opt.support.provenance import provenance
 
@@ -45,6 +46,12 @@ def _pyplot() -> Any:
 def _policies(rows: list[TaskRow]) -> list[str]:
     names = {p for r in rows for p in r.outputs["policies"]}
     return [p for p in POLICIES if p in names] + sorted(names - set(POLICIES))
+
+
+def _answers(rows: list[TaskRow], name: str) -> list[TaskRow]:
+    """The rows where ``name`` ran and its schedule ends within T (a run past T is in no
+    picture, as in no statistic of the report)."""
+    return [r for r in rows if name in r.outputs["policies"] and within_horizon(r.outputs["policies"][name])]
 
 
 def _basis(rows: list[TaskRow]) -> tuple[list[TaskRow], str, str]:
@@ -72,7 +79,7 @@ def ecdf(rows: list[TaskRow], path: Path, caption: str | None = None) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.2))
     styles = ["-", "--", "-.", ":"]
     for k, name in enumerate(_policies(proven)):
-        ratios = np.sort([r.outputs["policies"][name][field] for r in proven if name in r.outputs["policies"]])
+        ratios = np.sort([r.outputs["policies"][name][field] for r in _answers(proven, name)])
         if not len(ratios):
             continue
         share = np.arange(1, len(ratios) + 1) / len(ratios)
@@ -102,7 +109,9 @@ def ratio_vs_parameters(rows: list[TaskRow], path: Path, caption: str | None = N
     names = _policies(proven)
     markers = "osD^vP*X"
     for k, name in enumerate(names):
-        mine = [r for r in proven if name in r.outputs["policies"]]
+        mine = _answers(proven, name)
+        if not mine:
+            continue
         jobs = np.array([r.outputs["jobs"] for r in mine])
         ratio = np.array([r.outputs["policies"][name][field] for r in mine])
         share = np.array([r.outputs["policies"][name]["contention_share"] for r in mine])
@@ -172,9 +181,9 @@ def write_plots(rows: list[TaskRow], directory: str | Path, about: dict[str, Any
     ecdf(rows, written[0], caption)
     ratio_vs_parameters(rows, written[1], caption)
     for name in _policies(proven):
-        mine = [r for r in proven if name in r.outputs["policies"]]
+        mine = _answers(proven, name)
         ratios = [r.outputs["policies"][name]["ratio"] for r in mine]
-        if max(ratios) > 1.0:
+        if ratios and max(ratios) > 1.0:
             target = out / f"worst-{name}.png"
             worst_gantt(mine[int(np.argmax(ratios))], name, target, caption)
             written.append(target)

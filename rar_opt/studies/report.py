@@ -2,7 +2,9 @@
 
 Statistics of ALG/OPT are taken over the instances whose optimum is proven; the others
 are counted apart (``unproven``), with the range their true ratio lies in (ALG / best
-schedule known .. ALG / best lower bound). Per policy: the count, the proven count, the
+schedule known .. ALG / best lower bound). A run whose schedule ends after T is no answer
+(:func:`rar_opt.studies.tasks.within_horizon`): it is in no statistic, of the makespan, the
+flow or the average JCT, and is counted apart (``beyond_horizon``). Per policy: the count, the proven count, the
 mean of ALG/OPT with a 95% confidence interval (Student's t over the instances), the
 median, the 95th percentile, the maximum, the share of instances where the policy is
 optimal, and the worst instance's name. Theorem 5's bound n_g varphi u / l is an
@@ -37,7 +39,7 @@ import numpy as np
 from rar_opt.algorithms import BASELINES, POLICIES
 from rar_opt.instances.generate import GENERATOR_RANGES
 from rar_opt.studies.store import TaskRow
-from rar_opt.studies.tasks import ARRIVAL_FAMILIES, JctReference, jct_reference_of
+from rar_opt.studies.tasks import ARRIVAL_FAMILIES, JctReference, jct_reference_of, within_horizon
 from rar_opt.support.provenance import provenance
 
 WORST_CASE_WARNING = (
@@ -74,6 +76,8 @@ class PolicyStats:
     theorem5_at_worst: float | None  # Theorem 5's bound on that instance
     unproven: int
     unproven_ratio_range: tuple[float, float] | None  # min ALG/best .. max ALG/lower bound over them
+    beyond_horizon: int = 0  # runs whose schedule ends after T: no answer, in none of the statistics above
+    beyond_horizon_ratio_range: tuple[float, float] | None = None  # makespan: their min ALG/best .. max ALG/bound
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
@@ -104,6 +108,7 @@ class JctStats:
     worst: str | None  # the instance of the largest ratio (the first in task order on ties)
     mean_ratio_best: float | None  # the mean of ALG / the best average JCT known: at most the mean ALG/OPT
     best_share: float | None  # the share of instances where the policy has the best average JCT known
+    beyond_horizon: int = 0  # runs past T: no answer, no ratio (their JCT may beat every feasible one)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
@@ -245,7 +250,12 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
     def proven_on(r: TaskRow) -> bool:
         return bool(r.outputs["proven"] if metric == "makespan" else r.outputs["flow"]["proven"])
 
-    mine = [r for r in rows if policy in r.outputs["policies"] and (metric == "makespan" or "flow" in r.outputs)]
+    ran = [r for r in rows if policy in r.outputs["policies"] and (metric == "makespan" or "flow" in r.outputs)]
+    mine = [r for r in ran if within_horizon(r.outputs["policies"][policy])]  # a run past T is no answer
+    past = [r.outputs["policies"][policy] for r in ran if not within_horizon(r.outputs["policies"][policy])]
+    past_span = None  # makespan: how far past, as if T did not bind (ALG > T >= OPT: every ratio above 1)
+    if past and metric == "makespan":
+        past_span = (min(p["ratio_low"] for p in past), max(p["ratio_high"] for p in past))
     proven = [r for r in mine if proven_on(r)]
     ratios = np.array([r.outputs["policies"][policy][f"{pre}ratio"] for r in proven], dtype=float)
     unproven = [r.outputs["policies"][policy] for r in mine if not proven_on(r)]
@@ -254,8 +264,11 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
         if unproven
         else None
     )
+    apart = (len(past), past_span)
     if not len(ratios):
-        return PolicyStats(policy, len(mine), 0, None, None, None, None, None, None, None, None, len(unproven), span)
+        return PolicyStats(
+            policy, len(ran), 0, None, None, None, None, None, None, None, None, len(unproven), span, *apart
+        )
     worst = proven[int(np.argmax(ratios))]  # argmax: the first of equal maxima, in task order
     optimal = sum(bool(r.outputs["policies"][policy][f"{pre}optimal"]) for r in proven)
     # Theorem 5 is SJF-BCO's claim: its bound beside another policy's worst ratio says nothing
@@ -263,7 +276,7 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
     theorem5 = worst.outputs.get("theorem5_bound") if claimed else None
     return PolicyStats(
         policy,
-        len(mine),
+        len(ran),
         len(proven),
         optimal / len(proven),
         float(np.mean(ratios)),
@@ -275,6 +288,7 @@ def policy_stats(policy: str, rows: list[TaskRow], metric: str = "makespan") -> 
         theorem5,
         len(unproven),
         span,
+        *apart,
     )
 
 
@@ -287,10 +301,12 @@ def jct_reference(row: TaskRow) -> JctReference | None:
 def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:
     """The statistics of ``policy``'s average JCT over each row's :func:`jct_reference`."""
     mine = [r for r in rows if policy in r.outputs["policies"]]
-    refs = [(r, jct_reference(r)) for r in mine if r.outputs["policies"][policy].get("avg_jct") is not None]
+    past = sum(not within_horizon(r.outputs["policies"][policy]) for r in mine)  # no answer: no ratio
+    answers = [r for r in mine if within_horizon(r.outputs["policies"][policy])]
+    refs = [(r, jct_reference(r)) for r in answers if r.outputs["policies"][policy].get("avg_jct") is not None]
     bounded = [(r, ref, ref.lower) for r, ref in refs if ref is not None and ref.lower is not None and ref.lower > 0]
     if not bounded:
-        return JctStats(policy, len(mine), 0, 0, None, None, None, None, None, None, None, None, None)
+        return JctStats(policy, len(mine), 0, 0, None, None, None, None, None, None, None, None, None, past)
     avg = np.array([float(r.outputs["policies"][policy]["avg_jct"]) for r, _, _ in bounded])
     ratios = avg / np.array([lower for _, _, lower in bounded])
     to_best = avg / np.array([ref.best for _, ref, _ in bounded])
@@ -310,6 +326,7 @@ def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:
         worst.outputs["instance"],
         float(np.mean(to_best)),
         float(np.mean(np.isclose(to_best, 1.0, rtol=0.0, atol=1e-9))),
+        past,
     )
 
 
@@ -348,7 +365,19 @@ def report(rows: Iterable[TaskRow]) -> Report:
 def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
     """The report as rows of a text table and its header (``metric``: ``makespan`` or, for a
     store of an arrival family, ``flow``)."""
-    header = ("policy", "n", "proven", "optimal", "mean [95% CI]", "median", "p95", "max", "T5 bound", "worst")
+    header = (
+        "policy",
+        "n",
+        "past T",
+        "proven",
+        "optimal",
+        "mean [95% CI]",
+        "median",
+        "p95",
+        "max",
+        "T5 bound",
+        "worst",
+    )
     rows: list[tuple[Any, ...]] = []
     for name, s in (rep.policies if metric == "makespan" else rep.flow).items():
         ci = f"{_f(s.mean_ratio)} [{_f(s.mean_ci95[0])}, {_f(s.mean_ci95[1])}]" if s.mean_ci95 else "-"
@@ -356,6 +385,7 @@ def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]],
             (
                 name,
                 s.count,
+                s.beyond_horizon or "",  # a schedule past T is no answer: in none of the columns right of it
                 s.proven,
                 None if s.optimal_share is None else f"{100 * s.optimal_share:.0f}%",
                 ci,
@@ -367,7 +397,7 @@ def table(rep: Report, metric: str = "makespan") -> tuple[list[tuple[Any, ...]],
             )
         )
     if metric == "flow":  # Theorem 5 is about the makespan
-        return [r[:8] + r[9:] for r in rows], header[:8] + header[9:]
+        return [r[:9] + r[10:] for r in rows], header[:9] + header[10:]
     jct_header = ("JCT vs", "JCT mean [95% CI]", "JCT max", "JCT best-known")
     for k, name in enumerate(rep.policies):
         j = rep.jct.get(name)

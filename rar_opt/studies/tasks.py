@@ -184,6 +184,7 @@ def evaluate(
             **ev.jct_ratios(name),
             "optimal": run.makespan == ev.optimum if ev.optimum else None,
             "exceeds_horizon": run.result.exceeds_horizon,
+            "feasible": run.feasible,  # the checker's verdict: a schedule past T is in no statistic
             "contention_share": run.shares.contention,
             "overhead_share": run.shares.overhead,
         }
@@ -217,9 +218,17 @@ def evaluate(
         timing["flow_solve_s"] = time.perf_counter() - began
         ref = jct_reference_of(out)  # the flow solve's bound and schedule raise the reference
         if ref is not None and ref.lower:
-            for row in rows.values():
+            for row in filter(within_horizon, rows.values()):  # a run past T keeps no ratio (Evaluation.jct_ratios)
                 row |= {"jct_ratio_low": row["avg_jct"] / ref.best, "jct_ratio_high": row["avg_jct"] / ref.lower}
     return out, timing
+
+
+def within_horizon(policy_row: dict[str, Any]) -> bool:
+    """Whether a policy's stored run is an answer: the checker accepted its schedule, which
+    ends within T (rows written before ``feasible`` was stored: the policy's own
+    ``exceeds_horizon``). A run past T counts in no ratio of the report, the export or the
+    pictures; it is counted apart."""
+    return bool(policy_row.get("feasible", not policy_row.get("exceeds_horizon", False)))
 
 
 @dataclass(frozen=True)
@@ -294,12 +303,13 @@ def flow_outputs(
     best = optimum if optimum is not None else min(known, default=None)
     lower = optimum if optimum is not None else lower
     for name, value in flows.items():
+        answer = ev.runs[name].feasible  # a schedule past T is no answer: its flow is beside no reference
         rows[name] |= {
             "flow": value,
-            "flow_ratio": value / optimum if optimum else None,
-            "flow_ratio_low": value / best if best else None,  # <= ALG/OPT
-            "flow_ratio_high": value / lower,  # >= ALG/OPT
-            "flow_optimal": value == optimum if optimum else None,
+            "flow_ratio": value / optimum if optimum and answer else None,
+            "flow_ratio_low": value / best if best and answer else None,  # <= ALG/OPT
+            "flow_ratio_high": value / lower if answer else None,  # >= ALG/OPT
+            "flow_optimal": value == optimum if optimum and answer else None,
         }
     return {
         "status": str(res.status),
