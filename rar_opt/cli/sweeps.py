@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 import time
 from typing import Any
 
@@ -52,11 +54,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """``rar-opt experiment``: one of the paper's sweeps."""
-    from rar_opt.studies.experiments import count_runs, run_experiment, summarise
+    from rar_opt.studies.experiments import complete_seeds, count_runs, run_experiment, summarise
     from rar_opt.support.jsonio import dump_json
+    from rar_opt.support.processes import stop_requested
 
     began = time.perf_counter()
-    with progress(args, count_runs(args.name, args.seeds, args.jobs, len(args.preset)), "runs") as bar:
+    planned = count_runs(args.name, args.seeds, args.jobs, len(args.preset))
+    with progress(args, planned, "runs") as bar:
         rows = run_experiment(
             args.name,
             args.seeds,
@@ -69,7 +73,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             family=args.family,
             bound_time_limit=args.bound_time_limit,
         )
-    summary = summarise(rows)
+    signum = stop_requested()  # a signal stopped it: the runs finished before it, marked so
+    stopped: dict[str, Any] = {}
+    summarised = rows
+    if signum is not None:
+        complete = complete_seeds(args.name, rows, args.jobs)
+        summarised = [r for r in rows if r["seed"] in complete.get(r["preset"], [])]  # like with like
+        stopped = {
+            "interrupted": signal.Signals(signum).name,
+            "runs_planned": planned,
+            "runs_finished": len(rows),
+            "complete_seeds": complete,
+        }
+    summary = summarise(summarised)
     record = {
         "experiment": args.name,
         "seeds": args.seeds,
@@ -84,11 +100,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "wall_s": round(time.perf_counter() - began, 3),
         "versions": versions(),
         "provenance": provenance(),
+        **stopped,
         "summary": summary,
         "runs": rows,
     }
     if args.output:
-        dump_json(record, args.output)
+        dump_json(record, args.output)  # atomic: the whole file or none
     if args.json:
         emit_json(record)
     else:
@@ -105,8 +122,18 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if len(args.preset) > 1:
             keys, head = ["preset", *keys], ("preset", *head)
         bounds = {k for k in keys if k.startswith("mean_lower_bound")}  # rounded down: never more than proven
-        emit_table([tuple(bound_text(r.get(k)) if k in bounds else r.get(k) for k in keys) for r in summary], head)
-        print(_bounds_note(rows))
+        if summary:
+            emit_table([tuple(bound_text(r.get(k)) if k in bounds else r.get(k) for k in keys) for r in summary], head)
+            print(_bounds_note(summarised))
+    if stopped:
+        seeds = "; ".join(f"{p}: {', '.join(map(str, s))}" for p, s in stopped["complete_seeds"].items() if s)
+        where = f"written to {args.output}" if args.output else "not written (no -o)"
+        table = f"the table is over the seeds all of whose runs finished ({seeds})" if summary else "no table"
+        print(
+            f"interrupted ({stopped['interrupted']}): {len(rows)} of {planned} runs finished, {where}; "
+            f"{table if seeds else 'no seed finished all its runs: no table'}",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     return EXIT_OK
 
 

@@ -56,7 +56,7 @@ from typing import Any
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.executors import make_executor
 from rar_opt.support.checks import is_real, repeated
-from rar_opt.support.processes import check_stop
+from rar_opt.support.processes import Interrupted, check_stop
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +291,13 @@ def run_experiment(
     called with each row as it arrives (progress). ``family``: the paper-based generator
     that draws every instance (``paper``, ``paper-8gpu``, ``paper-4gpu``).
     ``bound_time_limit``: seconds of each solver bound on the total completion time (the
-    flow LP) per instance; 0 leaves them out (the cheap bound only)."""
+    flow LP) per instance; 0 leaves them out (the cheap bound only).
+
+    When a signal asks the process to stop (Ctrl-C in rar-opt's commands:
+    :func:`rar_opt.support.processes.stop_requested` then names it), the runs finished
+    before it are returned, in run order, and no others: a run that comes back after the
+    signal may have been cut short (a search stops early), so it is dropped
+    (:func:`complete_seeds` gives the seeds all of whose runs are among them)."""
     from rar_opt.instances.generate import GENERATORS, check_budget, takes_paper_knobs
 
     if not takes_paper_knobs(family):
@@ -317,22 +323,41 @@ def run_experiment(
         for r in EXPERIMENTS[name](jobs, seeds)
     ]
     found: dict[int, dict[str, Any]] = {}
-    with make_executor(workers=workers, scheduler=scheduler) as executor:
-        for i, row in executor.run(execute, runs):
-            check_stop()  # Ctrl-C: stop between runs (the rows are returned only when all are done)
-            found[i] = row
-            if on_row is not None:
-                on_row(row)
-            log.info(
-                "%s: %d/%d %s seed %d: makespan %s",
-                name,
-                len(found),
-                len(runs),
-                row["label"],
-                row["seed"],
-                row["makespan"],
-            )
-    return [found[i] for i in range(len(runs))]  # in run order, whatever the order of arrival
+    try:
+        with make_executor(workers=workers, scheduler=scheduler) as executor:
+            _collect(name, runs, executor, found, on_row)
+    except Interrupted:  # outside the executor's block: it closes as after a signal (its workers are gone)
+        pass  # a signal asked to stop: the runs finished before it are returned (stop_requested() says so)
+    return [found[i] for i in sorted(found)]  # in run order, whatever the order of arrival
+
+
+def _collect(
+    name: str,
+    runs: list[Run],
+    executor: Any,
+    found: dict[int, dict[str, Any]],
+    on_row: Callable[[dict[str, Any]], None] | None,
+) -> None:
+    """Every run's row into ``found`` (by its index) as it arrives."""
+    for i, row in executor.run(execute, runs):
+        check_stop()  # Ctrl-C: stop between runs; a row that comes back after the signal may be cut short
+        found[i] = row
+        if on_row is not None:
+            on_row(row)
+        log.info(
+            "%s: %d/%d %s seed %d: makespan %s", name, len(found), len(runs), row["label"], row["seed"], row["makespan"]
+        )
+
+
+def complete_seeds(name: str, rows: list[dict[str, Any]], jobs: int = 160) -> dict[str, list[int]]:
+    """The seeds of which every run of experiment ``name`` is among ``rows``, per preset (in
+    the order met): after a stop the means over them compare like with like."""
+    per_seed = count_runs(name, [0], jobs)
+    seen: dict[str, dict[int, int]] = {}
+    for row in rows:
+        by_seed = seen.setdefault(row["preset"], {})
+        by_seed[row["seed"]] = by_seed.get(row["seed"], 0) + 1
+    return {preset: [s for s, n in by_seed.items() if n == per_seed] for preset, by_seed in seen.items()}
 
 
 SUMMED = ("avg_flow", "lower_bound_makespan", "lower_bound_avg_jct", "lower_bound_avg_flow")

@@ -99,3 +99,28 @@ def test_solve_for_the_total_says_the_signal_ended_it(tmp_path: Path) -> None:
     _ended_by_ctrl_c(out, took)
     stopped = next(line for line in out.stdout.splitlines() if line.startswith("stopped"))
     assert "interrupted (signal 2)" in stopped, out.stdout
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_experiment_writes_the_runs_finished(tmp_path: Path, workers: int) -> None:
+    # `experiment servers --seeds 0 1 2 -o e.json` stopped by Ctrl-C said "what was finished is
+    # kept" and wrote no file; now it writes every run finished before the signal, marked
+    import json
+
+    from rar_opt.algorithms import POLICIES
+
+    per_seed, seeds = len(POLICIES), 300  # far more than 10 s of work, whatever the machine
+    args = ["experiment", "policies", "--seeds", *map(str, range(seeds)), "--jobs", "40", "--workers", str(workers)]
+    out, took = _group_signalled([*args, "-o", "e.json", "--quiet"], 10.0, tmp_path)
+    _ended_by_ctrl_c(out, took)
+    assert "what was finished is kept" in out.stderr
+    data = json.loads((tmp_path / "e.json").read_text())
+    assert data["interrupted"] == "SIGINT" and data["runs_planned"] == seeds * per_seed
+    runs = data["runs"]
+    assert 1 <= data["runs_finished"] == len(runs) < data["runs_planned"], out.stdout
+    assert all(r["makespan"] >= r["lower_bound_makespan"] and r["lower_bound_avg_jct_by"] for r in runs)
+    complete = data["complete_seeds"]["paper-literal"]
+    assert all(sum(r["seed"] == s for r in runs) == per_seed for s in complete)  # every policy of those seeds
+    assert sum(s["runs"] for s in data["summary"]) == per_seed * len(complete)  # the table: complete seeds only
+    assert f"interrupted (SIGINT): {len(runs)} of {seeds * per_seed} runs finished, written to e.json" in out.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["e.json"]  # written whole: no temporary file left

@@ -186,3 +186,25 @@ def test_a_bad_bound_time_limit_is_refused() -> None:
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(InputError, match=r"^bound_time_limit: must be a finite number of seconds >= 0"):
             run_experiment("kappa", [0], jobs=JOBS, bound_time_limit=bad)
+
+
+def test_a_stop_keeps_the_runs_finished_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C raised through run_experiment and the finished rows were lost (no -o written)
+    import signal
+
+    from rar_opt.studies.experiments import complete_seeds
+    from rar_opt.support import processes
+
+    monkeypatch.setattr(processes._STOPS, "signum", None)  # the stop below ends with this test
+    seen: list[dict] = []
+
+    def arrived(row: dict) -> None:
+        seen.append(row)
+        if len(seen) == len(KAPPAS) + 3:  # seed 0's 9 runs and one of seed 1's
+            processes.request_stop(signal.SIGINT)
+
+    rows = run_experiment("kappa", [0, 1], jobs=JOBS, on_row=arrived)
+    assert processes.stop_requested() == signal.SIGINT
+    assert rows == seen  # the run that came back after the stop (it may be cut short) is dropped
+    assert [r["seed"] for r in rows] == [0] * (len(KAPPAS) + 2) + [1]
+    assert complete_seeds("kappa", rows, JOBS) == {"paper-literal": [0]}
