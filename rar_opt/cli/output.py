@@ -291,6 +291,16 @@ def check_output(path: str) -> None:
         raise InputError(problem, file=path)
 
 
+def check_directory(path: str, flag: str) -> None:
+    """Refuse an output directory (``--plots DIR``, ``--tables DIR``) that cannot be made or
+    written into, before any work is done, naming the flag and the path."""
+    from rar_opt.support.jsonio import directory_problem
+
+    problem = directory_problem(path)
+    if problem is not None:
+        raise InputError(problem, where=flag, file=path)
+
+
 INPUTS = (
     ("instance", "instance"),
     ("instances", "instance"),

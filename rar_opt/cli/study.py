@@ -284,10 +284,11 @@ def _past_horizon_lines(stats: dict[str, Any], head: str) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``rar-opt study report``: the statistics (and pictures) of a store."""
-    if args.plots:
-        from rar_opt.cli.output import require_matplotlib
+    if args.plots is not None:
+        from rar_opt.cli.output import check_directory, require_matplotlib
 
-        require_matplotlib("--plots")  # before the report is printed and the folder made
+        check_directory(args.plots, "--plots")  # before the report is printed and the folder made
+        require_matplotlib("--plots")
     code = _print_report(args.store, args.json)
     if args.plots:
         import sys
@@ -322,6 +323,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError("give --worst K with -o DIR, or --tables DIR (or both)", where="study export")
     if args.worst is not None and args.directory is None:
         raise InputError("--worst needs -o DIR", where="-o")
+    from rar_opt.cli.output import check_directory
+
+    if args.directory is not None:  # before any work: nothing written when one of them cannot be
+        check_directory(args.directory, "-o")
+    if args.tables is not None:
+        check_directory(args.tables, "--tables")
     if args.tables is not None and args.format == "parquet":
         require_parquet()  # before any work
     written = []

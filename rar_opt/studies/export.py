@@ -18,7 +18,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import instance_of, within_horizon
 from rar_opt.support.checks import is_int
-from rar_opt.support.jsonio import dump_json
+from rar_opt.support.jsonio import directory_problem, dump_json
 
 INSTANCE_COLUMNS = (
     "key",
@@ -152,9 +152,7 @@ def tables(rows: list[TaskRow]) -> tuple[list[dict[str, Any]], list[dict[str, An
 
 def _directory(directory: str | Path, option: str) -> Path:
     out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise InputError("is not a directory", where=option, file=str(out))
-    if not out.parent.is_dir():
-        raise InputError(f"the directory {str(out.parent)!r} does not exist", where=option, file=str(out))
+    if (problem := directory_problem(out)) is not None:
+        raise InputError(problem, where=option, file=str(out))
     out.mkdir(exist_ok=True)
     return out

@@ -18,6 +18,8 @@ charts need an optimum and are left out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,8 @@ from rar_opt.plotting.schedule import add_caption, draw_schedule
 from rar_opt.schedule import Schedule
 from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import instance_of, within_horizon
-from rar_opt.support.jsonio import atomic_target
+from rar_opt.support.jsonio import atomic_target, directory_problem
+from rar_opt.support.processes import TimeUp, alarm_at, check_stop
 from rar_opt.support.provenance import provenance
 
 
@@ -168,28 +171,44 @@ def write_plots(rows: list[TaskRow], directory: str | Path, about: dict[str, Any
     from rar_opt.support.jsonio import dump_json
 
     out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise ParameterError("is not a directory", where="plots", file=str(out))
-    if not out.parent.is_dir():
-        raise ParameterError(f"the directory {str(out.parent)!r} does not exist", where="plots", file=str(out))
+    if (problem := directory_problem(out)) is not None:
+        raise ParameterError(problem, where="plots", file=str(out))
     if not rows:
         raise ParameterError("the store has no finished instance to draw", where="plots")
     proven = [r for r in rows if r.outputs["proven"]]
     out.mkdir(exist_ok=True)
     caption = study_caption(rows, about)
     written = [out / "ecdf.png", out / "ratio-vs-parameters.png"]
-    ecdf(rows, written[0], caption)
-    ratio_vs_parameters(rows, written[1], caption)
+    with _stoppable():
+        ecdf(rows, written[0], caption)
+    with _stoppable():
+        ratio_vs_parameters(rows, written[1], caption)
     for name in _policies(proven):
         mine = _answers(proven, name)
         ratios = [r.outputs["policies"][name]["ratio"] for r in mine]
         if ratios and max(ratios) > 1.0:
             target = out / f"worst-{name}.png"
-            worst_gantt(mine[int(np.argmax(ratios))], name, target, caption)
+            with _stoppable():
+                worst_gantt(mine[int(np.argmax(ratios))], name, target, caption)
             written.append(target)
     record = {"figures": [p.name for p in written], "caption": caption, "study": about, "drawn_with": provenance()}
     dump_json(record, out / "provenance.json")
     return [*written, out / "provenance.json"]
+
+
+@contextmanager
+def _stoppable() -> Iterator[None]:
+    """One picture, abandoned at once when a signal asks the process to stop (Ctrl-C in
+    ``study report --plots``): :class:`~rar_opt.support.processes.Interrupted` ends the
+    drawing, the pictures finished before stay (each is written whole or not at all), and
+    ``provenance.json``, written last, is not."""
+    check_stop()
+    try:
+        with alarm_at(None):  # Python work a stop request cuts short (no deadline)
+            yield
+    except TimeUp:
+        check_stop()  # raised by the stop request: told as the stop
+        raise
 
 
 def study_caption(rows: list[TaskRow], about: dict[str, Any] | None) -> str:

@@ -28,7 +28,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.results import flatten
 from rar_opt.studies.export import INSTANCE_COLUMNS, POLICY_COLUMNS, tables
 from rar_opt.studies.store import open_store
-from rar_opt.support.jsonio import atomic_target
+from rar_opt.support.jsonio import atomic_target, directory_problem
 
 FORMATS = ("csv", "parquet")
 
@@ -66,10 +66,8 @@ class Results:
         if fmt == "parquet":
             require_parquet()
         out = Path(directory)
-        if out.exists() and not out.is_dir():
-            raise InputError("is not a directory", where="tables", file=str(out))
-        if not out.parent.is_dir():
-            raise InputError(f"the directory {str(out.parent)!r} does not exist", where="tables", file=str(out))
+        if (problem := directory_problem(out)) is not None:
+            raise InputError(problem, where="tables", file=str(out))
         out.mkdir(exist_ok=True)
         written = []
         for name in self.tables:

@@ -133,6 +133,24 @@ def writable_problem(path: str | Path) -> str | None:
     return None
 
 
+def directory_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be an output directory (made if missing), or None: it is empty, an
+    existing file, under a directory that does not exist, or not writable. Asked before any
+    work, so that a command never computes what it then cannot write."""
+    if not str(path).strip():
+        return "is empty"
+    real = Path(os.path.realpath(path))
+    if real.exists():
+        if not real.is_dir():
+            return "is not a directory"
+        return None if os.access(real, os.W_OK) else "is not writable (permission denied)"
+    if not real.parent.is_dir():
+        return f"the directory {str(real.parent)!r} does not exist"
+    if not os.access(real.parent, os.W_OK):
+        return f"the directory {str(real.parent)!r} is not writable"
+    return None
+
+
 @contextmanager
 def atomic_target(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
     """A temporary path to write the output to; when the block succeeds it becomes ``path``.

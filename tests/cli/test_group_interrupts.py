@@ -124,3 +124,19 @@ def test_experiment_writes_the_runs_finished(tmp_path: Path, workers: int) -> No
     assert sum(s["runs"] for s in data["summary"]) == per_seed * len(complete)  # the table: complete seeds only
     assert f"interrupted (SIGINT): {len(runs)} of {seeds * per_seed} runs finished, written to e.json" in out.stdout
     assert [p.name for p in tmp_path.iterdir()] == ["e.json"]  # written whole: no temporary file left
+
+
+def test_study_report_stops_drawing_at_once(tmp_path: Path) -> None:
+    # Ctrl-C during --plots let every picture be drawn before the command ended (seconds)
+    from rar_opt.studies.executors import SerialExecutor
+    from rar_opt.studies.run import StudyConfig, run_study
+
+    run_study(tmp_path / "s.db", StudyConfig(family="tiny", seed=500, time_limit=5.0), 24, SerialExecutor())
+    pics = tmp_path / "pics"
+    args = ["study", "report", "s.db", "--plots", "pics", "--quiet"]
+    out, took = _group_signalled(args, 0.0, tmp_path, lambda: (pics / "ecdf.png").exists())
+    assert out.returncode == 130 and took < 2.0, (took, out.stderr)
+    assert "Traceback" not in out.stderr and "interrupted (SIGINT)" in out.stderr, out.stderr
+    drawn = sorted(p.name for p in pics.iterdir())
+    assert "ecdf.png" in drawn and "provenance.json" not in drawn, drawn  # the ones drawn stay, whole
+    assert all(p.suffix == ".png" and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pics.iterdir())

@@ -225,3 +225,28 @@ def test_a_bound_that_a_policy_meets_proves_the_optimum_without_a_solve() -> Non
     assert ev.solve is None and ev.bounds.best == min(r.makespan for r in ev.runs.values())
     assert ev.optimum == ev.lower == ev.best == 5  # the library's proven optimum
     assert ev.ratios("lpt")["ratio"] == ev.runs["lpt"].makespan / 5
+
+
+@pytest.mark.parametrize("where", ["a-file", "missing/pics"])
+def test_a_plots_path_that_cannot_be_a_folder_is_refused_before_the_report(store, tmp_path, capsys, where) -> None:
+    # the report was printed, then "note: no pictures ...", exit 0
+    from rar_opt.cli import main
+
+    (tmp_path / "a-file").write_text("not a folder")
+    target = tmp_path / where
+    assert main(["study", "report", str(store), "--plots", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {target}: --plots: ") and err.count("\n") == 1, err
+    expected = "is not a directory" if where == "a-file" else "does not exist"
+    assert expected in err and (tmp_path / "a-file").read_text() == "not a folder"
+    assert not (tmp_path / "missing").exists()
+
+
+def test_export_refuses_a_tables_path_before_writing_any_instance(store, tmp_path, capsys) -> None:
+    from rar_opt.cli import main
+
+    (tmp_path / "a-file").write_text("")
+    argv = ["study", "export", str(store), "--worst", "2", "-o", str(tmp_path / "worst"), "--tables"]
+    assert main([*argv, str(tmp_path / "a-file")]) == 2
+    assert "--tables: is not a directory" in capsys.readouterr().err
+    assert not (tmp_path / "worst").exists()  # nothing half-written: the instance files came first
