@@ -116,6 +116,21 @@ def _command(argv: Sequence[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+def _command_words(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` with its verb when it has verbs (``study run``): the
+    words whose ``--help`` lists the arguments given."""
+    command = _command(argv)
+    if command is None:
+        return None
+    verb = _command(list(argv)[list(argv).index(command) + 1 :])
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for inner in action.choices[command]._actions:
+                if isinstance(inner, argparse._SubParsersAction) and verb in inner.choices:
+                    return f"{command} {verb}"
+    return command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -125,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     parser = build_parser(_command(argv))
     if isinstance(parser, Parser) and _command(argv) in COMMANDS:
-        parser.command = _command(argv)
+        parser.command = _command_words(parser, argv)
     args = parser.parse_args(argv)
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
     # even when a solver is writing from its own thread

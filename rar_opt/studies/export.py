@@ -65,7 +65,7 @@ def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[t
     instance): (row, policy, ratio), worst first, ties in task order. A run whose schedule
     ends after T has no ratio here, as in the report."""
     if not is_int(k) or k < 1:
-        raise ParameterError(f"= {k!r} must be an integer >= 1", where="worst")
+        raise ParameterError(f"must be an integer >= 1, got {k!r}", where="worst")
     scored = []
     for r in rows:
         if not r.outputs["proven"]:

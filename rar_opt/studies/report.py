@@ -105,7 +105,7 @@ class JctStats:
     median_ratio: float | None
     p95_ratio: float | None
     max_ratio: float | None
-    worst: str | None  # the instance of the largest ratio (the first in task order on ties)
+    worst: str | None  # the instance of the largest ratio (the first in task order on ties; None if never above 1)
     mean_ratio_best: float | None  # the mean of ALG / the best average JCT known: at most the mean ALG/OPT
     best_share: float | None  # the share of instances where the policy has the best average JCT known
     beyond_horizon: int = 0  # runs past T: no answer, no ratio (their JCT may beat every feasible one)
@@ -312,6 +312,7 @@ def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:
     to_best = avg / np.array([ref.best for _, ref, _ in bounded])
     proven = sum(ref.proven for _, ref, _ in bounded)
     worst = bounded[int(np.argmax(ratios))][0]
+    above = float(np.max(ratios)) > 1.0 + 1e-9  # as the makespan's: no worst instance where it is never above 1
     return JctStats(
         policy,
         len(mine),
@@ -323,7 +324,7 @@ def jct_stats(policy: str, rows: list[TaskRow]) -> JctStats:
         float(np.median(ratios)),
         float(np.percentile(ratios, 95)),
         float(np.max(ratios)),
-        worst.outputs["instance"],
+        worst.outputs["instance"] if above else None,
         float(np.mean(to_best)),
         float(np.mean(np.isclose(to_best, 1.0, rtol=0.0, atol=1e-9))),
         past,

@@ -80,7 +80,7 @@ class StudyConfig:
             x = DEFAULT_LOAD if self.load is None else self.load
             if not is_real(x) or not math.isfinite(x) or x <= 0:
                 raise ParameterError(
-                    f"= {x!r} must be a finite number > 0 (offered GPU-time per GPU per slot)", where="load"
+                    f"must be a finite number > 0 (offered GPU-time per GPU per slot), got {x!r}", where="load"
                 )
             object.__setattr__(self, "load", float(x))
         elif self.load is not None:
@@ -208,7 +208,7 @@ def run_study(
     """Compute the first ``count`` tasks of ``config`` that the store lacks, writing each as
     it finishes. ``on_start(todo, already)`` is called once, ``on_result`` per finished task."""
     if not is_int(count) or count < 1:
-        raise ParameterError(f"= {count!r} must be an integer >= 1", where="count")
+        raise ParameterError(f"must be an integer >= 1, got {count!r}", where="count")
     config = config.with_baselines()
     inputs = config.inputs(count)
     new = not Path(path).exists()

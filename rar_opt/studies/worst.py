@@ -105,7 +105,7 @@ class WorstConfig:
         for name, low in (("batch", 2), ("elite", 1), ("initial", 1)):
             value = getattr(self, name)
             if not is_int(value) or value < low:
-                raise ParameterError(f"= {value!r} must be an integer >= {low}", where=name)
+                raise ParameterError(f"must be an integer >= {low}, got {value!r}", where=name)
 
     @property
     def policy(self) -> str:
@@ -288,7 +288,7 @@ def search(
 ) -> SearchResult:
     """Run (or replay) the search for ``evaluations`` evaluations, storing each one."""
     if not is_int(evaluations) or evaluations < 1:
-        raise ParameterError(f"= {evaluations!r} must be an integer >= 1", where="evaluations")
+        raise ParameterError(f"must be an integer >= 1, got {evaluations!r}", where="evaluations")
     study, policy = config.study, config.policy
     ranges = RANGES[study.family]
     fixed = (study.jobs is not None, study.servers is not None)

@@ -94,6 +94,13 @@ def test_arguments_no_parser_takes_point_to_the_command_help(capsys) -> None:
         main(["simulate", "tiny-4x2-s13", "s.json", "-o", "x.json"])  # simulate writes no file
     assert stop.value.code == 2
     assert capsys.readouterr().err == "error: unrecognized arguments: -o x.json; see rar-opt simulate --help\n"
+    with pytest.raises(SystemExit) as stop:  # a command with verbs: the verb's help (it said "rar-opt study")
+        main(["study", "run", "x.db", "--family", "tiny", "--count", "1", "--nope"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "error: unrecognized arguments: --nope; see rar-opt study run --help\n"
+    with pytest.raises(SystemExit) as stop:
+        main(["study", "-v", "report", "x.db", "--nope"])
+    assert capsys.readouterr().err.endswith("see rar-opt study report --help\n")
     with pytest.raises(SystemExit) as stop:
         main(["frobnicate", "--nope"])  # no such command: the top parser's help
     assert stop.value.code == 2 and capsys.readouterr().err.rstrip().endswith("see rar-opt --help")
@@ -131,6 +138,20 @@ def test_a_usage_error_in_a_real_process_names_the_command_help() -> None:
         (
             ("experiment", "kappa", "--bound-time-limit", "-1"),
             "--bound-time-limit: must be a finite number of seconds >= 0, got -1.0",
+        ),
+        # the studies' numbers read alike (they read "--count: = 0 must be an integer >= 1")
+        (("study", "run", "x.db", "--family", "tiny", "--count", "0"), "--count: must be an integer >= 1, got 0"),
+        (
+            ("study", "run", "x.db", "--family", "tiny-arrivals", "--load", "0", "--count", "1"),
+            "--load: must be a finite number > 0 (offered GPU-time per GPU per slot), got 0.0",
+        ),
+        (
+            ("study", "worst", "x.db", "--family", "tiny", "--policy", "ff", "--evaluations", "0"),
+            "--evaluations: must be an integer >= 1, got 0",
+        ),
+        (
+            ("study", "worst", "x.db", "--family", "tiny", "--policy", "ff", "--evaluations", "4", "--batch", "1"),
+            "--batch: must be an integer >= 2, got 1",
         ),
     ],
 )

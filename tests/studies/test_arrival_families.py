@@ -47,7 +47,9 @@ def test_an_arrival_family_is_the_generator_with_poisson_arrivals() -> None:
 def test_bad_arrival_configurations_are_named() -> None:
     with pytest.raises(InputError, match=r"^load: only the arrival families"):
         StudyConfig(family="tiny", load=1.0)
-    with pytest.raises(InputError, match=r"^load: = 0 must be a finite number > 0"):
+    with pytest.raises(
+        InputError, match=r"^load: must be a finite number > 0 \(offered GPU-time per GPU per slot\), got 0"
+    ):
         StudyConfig(family="tiny-arrivals", load=0)
     with pytest.raises(InputError, match=r"^preset: only the paper families"):
         StudyConfig(family="tiny-arrivals", preset="contention-heavy")

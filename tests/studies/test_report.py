@@ -79,6 +79,9 @@ def test_the_average_jct_side_follows_the_rows(store, capsys) -> None:
         assert high.min() >= 1.0 and np.all(cheap >= high - 1e-9)  # the cheap bound is weaker than the optimum
         # the rows store the ratios the report computes: over the same reference, not the cheap bound
         assert stored_high == pytest.approx(high) and stored_low == pytest.approx(low)
+        if stats.max_ratio <= 1.0 + 1e-9:  # never above its reference: no worst instance, as for the makespan
+            assert stats.worst is None
+            continue
         worst = next(r for r in rows if r.outputs["instance"] == stats.worst)
         assert worst.outputs["policies"][name]["avg_jct"] / jct_reference(worst).lower == pytest.approx(stats.max_ratio)
     assert main(["study", "report", str(store)]) == 0
@@ -250,3 +253,17 @@ def test_export_refuses_a_tables_path_before_writing_any_instance(store, tmp_pat
     assert main([*argv, str(tmp_path / "a-file")]) == 2
     assert "--tables: is not a directory" in capsys.readouterr().err
     assert not (tmp_path / "worst").exists()  # nothing half-written: the instance files came first
+
+
+def test_a_policy_never_above_its_jct_reference_has_no_worst_instance() -> None:
+    # the JCT side named an instance at a max ratio of 1.0; the makespan side names none
+    from rar_opt.studies.store import TaskRow
+
+    def row(i: int, avg: float) -> TaskRow:
+        policy = {"makespan": 10, "avg_jct": avg, "ratio": 1.0, "ratio_low": 1.0, "ratio_high": 1.0, "optimal": True}
+        outputs = {"instance": f"i{i}", "jobs": 4, "proven": True, "lower_bound_avg_jct": 5.0, "best_avg_jct": 5.0}
+        return TaskRow(f"k{i}", i, {"seed": i}, {**outputs, "policies": {"ls": policy}}, {}, 0.0, 0.0)
+
+    rep = report([row(0, 5.0), row(1, 5.0)])
+    assert rep.policies["ls"].worst is None and rep.jct["ls"].max_ratio == 1.0 and rep.jct["ls"].worst is None
+    assert report([row(0, 5.0), row(1, 6.0)]).jct["ls"].worst == "i1"
