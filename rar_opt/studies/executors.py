@@ -272,6 +272,10 @@ class DaskExecutor:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # the scheduler serves HTTP (health, metrics) even without a dashboard, on port
+                # 8787 by default: with another Dask cluster on this machine it warned, on stderr,
+                # that the port was taken. Any free port of this machine's loopback will do.
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                 silence_logs=logging.ERROR,
             )
         try:  # a failure here must not leave the cluster's worker processes behind

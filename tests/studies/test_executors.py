@@ -1,8 +1,11 @@
 """The Dask executor's batching: every task completed exactly once, batches that follow the
 measured task time without starving a worker at the end, a slow task that hands its unstarted
-batch-mates back, and a failing task that keeps the results before it."""
+batch-mates back, and a failing task that keeps the results before it; a local cluster that
+stays quiet when another one holds Dask's usual HTTP port."""
 
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 from hypothesis import given, settings
@@ -100,3 +103,21 @@ def test_dask_yields_the_results_before_a_failure_then_raises() -> None:
                 seen.append((i, result))
         assert seen == [(0, 0), (1, 10), (2, 20)]
         assert sorted(dask.run(_fail_on_three, list(range(100, 160)))) == [(i, 10 * (100 + i)) for i in range(60)]
+
+
+def test_a_local_cluster_does_not_warn_when_another_holds_the_dashboard_port() -> None:
+    # another Dask cluster on the machine holds 8787: the scheduler's HTTP server warned on stderr
+    import socket
+    import warnings
+
+    holder = socket.socket()
+    try:
+        with contextlib.suppress(OSError):  # already taken (another cluster): the case itself
+            holder.bind(("127.0.0.1", 8787))
+            holder.listen()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            DaskExecutor(workers=1).close()
+    finally:
+        holder.close()
+    assert not [str(w.message) for w in seen if "already in use" in str(w.message)]
