@@ -103,9 +103,12 @@ class SerialExecutor:
 
 def die_with_client_plugin(parent: int) -> Any:
     """A Dask worker plugin: the worker process dies when the process ``parent`` dies, and
-    at once and quietly on Ctrl-C (SIGINT's default action: a terminal's Ctrl-C reaches the
-    whole process group, workers included; the client decides what the command does, and
-    the tasks they ran are lost either way).
+    lives on through a Ctrl-C (a terminal's Ctrl-C reaches the whole process group, workers
+    included): the client alone decides what the command does, and closes the cluster. A
+    worker that died at the signal would break off whatever it was telling the scheduler
+    (this very plugin's registration, at first), and the scheduler and the client would log
+    that. After a Ctrl-C the worker keeps quiet (:func:`_quiet_after_ctrl_c`): the client
+    ends the command, and the worker's reports of losing its scheduler are not news.
 
     Only for the workers of a local cluster, whose parent is this process; a worker whose
     parent is another process (a ``dask worker`` started by hand) is left alone. The class
@@ -119,12 +122,20 @@ def die_with_client_plugin(parent: int) -> Any:
             if os.getppid() == parent:
                 die_with_parent(parent)
                 if threading.current_thread() is threading.main_thread():
-                    # not a KeyboardInterrupt traceback per worker; a Ctrl-C while the worker
-                    # started (blocked: :func:`_sigint_blocked`) is delivered now
-                    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                    # SIGINT was blocked while the worker started (:func:`_sigint_blocked`);
+                    # one that came meanwhile is handled now
+                    signal.signal(signal.SIGINT, _quiet_after_ctrl_c)
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     return DieWithClient()
+
+
+def _quiet_after_ctrl_c(signum: int, frame: Any) -> None:
+    """SIGINT's handler in a local worker (:func:`die_with_client_plugin`): no
+    KeyboardInterrupt, and from now on no log of Dask's or asyncio's (the client closes the
+    cluster or dies, and the worker would report the scheduler it lost)."""
+    for name in ("distributed", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 WAIT_STEP_S = 0.1
@@ -266,6 +277,7 @@ class DaskExecutor:
             "distributed.admin.tick.interval": "1s",
             "distributed.admin.system-monitor.interval": "5s",
         }
+        _start_resource_tracker()  # before the block: started later, it would lift the block
         with dask.config.set(quieter), _sigint_blocked():
             self._cluster = LocalCluster(
                 n_workers=workers,
@@ -279,10 +291,11 @@ class DaskExecutor:
                 silence_logs=logging.ERROR,
             )
         try:  # a failure here must not leave the cluster's worker processes behind
+            check_stop()  # a Ctrl-C while the cluster started (this thread blocked it) ends it now
             self._client = Client(self._cluster, set_as_default=False)
             self._client.register_plugin(die_with_client_plugin(os.getpid()))
-        except BaseException:
-            self.close()
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)  # closed as a with block would close it
             raise
 
     @property
@@ -299,10 +312,10 @@ class DaskExecutor:
         re-raises here, after the results of its batch that finished before it.
 
         The wait for a batch never blocks for long (:data:`WAIT_STEP_S`): a stop request
-        (:func:`rar_opt.processes.check_stop`; Ctrl-C in a terminal also kills the local
-        workers, which share its process group) raises :class:`~rar_opt.processes.Interrupted`
+        (:func:`rar_opt.processes.check_stop`) raises :class:`~rar_opt.processes.Interrupted`
         at once, and a local cluster left without workers raises :class:`WorkersLost`; the
-        batches still out are cancelled."""
+        batches still out are cancelled. (The local workers live on through the Ctrl-C of a
+        terminal, which reaches its whole process group: this process closes the cluster.)"""
         if not items:
             return
         batcher = Batcher(len(items), self.batch_seconds)
@@ -407,11 +420,11 @@ class DaskExecutor:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        # after Ctrl-C the command ends within seconds: a local cluster whose workers the
-        # signal killed (they share the terminal's process group) is not waited for
+        # after Ctrl-C the command ends within seconds: a local cluster that does not close
+        # at once is not waited for (its workers die with this process)
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
-        if interrupted:  # a worker cut short while it started logs its traceback: the line
-            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)  # of the CLI says it
+        if interrupted:  # the scheduler and the nannies log what the close cuts short: the
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)  # CLI's line says it
         self.close(timeout=CLOSE_INTERRUPTED_S if interrupted else None)
 
 
@@ -421,7 +434,7 @@ def _sigint_blocked() -> Iterator[None]:
     loop and the threads that spawn worker processes, now and on a restart) inherit the
     block, and so do the worker processes, which a Ctrl-C in a terminal reaches too (their
     process group is the terminal's). A worker then never stops with a KeyboardInterrupt
-    traceback halfway through its imports; once set up it dies at a Ctrl-C, quietly
+    traceback halfway through its imports; once set up it lives on through a Ctrl-C, quietly
     (:func:`die_with_client_plugin`). This process still hears the signal: the kernel hands
     it to a thread that does not block it (:func:`rar_opt.processes.graceful_stops`'
     watcher), or to this thread when the block ends."""
@@ -433,6 +446,41 @@ def _sigint_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+RESOURCE_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+"""The warnings filter of multiprocessing's resource tracker process (:func:`_start_resource_tracker`)."""
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker process now, from this thread, if it is not
+    running yet; a local cluster needs it (its workers are spawned processes).
+
+    Started by Dask's event loop instead, it would lift :func:`_sigint_blocked`'s block in that
+    thread: the standard library blocks SIGINT and SIGTERM while it spawns the tracker, then
+    *unblocks* them (``pthread_sigmask(SIG_UNBLOCK)``, not a restore of the mask before). Every
+    worker process, spawned from threads of that loop, would then take a Ctrl-C halfway through
+    its imports and print a KeyboardInterrupt traceback. Here the mask of this thread is restored.
+
+    The tracker removes the semaphores a process left when it ended abruptly (a Ctrl-C while the
+    workers start, the command's fast exit), and warns about each kind it removed: a note about
+    its own cleanup, not news, so its warnings filter drops it (:data:`RESOURCE_TRACKER_QUIET`;
+    the tracker prints nothing else but its own failures, which still show)."""
+    if not hasattr(signal, "pthread_sigmask"):  # no tracker without POSIX signals (Windows)
+        return
+    from multiprocessing import resource_tracker
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    before = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (before, RESOURCE_TRACKER_QUIET)))
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = before
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _reason(exc: BaseException) -> str:
