@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from rar_opt.errors import ParameterError
+from rar_opt.studies.scheduler_address import CONNECT_TIMEOUT_S, check_scheduler, host_port, scheduler_host_port
 from rar_opt.support.checks import is_int
 from rar_opt.support.processes import check_stop, die_with_parent
 
@@ -42,9 +43,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-CONNECT_TIMEOUT_S = 20.0
-"""How long to wait for an existing scheduler to answer before calling it bad input."""
 
 
 class SchedulerLost(ParameterError):
@@ -232,7 +230,7 @@ class DaskExecutor:
     ``address`` is ``tcp://HOST:PORT``; unless a Dask scheduler answers there within
     ``timeout`` seconds, the executor is refused with a
     :class:`~rar_opt.errors.ParameterError` (``scheduler``) that says why
-    (:func:`_check_scheduler`: a malformed address or a refused connection at once).
+    (:func:`~.scheduler_address.check_scheduler`: a malformed address or a refused connection at once).
 
     Short tasks go in batches of about ``batch_seconds`` (:class:`Batcher`): one Dask call
     per task would cost a few milliseconds each, in the workers and in the scheduler that
@@ -253,9 +251,9 @@ class DaskExecutor:
         self._client: Any = None
         self.address = address
         if address is not None:
-            host, port = _scheduler_host_port(address)
-            target = f"tcp://{_host_port(host, port)}"
-            _check_scheduler(address, host, port, timeout)  # bounded, and ended by a stop request
+            host, port = scheduler_host_port(address)
+            target = f"tcp://{host_port(host, port)}"
+            check_scheduler(address, host, port, timeout, WAIT_STEP_S)  # bounded, and ended by a stop request
             try:  # a scheduler answered just now: anything going wrong is about the address still
                 self._client = Client(target, timeout=timeout, set_as_default=False)
             except Exception as exc:
@@ -435,119 +433,6 @@ class DaskExecutor:
         self.close(timeout=CLOSE_INTERRUPTED_S if interrupted else None)
 
 
-def _scheduler_host_port(address: str) -> tuple[str, int]:
-    """The host and port of a Dask scheduler's address ``tcp://HOST:PORT`` (or ``HOST:PORT``,
-    which Dask reads as TCP; ``[::1]:8786`` for IPv6). Anything else, a port outside 1-65535
-    too, is a :class:`~rar_opt.errors.ParameterError` naming ``scheduler``, before any
-    attempt to connect."""
-    from distributed.comm.addressing import parse_host_port
-
-    text = address.strip()
-    if not text:
-        raise ParameterError("is empty", where="scheduler")
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "tcp", text
-    if scheme != "tcp":
-        raise ParameterError(f"= {address!r}: a Dask scheduler's address is tcp://HOST:PORT", where="scheduler")
-    try:
-        host, port = parse_host_port(rest)
-    except ValueError:
-        host, port = "", 0
-    if not host or "/" in host:
-        raise ParameterError(f"= {address!r} is not tcp://HOST:PORT", where="scheduler")
-    if not 1 <= port <= 65535:
-        raise ParameterError(f"= {address!r}: port {port} is not in 1-65535", where="scheduler")
-    return host, port
-
-
-def _host_port(host: str, port: int) -> str:
-    """``HOST:PORT``, an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _check_scheduler(address: str, host: str, port: int, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Make sure that a Dask scheduler answers at ``host:port`` within ``timeout`` seconds, or
-    raise :class:`~rar_opt.errors.ParameterError` (``scheduler``) saying why not: connection
-    refused (at once), unknown host, no answer, a service that does not speak Dask's protocol
-    (an HTTP server), a Dask worker instead of a scheduler. Dask's own client retries a
-    refused connection for its whole timeout, waits for ever for a service that accepts a
-    connection and says nothing, and reads another protocol's first bytes as the length of a
-    frame (``MemoryError: Unable to allocate 3.01 EiB``).
-
-    The attempt runs in a thread of its own; this thread waits for it in steps of
-    :data:`WAIT_STEP_S`, so a stop request (Ctrl-C, SIGTERM: :func:`check_stop`) raises
-    :class:`~rar_opt.processes.Interrupted` at once (the attempt ends by itself within
-    ``timeout``)."""
-    outcome: list[str | None] = []
-    done = threading.Event()
-
-    def attempt() -> None:
-        try:
-            why = _why_no_scheduler(host, port, timeout)
-        except Exception as exc:  # any failure is an answer: the caller must not wait for ever
-            why = f"{type(exc).__name__}: {exc}"
-        outcome.append(why)
-        done.set()
-
-    threading.Thread(target=attempt, name="rar-opt-scheduler-check", daemon=True).start()
-    deadline = time.monotonic() + timeout + 1.0  # the attempt keeps to timeout; this is a safety net
-    while not done.wait(WAIT_STEP_S):
-        check_stop()
-        if time.monotonic() > deadline:
-            outcome.append(f"no answer within {timeout:g} s")
-            break
-    why = outcome[0]
-    if why is not None:
-        raise ParameterError(f"cannot reach the Dask scheduler {address!r}: {why}", where="scheduler")
-
-
-def _why_no_scheduler(host: str, port: int, timeout: float) -> str | None:
-    """Why no Dask scheduler answers at ``host:port`` within ``timeout`` seconds, or None when
-    one does: a TCP connection first, then Dask's handshake and its ``identity`` call."""
-    import asyncio
-    import socket
-
-    began = time.monotonic()
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except socket.gaierror as exc:
-        return f"unknown host {host!r} ({exc.strerror})"
-    except ConnectionRefusedError:
-        return f"connection refused (nothing listens on port {port})"
-    except TimeoutError:
-        return f"no answer within {timeout:g} s"
-    except OSError as exc:
-        return exc.strerror or f"{type(exc).__name__}: {exc}"
-    left = max(0.1, timeout - (time.monotonic() - began))
-    try:
-        info = asyncio.run(asyncio.wait_for(_identity(f"tcp://{_host_port(host, port)}", left), left))
-    except TimeoutError:
-        return f"port {port} took the connection, but no Dask scheduler answered within {timeout:g} s"
-    except Exception as exc:  # e.g. another protocol's reply read as Dask's frames
-        return f"the service on port {port} does not speak Dask's protocol ({type(exc).__name__})"
-    kind = str(info.get("type", "")) if isinstance(info, dict) else ""
-    if not kind.endswith("Scheduler"):
-        what = f"a Dask {kind}" if kind else "a service that does not answer as Dask does"
-        return f"{what} listens on port {port}, not a Dask scheduler"
-    return None
-
-
-async def _identity(address: str, timeout: float) -> Any:
-    """What the Dask server at ``address`` says it is (its ``identity`` call)."""
-    from distributed.comm import connect
-    from distributed.core import send_recv
-
-    comm = await connect(address, timeout=timeout)
-    try:
-        info = await send_recv(comm, op="identity")
-        await comm.write({"op": "close", "reply": False})
-        return info
-    finally:
-        comm.abort()
-
-
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
     """Block SIGINT in this thread while the block runs: the threads it starts (Dask's event
@@ -637,7 +522,7 @@ def make_executor(workers: int = 1, scheduler: str | None = None) -> SerialExecu
     """The executor a sweep's options ask for: a scheduler address wins; else Dask on a local
     cluster when ``workers`` > 1; else serial."""
     if not is_int(workers) or workers < 1:
-        raise ParameterError(f"= {workers!r} must be an integer >= 1", where="workers")
+        raise ParameterError(f"must be an integer >= 1, got {workers!r}", where="workers")
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if workers > 1:
