@@ -146,3 +146,18 @@ def test_cli_burst(tmp_path) -> None:
         assert bad.returncode == 2, args
         assert "--burst" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
         assert not bad_out.exists() and list(tmp_path.iterdir()) == [out]
+
+
+def test_absurd_arrival_parameters_are_refused_by_name() -> None:
+    # a mean batch of 1e19 jobs crashed the process (numpy's geometric draws overflowed);
+    # a load of 1e-12 spread the arrivals past any horizon and was blamed on a release
+    from rar_opt.errors import ParameterError
+    from rar_opt.instances.generate import generate
+
+    with pytest.raises(ParameterError, match=r"must be a number in \[1, 1e\+09\]") as caught:
+        generate("tiny", seed=3, load=1.0, burst=1e19)
+    assert caught.value.where == "burst"
+    with pytest.raises(ParameterError, match=r"so low that one arrival takes") as caught:
+        generate("tiny", seed=3, load=1e-12)
+    assert caught.value.where == "load"
+

@@ -187,6 +187,7 @@ BAD = [
     ("name,submit[s],gpus,duration[s]\na,0,1,5\na,1,1,5\n", "line 3: name: 'a' is also the name on line 2"),
     ("name,submit[s],gpus,duration[s]\n,0,1,5\n", "line 2: name: is empty"),
     ('submit[s],gpus,duration[s]\n0,1,"5\n', "line 2: malformed CSV"),
+    ("submit[h],gpus,duration[s]\n1e306,1,5\n", "line 2: submit: = 1e306 h is beyond what a float holds"),
 ]
 
 
@@ -299,3 +300,13 @@ def test_spreadsheet_habits_are_read(tmp_path: Path) -> None:
     a, b = read_trace(plain), read_trace(fancy)
     assert [(r.submit, r.gpus, r.duration) for r in a.rows] == [(r.submit, r.gpus, r.duration) for r in b.rows]
     assert [r.line for r in b.rows] == [2, 4] and b.units == (("submit", "h"), ("duration", "min"))
+
+
+def test_slotting_tolerates_rounding_only(tmp_path: Path) -> None:
+    # 59.99999995 s is below the first minute (the tolerance was 1e-9 and took it as 1 min);
+    # 3 min of 1-min slots is 3 slots though 180 / 60 in floats may come out a hair below
+    path = tmp_path / "t.csv"
+    path.write_text("submit[s],gpus,duration[s]\n0,1,60\n59.99999995,1,60\n180,1,60\n")
+    inst = trace_instance(read_trace(path), servers=1, server_gpus=4, slot=60.0)
+    assert [job.release for job in inst.jobs] == [0, 0, 3]
+

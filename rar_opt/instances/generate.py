@@ -49,6 +49,7 @@ from rar_opt.instance import Cluster, Instance, Job
 from rar_opt.instances.calibration import PRESET_SUFFIX, PRESETS, Calibration
 from rar_opt.instances.calibration import preset as preset_calibration
 from rar_opt.support.checks import GENERATOR_MAX_SEED, is_int, is_real, seed_problem
+from rar_opt.support.jsonio import INT_LIMIT
 
 PHILLY_MIX: dict[int, int] = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 """Job sizes (GPUs) and their counts among the paper's 160 jobs (Microsoft Philly trace)."""
@@ -329,11 +330,19 @@ def with_arrivals(instance: Instance, load: float, seed: int, burst: float | Non
         raise ParameterError(
             f"must be a finite number > 0 (offered GPU-time per GPU per slot), got {load!r}", where="load"
         )
-    if burst is not None and (not is_real(burst) or not np.isfinite(burst) or burst < 1):
-        raise ParameterError(f"must be a number >= 1 (mean jobs per arrival batch), got {burst!r}", where="burst")
+    if burst is not None and (not is_real(burst) or not np.isfinite(burst) or not 1 <= burst <= MAX_BURST):
+        raise ParameterError(
+            f"must be a number in [1, {MAX_BURST:g}] (mean jobs per arrival batch), got {burst!r}", where="burst"
+        )
     rng = np.random.default_rng([seed, 23])
     work = instance.arrays.gpus * instance.bounds.rho_min
     rate = float(load) * instance.cluster.num_gpus / float(work.mean())
+    if not rate * INT_LIMIT >= 1:  # a mean gap between arrivals beyond any horizon
+        raise ParameterError(
+            f"= {load!r} is so low that one arrival takes {1 / rate if rate else float('inf'):.3g} slots "
+            f"on average, beyond the {INT_LIMIT:,} slots a horizon may have",
+            where="load",
+        )
     order = rng.permutation(instance.num_jobs)
     arrivals: dict[str, Any] = {"process": "poisson", "load": float(load), "seed": seed, "rate": rate}
     if burst is None:
@@ -343,12 +352,23 @@ def with_arrivals(instance: Instance, load: float, seed: int, burst: float | Non
         starts = np.concatenate([[0.0], np.cumsum(rng.exponential(float(burst) / rate, len(sizes) - 1))])
         times = np.repeat(starts, sizes)
         arrivals |= {"process": "batch-poisson", "burst": float(burst), "batches": len(sizes)}
+    if not times[-1] + instance.horizon <= INT_LIMIT:  # the horizon grows by the last release
+        raise ParameterError(
+            f"= {load!r} is so low that the arrivals spread over {times[-1]:.3g} slots, beyond the "
+            f"{INT_LIMIT:,} slots a horizon may have",
+            where="load",
+        )
     releases = np.zeros(instance.num_jobs, dtype=np.int64)
     releases[order] = np.floor(times).astype(np.int64)
     jobs = tuple(dataclasses.replace(job, release=int(r)) for job, r in zip(instance.jobs, releases, strict=True))
     meta = {**instance.meta, "arrivals": arrivals}
     name = f"{instance.name}-L{float(load):g}" + ("" if burst is None else f"-B{float(burst):g}")
     return Instance(name, instance.horizon + int(releases.max()), instance.cluster, jobs, meta)
+
+
+MAX_BURST = 1e9
+"""The largest mean batch size ``burst`` takes: far above any job count, and small enough
+for numpy's geometric draws (at 1e19 they overflowed and crashed the process)."""
 
 
 def batch_sizes(rng: np.random.Generator, n: int, mean: float) -> np.ndarray:

@@ -48,7 +48,7 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _WHOLE = re.compile(r"\+?\d+")
 _HEADER = re.compile(r"([A-Za-z_]+)\s*(?:\[\s*([^\[\]]*?)\s*\])?")
 _SPAN = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]+)\s*")
-_FLOOR_RTOL = 1e-9  # a time within this relative distance of a slot boundary is on it
+_FLOOR_RTOL = 1e-12  # a time within this relative distance of a slot boundary is on it (docs/arrivals.md)
 
 
 @dataclass(frozen=True)
@@ -165,8 +165,10 @@ def _row(cells: list[str], line: int, header: dict[str, tuple[int, str | None]],
         return cells[header[column][0]].strip() if column in header else None
 
     def seconds(column: str, text: str) -> float:
-        value = _number(file, line, column, text)
-        return value * UNITS[str(header[column][1])]
+        value = _number(file, line, column, text) * UNITS[str(header[column][1])]
+        if not math.isfinite(value):
+            raise _bad(file, line, column, f"= {text} {header[column][1]} is beyond what a float holds in seconds")
+        return value
 
     submit = seconds("submit", cell("submit") or "")
     gpus = cell("gpus")
