@@ -160,4 +160,3 @@ def test_absurd_arrival_parameters_are_refused_by_name() -> None:
     with pytest.raises(ParameterError, match=r"so low that one arrival takes") as caught:
         generate("tiny", seed=3, load=1e-12)
     assert caught.value.where == "load"
-

@@ -309,4 +309,3 @@ def test_slotting_tolerates_rounding_only(tmp_path: Path) -> None:
     path.write_text("submit[s],gpus,duration[s]\n0,1,60\n59.99999995,1,60\n180,1,60\n")
     inst = trace_instance(read_trace(path), servers=1, server_gpus=4, slot=60.0)
     assert [job.release for job in inst.jobs] == [0, 0, 3]
-
