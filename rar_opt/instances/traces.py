@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from rar_opt.cluster.timemodel import FLOOR_RTOL  # a time this close (relative) to a slot boundary is on it
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
 from rar_opt.instances.calibration import PRESETS
@@ -48,7 +49,6 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _WHOLE = re.compile(r"\+?\d+")
 _HEADER = re.compile(r"([A-Za-z_]+)\s*(?:\[\s*([^\[\]]*?)\s*\])?")
 _SPAN = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]+)\s*")
-_FLOOR_RTOL = 1e-12  # a time within this relative distance of a slot boundary is on it (docs/arrivals.md)
 
 
 @dataclass(frozen=True)
@@ -227,11 +227,11 @@ def parse_span(text: str, where: str) -> float:
 
 
 def _robust_floor(x: np.ndarray) -> np.ndarray:
-    return np.floor(x * (1.0 + _FLOOR_RTOL) + _FLOOR_RTOL).astype(np.int64)
+    return np.floor(x * (1.0 + FLOOR_RTOL) + FLOOR_RTOL).astype(np.int64)
 
 
 def _robust_ceil(x: np.ndarray) -> np.ndarray:
-    return np.ceil(x * (1.0 - _FLOOR_RTOL)).astype(np.int64)
+    return np.ceil(x * (1.0 - FLOOR_RTOL)).astype(np.int64)
 
 
 def trace_instance(
