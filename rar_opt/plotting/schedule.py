@@ -92,10 +92,14 @@ def provenance_path(figure: str | Path) -> Path:
 
 
 def add_caption(fig: Any, what: str) -> None:
-    """A one-line caption at the foot of ``fig``: what it shows, rar-opt's version and
-    revision, Python's and the key packages' (:func:`rar_opt.support.provenance.caption`)."""
-    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.0) + 0.35 / fig.get_size_inches()[1])
-    fig.text(0.005, 0.005, caption_text(what), fontsize=6, ha="left", va="bottom", color="dimgrey")
+    """A caption at the foot of ``fig``: what it shows, rar-opt's version and revision,
+    Python's and the key packages' (:func:`rar_opt.support.provenance.caption`), wrapped to
+    the figure's width so that none of it is cut off."""
+    width_in, height_in = fig.get_size_inches()
+    text = textwrap.fill(caption_text(what), width=max(40, int(width_in * 21)))  # ~21 characters of 6 pt per inch
+    lines = text.count("\n") + 1
+    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.0) + (0.25 + 0.1 * lines) / height_in)
+    fig.text(0.005, 0.005, text, fontsize=6, ha="left", va="bottom", color="dimgrey")
 
 
 def _heights(instance: Instance, schedule: Schedule, report: Any) -> np.ndarray:

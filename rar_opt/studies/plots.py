@@ -79,7 +79,7 @@ def ecdf(rows: list[TaskRow], path: Path, caption: str | None = None) -> None:
     over every instance when none is proven)."""
     plt = _pyplot()
     proven, field, label = _basis(rows)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8.6, 4.2))
     styles = ["-", "--", "-.", ":"]
     for k, name in enumerate(_policies(proven)):
         ratios = np.sort([r.outputs["policies"][name][field] for r in _answers(proven, name)])
@@ -94,7 +94,7 @@ def ecdf(rows: list[TaskRow], path: Path, caption: str | None = None) -> None:
     ax.set_ylabel("share of instances with ratio <= x")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: it hides no curve
     if field == "ratio":
         ax.set_title(f"ALG/OPT over {len(proven)} instances with a proven optimum", fontsize=10)
     else:
