@@ -30,7 +30,7 @@ def test_every_spec_builds_and_exports(path: Path, tmp_path, request: pytest.Fix
     inst = instance_for(spec.formulation, request)
     model = build_model(spec, inst)
     assert model.rar.instance == inst.name and len(spec.doc) > 40  # the doc says what it is for
-    if spec.relaxation == "contention-free":  # a CP-SAT model: no LP, MPS or GAMS
+    if spec.relaxation == "contention-free" or spec.formulation == "cpsat":  # CP-SAT models: no LP, MPS or GAMS
         with pytest.raises(InputError, match="CP-SAT model"):
             export_model(spec, inst, tmp_path / "m.lp", "lp")
         assert list(tmp_path.iterdir()) == []
@@ -170,6 +170,12 @@ OPTION_EFFECTS = [
     ("cpsat", "symmetry", False, lambda m: m.rar.extra["symmetry_rows"] == 0),
     ("cpsat", "objective", "total", lambda m: len(m.model.proto.objective.vars) == len(m.end)),
     ("cpsat", "pricing", True, lambda m: m.rar.extra["pricing_pairs"] > 0),
+    (
+        "cpsat",
+        "server_intervals",
+        True,
+        lambda m: any(c.has_interval() and c.name[:1] in ("W", "P") for c in m.model.proto.constraints),
+    ),
 ]
 REFUSALS = [  # options whose effect is a refusal past a size
     ("compact", "max_cells", 10, "job-server-slot cells"),

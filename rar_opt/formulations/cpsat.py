@@ -46,6 +46,7 @@ from rar_opt.formulations.base import (
     require_star,
     resolve_horizon,
 )
+from rar_opt.formulations.capacity import add_server_cumulatives
 from rar_opt.formulations.data import CompactData
 from rar_opt.formulations.pricing import add_pricing
 from rar_opt.instance import Instance
@@ -62,6 +63,9 @@ class Options:
     symmetry: bool = True  # the symmetry-breaking rows of formulations/symmetry.py
     objective: str = "makespan"  # makespan, total (sum_j C_j) or flow (sum_j C_j - r_j)
     pricing: bool = False  # the redundant pricing rows of formulations/pricing.py
+    # True: (2) over optional intervals, whole jobs with the fixed demand G_j
+    # (formulations/capacity.py; measured, not the default: docs/exactness.md)
+    server_intervals: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.objective, "objective", OBJECTIVES)
@@ -69,6 +73,7 @@ class Options:
         check_count(self.max_cells, "max_cells")
         check_flag(self.symmetry, "symmetry")
         check_flag(self.pricing, "pricing")
+        check_flag(self.server_intervals, "server_intervals")
 
 
 @dataclass(frozen=True)
@@ -150,10 +155,13 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
         )
     m = cp_model.CpModel()
     v = _jobs(m, d)
-    _capacity(m, d, v)
+    if not options.server_intervals:
+        _capacity(m, d, v, optional=False)  # where it was before: the same model, row for row
     symmetry_rows = symmetry.add_rows(m, instance, v.start, v.z) if options.symmetry else 0  # one schedule per orbit
     split_jobs = [j for j in range(len(d.gpus)) if d.splittable[j]]
     _spans(m, d, v, split_jobs, execution_times(instance))
+    if options.server_intervals:
+        _capacity(m, d, v, optional=True)  # after the spans: it needs the jobs' split literals
     for j in split_jobs:
         _rates(m, d, v, j)
     _contention(m, d, v, split_jobs, instance.num_servers)
@@ -205,10 +213,15 @@ def _jobs(m: cp_model.CpModel, d: CompactData) -> _Vars:
     return v
 
 
-def _capacity(m: cp_model.CpModel, d: CompactData, v: _Vars) -> None:
-    """(2) server capacity: one cumulative per server over the jobs' GPU counts there."""
-    for s, cap in enumerate(d.cap):
-        m.add_cumulative(v.interval, [row[s] for row in v.y], cap)
+def _capacity(m: cp_model.CpModel, d: CompactData, v: _Vars, optional: bool) -> None:
+    """(2) server capacity: per server, a cumulative over optional intervals (whole jobs with
+    the demand G_j, split jobs' parts with y_js: formulations/capacity.py), or (``optional``
+    False) over every job's interval with the demand y_js."""
+    if optional:
+        add_server_cumulatives(m, d.gpus, d.cap, v.start, v.duration, v.end, v.y, v.z, v.split)
+    else:
+        for s, cap in enumerate(d.cap):
+            m.add_cumulative(v.interval, [row[s] for row in v.y], cap)
     # redundant, for the search: the cluster as one pool of GPUs (implied by the rows above)
     m.add_cumulative(v.interval, list(d.gpus), sum(d.cap))
 

@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings
 
 from rar_opt import Instance
+from rar_opt.formulations import cpsat as cpsat_model
 from rar_opt.solvers import SolveResult, Status, solve
 
 from ..bruteforce import brute_force
-from ..helpers import policy_makespans
+from ..helpers import instance_dict, policy_makespans
 from ..strategies import communication_heavy_instances, contended_instances, micro_instances, reference_simulate
 
 
@@ -28,6 +29,28 @@ def test_cpsat_equals_brute_force(inst: Instance) -> None:
     bf = brute_force(inst, upper)
     assert bf is not None
     assert assert_optimal(inst, solve(inst, "cpsat")) == bf[0]
+
+
+@settings(max_examples=20)
+@given(communication_heavy_instances())
+def test_both_forms_of_the_server_rows_give_the_optimum(inst: Instance) -> None:
+    # (2) over the demands y_js (the default) or over optional intervals: the same schedules
+    plain = assert_optimal(inst, solve(inst, "cpsat"))
+    assert assert_optimal(inst, solve(inst, "cpsat", server_intervals=True)) == plain
+
+
+def test_a_job_wider_than_a_server_enters_it_only_split() -> None:
+    # 3 GPUs on servers of 2 + 2: no "whole" interval exists for it, so it must split
+    raw = instance_dict()
+    raw["jobs"][0]["gpus"] = 3
+    raw["jobs"].append({**raw["jobs"][0], "name": "b", "gpus": 1})
+    inst = Instance.from_dict(raw)
+    model = cpsat_model.build(inst, cpsat_model.Options(server_intervals=True))
+    intervals = [c.name for c in model.model.proto.constraints if c.has_interval()]
+    assert {"W1_0", "W1_1", "P0_0", "P0_1"} <= set(intervals)  # job 1 may sit whole anywhere
+    assert not [n for n in intervals if n.startswith("W0_")]  # job 0 (3 GPUs) never whole on a 2-GPU server
+    res = solve(inst, "cpsat", server_intervals=True)
+    assert assert_optimal(inst, res) and sum(c > 0 for c in res.schedule.placements[0]) == 2
 
 
 @settings(max_examples=20)
