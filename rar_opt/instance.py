@@ -149,6 +149,12 @@ class Job:
 
     def __post_init__(self) -> None:
         _check_name(self.name)
+        try:
+            self._check_fields()
+        except InputError as e:  # the field says what broke, the name says whose it is
+            raise InputError(f"{e.message} (job {self.name!r})", where=e.where, file=e.file) from None
+
+    def _check_fields(self) -> None:
         object.__setattr__(self, "gpus", jio.check_int(self.gpus, "gpus", lo=1))
         object.__setattr__(self, "iterations", jio.check_int(self.iterations, "iterations", lo=1))
         object.__setattr__(self, "grad_size", jio.check_real(self.grad_size, "grad_size", lo=0.0))

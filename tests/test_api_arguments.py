@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rar_opt import InputError, run_policy
+from rar_opt import InputError, Job, run_policy
 from rar_opt.bounds import lower_bounds
 from rar_opt.errors import ParameterError
 from rar_opt.instances.library import INSTANCE_FOLDERS, load_instance, names
@@ -90,3 +90,11 @@ def test_result_dicts_are_plain_json(tiny) -> None:
 
     kept = Instance("z", 20, Cluster(servers=(2,)), (Job("z", 1, 3, bwd_time=0.1),), meta={"k": np.int64(3)})
     assert type(kept.meta["k"]) is int
+
+
+def test_a_job_built_in_python_names_itself_in_its_errors() -> None:
+    # from a file the path names the job (jobs[0].gpus); built directly, its name does
+    with pytest.raises(InputError, match=r"^gpus: = 0 is below the minimum 1 \(job 'a'\)$"):
+        Job(name="a", gpus=0, iterations=10)
+    with pytest.raises(InputError, match=r"^release: .* \(job 'b'\)$"):
+        Job(name="b", gpus=1, iterations=10, release=-1)
