@@ -88,6 +88,12 @@ class SimResult:
         from slot 0, and the mean flow time is it less the mean release (docs/formats.md)."""
         return float(self.completion.mean()) if self.all_complete else None
 
+    def avg_flow(self, releases: np.ndarray) -> float | None:
+        """The mean flow time, the mean of C_j - r_j over the jobs' ``releases`` (the
+        instance's ``releases``), or None if one never completes. Without releases it is
+        :attr:`avg_jct`."""
+        return float((self.completion - np.asarray(releases)).mean()) if self.all_complete else None
+
     @property
     def min_jct(self) -> int | None:
         """The smallest C_j, or None if some job never completes."""

@@ -30,6 +30,20 @@ def test_simulate_reports_the_reference_completion(cli_files: dict[str, Path]) -
     assert table.returncode == 0 and "makespan" in table.stdout and str(max(ref)) in table.stdout
 
 
+def test_schedule_prints_the_mean_flow_time_where_jobs_arrive() -> None:
+    arrivals = INSTANCES / "arrivals" / "arrivals-5x2.json"
+    out = run("schedule", str(arrivals), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    releases = [job.release for job in Instance.read(arrivals).jobs]
+    assert any(releases)
+    flows = [c - r for c, r in zip(data["completion"], releases, strict=True)]
+    assert data["avg_flow"] == pytest.approx(sum(flows) / len(flows))
+    assert data["avg_flow"] < data["avg_jct"]
+    assert "avg_flow" in run("schedule", str(arrivals)).stdout
+    assert "avg_flow" not in json.loads(run("schedule", str(WAIT), "--json").stdout)  # all at slot 0
+
+
 def test_generate_writes_file(tmp_path) -> None:
     out = run("generate", "tiny", "--seed", "3", "-o", str(tmp_path / "t.json"), "--json")
     assert out.returncode == 0, out.stderr
