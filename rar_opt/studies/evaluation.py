@@ -65,6 +65,31 @@ def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> Pol
     return PolicyRun(policy, result, int(sim.makespan), avg, sim.min_jct, shares, wall, report.feasible)
 
 
+def makespan_ratios(span: int, optimum: int | None, best: int, lower: int) -> dict[str, float | None]:
+    """A makespan ``span`` against an instance's references: ALG / OPT (None unless proven),
+    ALG / the best makespan known (at most ALG / OPT), ALG / the best lower bound (at least)."""
+    return {
+        "ratio": span / optimum if optimum else None,
+        "ratio_low": span / best,  # <= ALG/OPT
+        "ratio_high": span / lower,  # >= ALG/OPT
+    }
+
+
+def jct_ratios(avg: float, best: float | None, lower: float | None) -> dict[str, float | None]:
+    """An average JCT ``avg`` (of a schedule that ends within T) over the best average JCT
+    known (at most ALG / OPT) and over the best lower bound (at least); None where the
+    reference is missing."""
+    return {"jct_ratio_low": None if not best else avg / best, "jct_ratio_high": None if not lower else avg / lower}
+
+
+def total_bounds(instance: Instance, bound_time_limit: float | None = None, seed: int = 0) -> LowerBounds:
+    """The registry's lower bounds on the total completion time sum_j C_j (the average JCT's
+    bound is their best over J): the cheap ones, and with ``bound_time_limit`` (seconds,
+    positive) every solver bound on the total (the flow LP) given that many seconds."""
+    solver_total = {b.name: bound_time_limit for b in entries("total", families=("solver",))}
+    return lower_bounds(instance, objective="total", time_limits=solver_total if bound_time_limit else None, seed=seed)
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Policies on one instance against the best reference known."""
@@ -100,11 +125,10 @@ class Evaluation:
         optimal average JCT is not proven here. Both None for a schedule that ends after T:
         it is no answer, its average JCT may be below every feasible one (its jobs run past
         T), and the bounds hold for the schedules that end within T."""
-        run, lower, best = self.runs[policy], self.jct_lower, self.jct_best
+        run = self.runs[policy]
         if not run.feasible:
             return {"jct_ratio_low": None, "jct_ratio_high": None}
-        avg = run.avg_jct
-        return {"jct_ratio_low": None if not best else avg / best, "jct_ratio_high": None if not lower else avg / lower}
+        return jct_ratios(run.avg_jct, self.jct_best, self.jct_lower)
 
     @property
     def reference(self) -> int:
@@ -113,12 +137,7 @@ class Evaluation:
 
     def ratios(self, policy: str) -> dict[str, float | None]:
         """ALG / OPT (None unless proven), ALG / best makespan known, ALG / best lower bound."""
-        span = self.runs[policy].makespan
-        return {
-            "ratio": span / self.optimum if self.optimum else None,
-            "ratio_low": span / self.best,  # <= ALG/OPT
-            "ratio_high": span / self.lower,  # >= ALG/OPT
-        }
+        return makespan_ratios(self.runs[policy].makespan, self.optimum, self.best, self.lower)
 
     def sjf_bco_claims(self) -> tuple[float, tuple[ClaimCheck, ...]] | None:
         """Theorem 5's bound and the checks of Lemma 2, Lemma 3 and Theorem 5 on SJF-BCO's
@@ -172,10 +191,7 @@ def evaluate(
     if relaxed is not None:
         note = "the relaxation phase of the solve" + ("" if relaxed[1] else " (the solver's bound on it)")
         bounds = bounds.replaced(NamedBound("relaxation", ceil_bound(relaxed[0]), 0.0, note, relaxed[1]))
-    solver_total = {b.name: bound_time_limit for b in entries("total", families=("solver",))}
-    jct_bounds = lower_bounds(
-        instance, objective="total", time_limits=solver_total if bound_time_limit else None, seed=seed
-    )
+    jct_bounds = total_bounds(instance, bound_time_limit, seed)
     lower, optimum = bounds.best, None
     spans = [r.makespan for r in runs.values() if r.feasible]  # a schedule past T is no answer
     if res is not None:
