@@ -200,17 +200,21 @@ def _print_report(path: str, as_json: bool) -> int:
             rows = list(store.rows())
             rep = report(rows)
             about = describe(store.kind, store.config, rows, store.created_with())
+            config, kind = store.config, store.kind
+            at_worst = _searched_at_worst(rows, config) if kind == "worst" else None
         except InputError:
             raise
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a row of the wrong shape
             raise InputError(
                 f"is damaged: a row lacks what the report needs ({type(exc).__name__}: {exc})", file=str(path)
             ) from None
-        config, kind = store.config, store.kind
     if as_json:
         if "warning" in about:
             print(f"warning: {path}: {about['warning']}", file=sys.stderr)
-        emit_json({**rep.to_dict(), "store": str(path), "kind": kind, "config": config, "provenance": about})
+        record = {**rep.to_dict(), "store": str(path), "kind": kind, "config": config, "provenance": about}
+        if kind == "worst":  # the classical baselines at the searched policy's worst proven instance
+            record["beside_worst"] = None if at_worst is None else at_worst.to_dict()
+        emit_json(record)
         return EXIT_OK
     for line in describe_lines(about):
         print(line)
@@ -228,11 +232,20 @@ def _print_report(path: str, as_json: bool) -> int:
         "lower bound (JCT vs bound: a ratio to a bound, at least ALG/OPT); JCT best-known: the mean of ALG over the "
         "best average JCT known (at most ALG/OPT)"
     )
-    if rep.missing_baselines and rep.instances:
-        why = "a worst-case search runs its one policy" if kind == "worst" else "made before studies always ran them"
+    if kind == "worst" and rep.instances:
+        policy = ", ".join(config.get("policies") or [])
         print(
-            f"note: this store has no row of the classical baseline(s) {', '.join(rep.missing_baselines)} ({why}): "
-            "the verdicts above have no baseline beside them"
+            f"the table is {policy}'s alone (a worst-case search's evaluations run only the policy searched, whose "
+            "ratio is the fitness); the classical baselines beside it, judged now at its worst proven instance:"
+        )
+        if at_worst is None:
+            print("  no proven instance: no worst instance to judge them on")
+        else:
+            _beside_lines(at_worst)
+    elif rep.missing_baselines and rep.instances:
+        print(
+            f"note: this store has no row of the classical baseline(s) {', '.join(rep.missing_baselines)} (made "
+            "before studies always ran them): the verdicts above have no baseline beside them"
         )
     elif rep.instances:
         print(baselines_line(BASELINES))
@@ -264,6 +277,64 @@ def _print_report(path: str, as_json: bool) -> int:
                     f"ratios within [{low:.4f}, {high:.4f}] (unverified)"
                 )
     return EXIT_OK
+
+
+def _searched_at_worst(rows: list[Any], config: dict[str, Any]) -> Any:
+    """A worst-case search store's policy and the classical baselines (judged now) at its
+    worst proven instance, the table's ``worst`` (:func:`rar_opt.studies.beside.beside`);
+    None when no instance is proven."""
+    from rar_opt.errors import ParameterError
+    from rar_opt.studies.beside import beside
+    from rar_opt.studies.export import worst_rows
+
+    policy = config["policies"][0]
+    try:
+        ((row, _, _),) = worst_rows(rows, 1, policy)
+    except ParameterError:  # no proven instance with a ratio of the policy
+        return None
+    return beside(row, policy, config.get("time_limit"))
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _beside_lines(at: Any) -> None:
+    """A :class:`~rar_opt.studies.beside.Beside` as a heading line and a table: the policy
+    searched and the classical baselines on one instance, on the makespan and the average JCT."""
+    from rar_opt.cli.output import bound_text
+
+    if at.proven:
+        span_ref = f"makespan against OPT {at.optimum} (proven)"
+    else:
+        span_ref = (
+            f"makespan optimum not proven: between the best lower bound {at.lower_bound} and the best known "
+            f"{at.best_makespan} (ALG/OPT within [ALG/best, ALG/bound])"
+        )
+    if at.jct_proven:
+        jct_ref = f"average JCT against its optimum {at.jct_lower:.4g} (proven)"
+    elif at.jct_lower is None:
+        jct_ref = "no lower bound on the average JCT"
+    else:
+        jct_ref = (
+            f"average JCT against its best lower bound {bound_text(at.jct_lower)} ({at.jct_bound_by}; "
+            "a ratio to it is at least ALG/OPT)"
+        )
+    print(f"on {at.instance}: {span_ref}; {jct_ref}")
+    roles = {"makespan": "baseline, makespan", "avg_jct": "baseline, average JCT"}
+    rows = []
+    for r in at.runs:
+        role = ", ".join([*(["searched"] if r.policy == at.policy else []), *(roles[m] for m in r.baseline_for)])
+        if not r.feasible:
+            span = "past T"
+        elif at.proven:
+            span = _ratio(r.ratio)
+        else:
+            span = f"[{_ratio(r.ratio_low)}, {_ratio(r.ratio_high)}]"
+        jct = (_ratio(r.jct_ratio_high), _ratio(r.jct_ratio_low)) if r.feasible else ("past T", "past T")
+        rows.append((r.policy, role, r.source, r.makespan, span, f"{r.avg_jct:.4g}", *jct))
+    jct_vs = "JCT vs OPT" if at.jct_proven else "JCT vs bound"
+    emit_table(rows, ("policy", "role", "from", "makespan", "ALG/OPT", "avg JCT", jct_vs, "JCT vs best known"))
 
 
 def _past_horizon_lines(stats: dict[str, Any], head: str) -> None:
@@ -350,6 +421,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_worst(args: argparse.Namespace) -> int:
     """``rar-opt study worst``: a worst-case search for one policy."""
+    from rar_opt.studies.beside import beside
     from rar_opt.studies.export import instance_file
     from rar_opt.studies.run import discard_if_empty
     from rar_opt.studies.worst import WorstConfig, best_so_far, lineage, open_search, search, worst_row
@@ -382,6 +454,7 @@ def cmd_worst(args: argparse.Namespace) -> int:
                     if claim["holds"] is False:
                         violated[claim["claim"]] = violated.get(claim["claim"], 0) + 1
     worst = result.worst
+    at_worst = beside(row, args.policy, study.time_limit)  # the baselines judged now; nothing stored
     record = {
         "policy": args.policy,
         "strategy": args.strategy,
@@ -398,10 +471,12 @@ def cmd_worst(args: argparse.Namespace) -> int:
         "theorem5_bound": row.outputs.get("theorem5_bound"),
         "claims_violated": dict(sorted(violated.items())),  # SJF-BCO only: evaluations where a claim failed
         "best_so_far": best_so_far(result),
+        "beside_worst": at_worst.to_dict(),  # the classical baselines on the worst instance, both metrics
     }
     if args.output:
-        data = instance_file(row, args.policy, str(args.store), config.to_dict())
-        data["meta"]["search"] = {**record, "config": config.to_dict(), "lineage": lineage(result, worst.key)}
+        data = instance_file(row, args.policy, str(args.store), config.to_dict(), at_worst)
+        searched = {k: v for k, v in record.items() if k != "beside_worst"}  # meta.study.beside holds it
+        data["meta"]["search"] = {**searched, "config": config.to_dict(), "lineage": lineage(result, worst.key)}
         dump_json(data, args.output)
     if args.json:
         emit_json(record)
@@ -416,6 +491,8 @@ def cmd_worst(args: argparse.Namespace) -> int:
     )
     if record["theorem5_bound"] is not None:
         print(f"Theorem 5's bound on that instance: {record['theorem5_bound']:.4g}")
+    print(f"the classical baselines beside {args.policy} there (judged now: the search's evaluations run it alone)")
+    _beside_lines(at_worst)
     for claim, count in record["claims_violated"].items():
         print(f"claim {claim} violated on {count} of the {record['distinct']} instances evaluated")
     if args.output:

@@ -23,7 +23,8 @@ Nothing is stored: the store, its rows and the search stay as they were. A polic
 already has (the searched one; in a study's row the baselines too) is taken from the row.
 The ratios are :func:`~rar_opt.studies.evaluation.makespan_ratios` and
 :func:`~rar_opt.studies.evaluation.jct_ratios`; a run whose schedule ends after T has none
-(the report's rule, :func:`rar_opt.studies.tasks.within_horizon`).
+(the report's rule, :func:`rar_opt.studies.tasks.within_horizon`). Why at report time and
+not in the store: docs/studies.md, "The baselines beside the verdict".
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any
 
 from rar_opt.algorithms import run_policy
 from rar_opt.errors import InputError, ParameterError
+from rar_opt.studies.beside import Beside, beside
 from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import instance_of, within_horizon
 from rar_opt.support.checks import is_int
@@ -84,8 +85,15 @@ def worst_rows(rows: list[TaskRow], k: int, policy: str | None = None) -> list[t
     return scored[:k]
 
 
-def instance_file(row: TaskRow, policy: str, store: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The instance of ``row`` as an instance file's JSON, with its study record in meta."""
+def instance_file(
+    row: TaskRow, policy: str, store: str, config: dict[str, Any], at: Beside | None = None
+) -> dict[str, Any]:
+    """The instance of ``row`` as an instance file's JSON, with its study record in meta:
+    ``beside`` holds ``policy`` and the classical baselines on both metrics (``at``, or
+    :func:`rar_opt.studies.beside.beside` of the row: a baseline the row lacks, as in a
+    worst-case search's, is judged now)."""
+    if at is None:
+        at = beside(row, policy, config.get("time_limit"))
     instance = instance_of(row.inputs)
     schedule = run_policy(instance, policy, seed=int(row.inputs["seed"])).schedule
     record = {
@@ -100,6 +108,7 @@ def instance_file(row: TaskRow, policy: str, store: str, config: dict[str, Any])
         "theorem5_bound": row.outputs.get("theorem5_bound"),
         "solve": row.outputs["solve"],  # status, bound, method, backend and its options
         "policies": {n: {"makespan": p["makespan"], "ratio": p["ratio"]} for n, p in row.outputs["policies"].items()},
+        "beside": at.to_dict(),
         "schedules": {policy: schedule.to_dict(), "optimum": row.outputs["optimum_schedule"]},
         "versions": row.versions,
     }

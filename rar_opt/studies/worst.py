@@ -26,6 +26,10 @@ The search is deterministic for a seed: children are drawn from ``(seed, generat
 child)`` and a generation's results are used only once all of them are back, so neither
 the executor nor the order of arrival matters; a re-run replays it and finds its
 evaluations in the store (resume).
+
+The classical baselines are not in the search's tasks (they would change the tasks' keys
+and, on unproven candidates, the fitness): the instances a search reports get them beside
+the policy when reported (:mod:`rar_opt.studies.beside`), and nothing of that is stored.
 """
 
 from __future__ import annotations
