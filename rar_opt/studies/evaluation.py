@@ -49,6 +49,7 @@ class PolicyRun:
     shares: TimeShares  # realized extra time (rar_opt.shares)
     wall_s: float
     feasible: bool = True  # the checker's verdict: False for a schedule that ends after T
+    avg_flow: float = 0.0  # the mean of C_j - r_j (SimResult.avg_flow); avg_jct without releases
 
 
 def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> PolicyRun:
@@ -62,7 +63,8 @@ def judge(instance: Instance, policy: str, seed: int = 0, **options: Any) -> Pol
         raise RuntimeError(f"{policy} returned a schedule that does not complete on {instance.name}")
     shares = realized_shares(instance, result.schedule)
     avg = float(sim.avg_jct or 0.0)
-    return PolicyRun(policy, result, int(sim.makespan), avg, sim.min_jct, shares, wall, report.feasible)
+    flow = float(sim.avg_flow(instance.releases) or 0.0)
+    return PolicyRun(policy, result, int(sim.makespan), avg, sim.min_jct, shares, wall, report.feasible, flow)
 
 
 def makespan_ratios(span: int, optimum: int | None, best: int, lower: int) -> dict[str, float | None]:

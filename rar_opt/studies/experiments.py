@@ -201,7 +201,7 @@ def execute(run: Run) -> dict[str, Any]:
     bounds = instance_bounds(run, inst)
     found |= bounds
     if run.load is not None:
-        found |= _arrival_fields(inst, run.load, judged.avg_jct, int(bounds["lower_bound_total"]))
+        found |= _arrival_fields(inst, run.load, judged.avg_flow, int(bounds["lower_bound_total"]))
     return {**row, **found, **chosen}
 
 
@@ -243,15 +243,14 @@ def instance_bounds(run: Run, inst: Any) -> dict[str, Any]:
     return dict(found)
 
 
-def _arrival_fields(inst: Any, load: float, avg_jct: float, total_bound: int) -> dict[str, Any]:
-    """A ``load`` row's own fields: the load, the average flow time (the simulator's average
-    JCT counts from slot 0; flow counts from each job's release) and its lower bound, the
-    total completion time's best bound less the releases, per job."""
-    mean_release = float(inst.releases.mean())
+def _arrival_fields(inst: Any, load: float, avg_flow: float, total_bound: int) -> dict[str, Any]:
+    """A ``load`` row's own fields: the load, the average flow time (the simulator's, from
+    each job's release; its average JCT counts from slot 0) and its lower bound, the total
+    completion time's best bound less the releases, per job."""
     return {
         "load": load,
-        "mean_release": mean_release,
-        "avg_flow": avg_jct - mean_release,
+        "mean_release": float(inst.releases.mean()),
+        "avg_flow": avg_flow,
         "lower_bound_avg_flow": (total_bound - int(inst.releases.sum())) / inst.num_jobs,
     }
 
