@@ -41,12 +41,9 @@ def add_server_cumulatives(
     y: Sequence[Sequence[Any]],
     z: Sequence[Sequence[Any]],
     split: Mapping[int, Any],
-) -> dict[tuple[int, int], Any]:
+) -> None:
     """Row (2) for every server, as the module docstring says. ``split[j]`` is job j's
-    literal "spans two servers or more"; a job absent from ``split`` never splits. Returns
-    the literals "split job j has a part on server s" by (j, s), for rows that count split
-    jobs per server (the contention-free restriction)."""
-    part: dict[tuple[int, int], Any] = {}
+    literal "spans two servers or more"; a job absent from ``split`` never splits."""
     for s, capacity in enumerate(cap):
         intervals, demands = [], []
         for j, g in enumerate(gpus):
@@ -61,11 +58,10 @@ def add_server_cumulatives(
                 intervals.append(m.new_optional_interval_var(start[j], duration[j], end[j], whole, f"W{j}_{s}"))
                 demands.append(int(g))
             if splits is not None:
-                part[j, s] = _both(m, z[j][s], splits, f"part{j}_{s}")
-                intervals.append(m.new_optional_interval_var(start[j], duration[j], end[j], part[j, s], f"P{j}_{s}"))
+                part = _both(m, z[j][s], splits, f"part{j}_{s}")
+                intervals.append(m.new_optional_interval_var(start[j], duration[j], end[j], part, f"P{j}_{s}"))
                 demands.append(y[j][s])
         m.add_cumulative(intervals, demands, int(capacity))
-    return part
 
 
 def _both(m: cp_model.CpModel, a: Any, b: Any, name: str) -> Any:
