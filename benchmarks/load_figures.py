@@ -9,7 +9,9 @@ RESULT is the file of
 
 (the default). It prints markdown tables, per preset, of the mean over the seeds of each
 policy's average flow time, makespan and average JCT at each load, each with the mean of
-its ratio to the instance's proven lower bound, and draws docs/figures/NAME-flow.png
+its ratio to the instance's proven lower bound over the runs that end by T (a run past T
+is named in its cell and in no ratio), which bounds gave them, and a summary of the
+average JCT (the best policy beside shortest first, online and offline); and draws docs/figures/NAME-flow.png
 (average flow time against load, one panel per preset, one line per policy, the bound
 dashed) and docs/figures/NAME-makespan.png (makespan over its bound). NAME defaults to
 the result file's stem without ``experiment-``.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -42,13 +45,37 @@ def grouped(rows: list[dict]) -> dict[tuple[str, float, str], list[dict]]:
 
 
 def cell(group: list[dict], metric: str) -> tuple[float, float, float]:
-    """(mean value, mean bound, mean ratio value / bound) over the seeds."""
+    """(mean value, mean bound, mean ratio value / bound) over the seeds; the ratio over the
+    runs whose schedule ends by T only (a run past T is counted apart, :func:`past`)."""
     field, bound, _ = METRICS[metric]
+    kept = [r for r in group if not r.get("exceeds_horizon")]
     return (
         statistics.fmean(r[field] for r in group),
         statistics.fmean(r[bound] for r in group),
-        statistics.fmean(r[field] / r[bound] for r in group),
+        statistics.fmean(r[field] / r[bound] for r in kept) if kept else math.nan,
     )
+
+
+def past(group: list[dict]) -> int:
+    """How many runs of ``group`` end after T."""
+    return sum(bool(r.get("exceeds_horizon")) for r in group)
+
+
+def floor1(value: float) -> float:
+    """``value`` rounded down to one decimal: a mean of proven bounds is never shown above itself."""
+    return math.floor(value * 10 + 1e-9) / 10
+
+
+def bound_names(rows: list[dict], loads: list[float], metric: str) -> str:
+    """Which registered bounds gave ``metric``'s bound at each load (the rows name them)."""
+    field = "lower_bound_makespan_by" if metric == "makespan" else "lower_bound_avg_jct_by"
+    if not any(field in r for r in rows):
+        return ""
+    parts = []
+    for x in loads:
+        names = dict.fromkeys(n for r in rows if r["load"] == x for n in r[field].split(", "))
+        parts.append(f"{x:g}: {', '.join(names)}")
+    return "bound by load: " + "; ".join(parts)
 
 
 def tables(data: dict) -> str:
@@ -58,7 +85,8 @@ def tables(data: dict) -> str:
     loads = sorted({r["load"] for r in rows})
     policies = [p for p in POLICIES if any(r["policy"] == p for r in rows)]
     out = [
-        f"seeds {data['seeds']}, {data['jobs']} jobs, 20 servers; cell: mean over the seeds (mean ratio to the bound)"
+        f"seeds {data['seeds']}, {data['jobs']} jobs, 20 servers; cell: mean over the seeds (mean ratio to the "
+        "bound, over the runs that end by T); bounds rounded down"
     ]
     for metric in METRICS:
         for preset in presets:
@@ -66,17 +94,53 @@ def tables(data: dict) -> str:
             out.append("| policy | " + " | ".join(f"load {x:g}" for x in loads) + " |")
             out.append("|---|" + "---|" * len(loads))
             bounds = [cell(by[(preset, x, policies[0])], metric)[1] for x in loads]
-            out.append("| **lower bound** | " + " | ".join(f"**{b:.1f}**" for b in bounds) + " |")
+            out.append("| **lower bound** | " + " | ".join(f"**{floor1(b):.1f}**" for b in bounds) + " |")
             for p in policies:
                 cells = []
                 best = {x: min(cell(by[(preset, x, q)], metric)[0] for q in policies) for x in loads}
                 for x in loads:
                     mean, _, ratio = cell(by[(preset, x, p)], metric)
                     text = f"{mean:.1f} ({ratio:.2f})"
-                    cells.append(f"**{text}**" if f"{mean:.1f}" == f"{best[x]:.1f}" else text)  # the best, as printed
+                    text = f"**{text}**" if f"{mean:.1f}" == f"{best[x]:.1f}" else text  # the best, as printed
+                    late = past(by[(preset, x, p)])
+                    cells.append(text + (f", {late} past T" if late else ""))
                 out.append(f"| {p} | " + " | ".join(cells) + " |")
+            note = bound_names([r for r in rows if r["preset"] == preset], loads, metric)
+            if note:
+                out.append(f"\n{note}")
     beyond = sum(bool(r.get("exceeds_horizon")) for r in rows)
     out.append(f"\nruns whose schedule ends after T: {beyond} of {len(rows)}")
+    out.append(jct_summary(data))
+    return "\n".join(out)
+
+
+BASELINES = ("online-sf", "sjf-oblivious")
+"""The classical baselines of the flow time and JCT beside the best policy: shortest first,
+online and offline."""
+
+
+def jct_summary(data: dict) -> str:
+    """Per load: the mean release, the JCT bound and, per preset, the best policy's average
+    JCT and the shortest-first baselines', each with its mean ratio to the bound."""
+    rows = data["runs"]
+    by = grouped(rows)
+    presets = data["presets"]
+    loads = sorted({r["load"] for r in rows})
+    policies = [p for p in POLICIES if any(r["policy"] == p for r in rows)]
+    out = ["\n#### average JCT (from slot 0): the best policy and shortest first, online and offline\n"]
+    out.append("| load | mean release | JCT bound | " + " | ".join(presets) + " |")
+    out.append("|---|---|---|" + "---|" * len(presets))
+    for x in loads:
+        some = by[(presets[0], x, policies[0])]
+        release = statistics.fmean(r["mean_release"] for r in some)
+        bound = cell(some, "jct")[1]
+        cells = []
+        for preset in presets:
+            means = {p: cell(by[(preset, x, p)], "jct") for p in policies}
+            best = min(policies, key=lambda p: means[p][0])
+            shown = [best, *(b for b in BASELINES if b != best)]
+            cells.append("; ".join(f"{p} {means[p][0]:.1f} ({means[p][2]:.2f})" for p in shown))
+        out.append(f"| {x:g} | {release:.1f} | {floor1(bound):.1f} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
