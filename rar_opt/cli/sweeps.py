@@ -125,6 +125,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if summary:
             emit_table([tuple(bound_text(r.get(k)) if k in bounds else r.get(k) for k in keys) for r in summary], head)
             print(_bounds_note(summarised))
+            capped = [f"{r['label']} ({r['time_capped']} of {r['runs']})" for r in summary if r.get("time_capped")]
+            if capped:
+                print(
+                    f"note: the wall-time cap stopped these searches before their iterations ran out: "
+                    f"{', '.join(capped)}; their schedules depend on the machine's speed and load"
+                )
     if stopped:
         seeds = "; ".join(f"{p}: {', '.join(map(str, s))}" for p, s in stopped["complete_seeds"].items() if s)
         where = f"written to {args.output}" if args.output else "not written (no -o)"

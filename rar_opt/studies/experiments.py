@@ -197,6 +197,8 @@ def execute(run: Run) -> dict[str, Any]:
         "max_load": result.max_load,
         **{f"{k}_share": v for k, v in judged.shares.to_dict().items()},
     }
+    if result.search is not None and "capped" in result.search:  # a search: did its wall-time cap stop it?
+        chosen["time_capped"] = bool(result.search["capped"])
     found = {"makespan": judged.makespan, "avg_jct": judged.avg_jct, "min_jct": judged.min_jct}
     bounds = instance_bounds(run, inst)
     found |= bounds
@@ -370,7 +372,8 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean makespan and average JCT per label (and preset, when the rows name one) over the
     seeds, and the means of :data:`SUMMED` where the rows have them; runs whose schedule
     ends after T are counted (``beyond_horizon``) and included in the means with their
-    real makespan."""
+    real makespan; runs of a search (``pack``, ``improve``, ``backfill``) that its
+    wall-time cap stopped are counted as ``time_capped`` (absent when none was)."""
     out: dict[tuple[Any, str], dict[str, Any]] = {}
     values: dict[tuple[Any, str], dict[str, list[float]]] = {}
     for row in rows:
@@ -382,6 +385,8 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         agg = out[key]
         agg["runs"] += 1
         agg["beyond_horizon"] += int(bool(row.get("exceeds_horizon")))
+        if row.get("time_capped"):  # a search stopped by its wall-time cap: a machine-dependent schedule
+            agg["time_capped"] = agg.get("time_capped", 0) + 1
         for name in ("makespan", "avg_jct", *SUMMED):
             if name in row:
                 values[key].setdefault(name, []).append(row[name])

@@ -208,3 +208,15 @@ def test_a_stop_keeps_the_runs_finished_before_it(monkeypatch: pytest.MonkeyPatc
     assert rows == seen  # the run that came back after the stop (it may be cut short) is dropped
     assert [r["seed"] for r in rows] == [0] * (len(KAPPAS) + 2) + [1]
     assert complete_seeds("kappa", rows, JOBS) == {"paper-literal": [0]}
+
+
+def test_a_search_stopped_by_its_wall_time_cap_is_marked() -> None:
+    # pack's schedule depends on the machine when its time cap stops it: the row says so
+    run = Run("pack", 0, 40, 8, 600, "pack", bound_time_limit=0.0)
+    free = execute(dataclasses.replace(run, options={"iterations": 5}))
+    capped = execute(dataclasses.replace(run, options={"time_limit": 1e-9}))
+    assert free["time_capped"] is False and capped["time_capped"] is True
+    assert "time_capped" not in execute(dataclasses.replace(run, label="sjf-bco", policy="sjf-bco"))
+    by = {r["label"]: r for r in summarise([capped, {**capped, "label": "other"}, free])}
+    assert by["pack"]["time_capped"] == 1 and by["other"]["time_capped"] == 1
+    assert "time_capped" not in summarise([free])[0]
