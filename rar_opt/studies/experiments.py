@@ -221,16 +221,14 @@ def instance_bounds(run: Run, inst: Any) -> dict[str, Any]:
     per draw in this process: every run of an instance shares them. Bounds computed after a
     signal asked the process to stop (the LP not run) are not kept for the next runs."""
     from rar_opt.bounds import lower_bounds
-    from rar_opt.bounds.registry import entries
+    from rar_opt.studies.evaluation import total_bounds
     from rar_opt.support.processes import stop_requested
 
     key = (*run.draw(), run.bound_time_limit)
     if key in _BOUNDS:
         return dict(_BOUNDS[key])
-    seconds = run.bound_time_limit
-    asked = {b.name: seconds for b in entries("total", families=("solver",))} if seconds > 0 else None
     makespan = lower_bounds(inst)
-    total = lower_bounds(inst, objective="total", time_limits=asked, seed=run.seed)
+    total = total_bounds(inst, run.bound_time_limit, run.seed)  # the studies' own call: one home
     found = {
         "lower_bound_makespan": makespan.best,
         "lower_bound_makespan_by": makespan.best_by,

@@ -167,6 +167,7 @@ def test_the_average_jct_bound_is_the_flow_lp_where_it_proves_more() -> None:
 
 def test_the_bounds_are_computed_once_per_instance(monkeypatch: pytest.MonkeyPatch) -> None:
     import rar_opt.bounds
+    import rar_opt.studies.evaluation
 
     calls: list[str] = []
     real = rar_opt.bounds.lower_bounds
@@ -176,6 +177,7 @@ def test_the_bounds_are_computed_once_per_instance(monkeypatch: pytest.MonkeyPat
         return real(inst, *args, **kwargs)
 
     monkeypatch.setattr(rar_opt.bounds, "lower_bounds", counted)
+    monkeypatch.setattr(rar_opt.studies.evaluation, "lower_bounds", counted)  # total_bounds' own import
     rows = run_experiment("kappa", [7], jobs=JOBS, bound_time_limit=3.0)  # 9 runs on one instance
     assert len(rows) == len(KAPPAS) + 2 and len({r["instance"] for r in rows}) == 1
     assert len(calls) == 2  # the makespan's and the total's, once
