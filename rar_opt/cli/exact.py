@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -184,6 +185,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_solve(args: argparse.Namespace) -> int:
     """``rar-opt solve``: solve exactly with a formulation, its options and a backend."""
     from rar_opt.solvers import Status, solve
+    from rar_opt.solvers.result import restamp
 
     instance = Instance.read(instance_path(args.instance))
     formulation = args.formulation or "auto"
@@ -243,8 +245,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if exc.where and flag and not exc.file:  # told by that flag, not by the instance or spec
             raise InputError(exc.message, where=f"--option {key}" if flag == "--option" else flag) from None
         raise (exc if exc.file else exc.in_file(args.model or args.instance)) from None
+    # the record keeps the limit as the user gave it, not what was left of it after start-up;
+    # the restamp carries it into the schedule's meta as well (solver_time_limit, where the
+    # method records one, is the solver's share)
+    options = {**res.record.options, "time_limit": args.time_limit}
+    res = restamp(res, record=dataclasses.replace(res.record, options=options))
     _write_schedule(args, res.schedule, f"the solve ended {res.status} without a schedule")
-    # the limit as given (the solver's share of it, after start-up and build, is in options)
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if model_spec is not None:  # the options themselves are in the record
         out["model_spec"] = model_spec

@@ -78,3 +78,15 @@ def test_compare_text_names_the_exact_solves_makespan_as_its_json_does(capsys) -
     solve = data["solve"]
     assert solve["makespan"] is not None
     assert f"(exact solve: {solve['status']}, makespan {solve['makespan']}, bound {solve['bound']})" in first
+
+
+def test_solve_records_the_time_limit_given_in_the_file_and_the_json(tmp_path, capsys) -> None:
+    # in this test process the start-up clock has run for as long as pytest has: what is left
+    # of 10 s after it is far below 10, so a record of the remaining time would show here
+    path = tmp_path / "sol.json"
+    data = _json(capsys, "solve", "tiny-4x2-s13", "--time-limit", "10", "-o", str(path))
+    written = json.loads(path.read_text())
+    assert written["meta"]["options"]["time_limit"] == 10.0
+    assert data["time_limit"] == 10.0 and data["options"]["time_limit"] == 10.0
+    assert written["meta"]["options"] == data["options"]
+    Schedule.read(path)  # and the file still reads
