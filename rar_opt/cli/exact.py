@@ -350,6 +350,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.instance)) from None
+    # as for solve: the limit as given, in the record and in the schedule's meta
+    answer = dataclasses.replace(answer, record=dataclasses.replace(answer.record, time_limit=args.time_limit))
+    answer = answer.stamped()
     _write_schedule(args, answer.schedule, f"no schedule was found ({answer.status})")
     out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit, "provenance": provenance()}
     if args.json:

@@ -40,7 +40,7 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
-from rar_opt.solvers.result import read_back
+from rar_opt.solvers.result import read_back, result_meta
 from rar_opt.solvers.status import Status
 from rar_opt.support.checks import is_int
 from rar_opt.support.provenance import versions
@@ -60,6 +60,7 @@ class ProbeRecord:
     cpsat_parameters: dict[str, Any]
     versions: dict[str, Any]
     reversal_job: int | None = None  # the job of the time-reversal row, when one is added
+    reversal: bool = True  # whether the time-reversal row was asked for (it needs symmetry and such a job)
     pricing: bool = False  # the redundant pricing rows (formulations/pricing.py)
     hint: str | None = None  # the method of the schedule hinted, when one is
     solver: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +75,7 @@ class ProbeRecord:
             "seed": self.seed,
             "threads": self.threads,
             "symmetry": self.symmetry,
+            "reversal": self.reversal,
             "reversal_job": self.reversal_job,
             "pricing": self.pricing,
             "hint": self.hint,
@@ -103,6 +105,17 @@ class Probe:
     def to_dict(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values (:func:`rar_opt.results.to_dict`)."""
         return self.summary()
+
+    def stamped(self) -> Probe:
+        """This answer with its schedule's ``meta`` made from the answer and its record, the
+        way a solve's schedule carries its run (:func:`~rar_opt.solvers.result.result_meta`):
+        the question and every setting, the answer, the seconds, the solver and the versions."""
+        if self.schedule is None:
+            return self
+        options = {k: v for k, v in self.summary().items() if k not in ("status", "solver", "versions")}
+        method = self.schedule.meta.get("method", "probe")
+        meta = result_meta(method, self.status, options, self.record.solver)
+        return replace(self, schedule=self.schedule.with_meta(meta))
 
     def summary(self) -> dict[str, Any]:
         """Every field but the schedule, as JSON-ready values."""
@@ -161,6 +174,7 @@ def probe(
         cpsat_parameters=dict(SEARCHES[search]),
         versions=versions(),
         pricing=pricing,
+        reversal=reversal,
     )
     longest = int(instance.bounds.rho_min.max())
     if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
@@ -183,7 +197,7 @@ def probe(
         if judged is None or judged[1] > makespan:
             raise RuntimeError(f"the probe's schedule fails the checker or ends after slot {makespan}")
         schedule, span = judged
-        return Probe(makespan, Status.FEASIBLE, schedule, span, None, seconds, raw.termination, record)
+        return Probe(makespan, Status.FEASIBLE, schedule, span, None, seconds, raw.termination, record).stamped()
     if raw.status == Status.INFEASIBLE:
         return Probe(makespan, raw.status, None, None, makespan + 1, seconds, raw.termination, record)
     if raw.status in (Status.NO_SOLUTION, Status.INTERRUPTED):  # undecided: a limit or a signal

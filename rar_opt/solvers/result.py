@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import math
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,19 @@ class SolveResult:
         }
 
 
+def result_meta(method: str, status: Status, options: Mapping[str, Any], solver: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``meta`` of a schedule an exact method hands out, and so of the file ``solve -o``
+    or ``probe -o`` writes: the method that found the schedule, the run's status, its options
+    (what was asked, and how the run went), the solver, and the versions of the code."""
+    return {
+        "method": method,
+        "status": str(status),
+        "options": dict(options),
+        "solver": dict(solver),
+        "versions": versions(),
+    }
+
+
 def gap(objective: float | None, bound: float | None) -> float | None:
     """Relative gap |objective - bound| / |objective|; None without both (or an infinite bound)."""
     if objective is None or bound is None or not math.isfinite(bound):
@@ -136,14 +150,13 @@ def finish(
             instance.name,
             read.start_array,
             read.placement_array,
-            meta={
-                "method": (read.meta.get("method") if incumbent is not None else None)
+            meta=result_meta(
+                (read.meta.get("method") if incumbent is not None else None)
                 or f"{formulation.name}-{formulation.problem}",
-                "status": str(status),
-                "options": record.to_dict(),
-                "solver": raw.solver,
-                "versions": versions(),
-            },
+                status,
+                record.to_dict(),
+                raw.solver,
+            ),
         )
         report = check(instance, schedule)
         if report.feasible:

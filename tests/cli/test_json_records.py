@@ -90,3 +90,26 @@ def test_solve_records_the_time_limit_given_in_the_file_and_the_json(tmp_path, c
     assert data["time_limit"] == 10.0 and data["options"]["time_limit"] == 10.0
     assert written["meta"]["options"] == data["options"]
     Schedule.read(path)  # and the file still reads
+
+
+def test_probe_file_records_the_run_and_reads_back(tmp_path, capsys) -> None:
+    from rar_opt import __version__
+
+    path = tmp_path / "p6.json"
+    args = ("--makespan", "6", "--seed", "3", "--time-limit", "30", "--no-pricing", "-o", str(path))
+    data = _json(capsys, "probe", "wait-beats-start", *args)
+    meta = json.loads(path.read_text())["meta"]
+    assert meta["method"] == "probe" and meta["status"] == data["status"] == "feasible"
+    options = meta["options"]
+    assert (options["makespan_asked"], options["seed"], options["time_limit"]) == (6, 3, 30.0)
+    assert (options["pricing"], options["reversal"], options["symmetry"], options["search"]) == (
+        False,
+        True,
+        True,
+        "no-lp",
+    )
+    assert options["schedule_makespan"] == 6 and options["seconds"] == data["seconds"]
+    assert meta["versions"]["rar-opt"] == __version__ and meta["versions"]["ortools"] == meta["solver"]["version"]
+    # the file is still a schedule of the instance: simulate reads it and finds the same makespan
+    simulated = _json(capsys, "simulate", "wait-beats-start", str(path))
+    assert simulated["feasible"] and simulated["makespan"] == 6
