@@ -175,6 +175,7 @@ def require_star(instance: Instance, what: str) -> None:
     if instance.time_model.links is not None:
         raise InputError(
             f"{what} counts contention per server only; this cluster's network is not "
-            "a star: use the compact formulation (or the default auto, which hands it there)",
+            "a star: only the compact formulation models its links (rar-opt solve --formulation compact, "
+            "or solve's default auto, which hands such an instance to it)",
             where="cluster.topology",
         )

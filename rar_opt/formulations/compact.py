@@ -160,8 +160,8 @@ def assemble(
     if cells > options.max_cells:
         raise InputError(
             f"the compact MILP would have {cells:,} job-server-slot cells (limit {options.max_cells:,}): "
-            "it is meant for small instances; shrink the horizon with --warm-start, raise the limit with the "
-            "option max_cells (memory permitting), or use a heuristic",
+            "it is meant for small instances; a shorter horizon (the option horizon, or solve --warm-start) "
+            "or a larger max_cells option (memory permitting) lets it through, or use a heuristic",
             where="instance",
         )
     m = pyo.ConcreteModel(name=f"{name}[{instance.name}]")

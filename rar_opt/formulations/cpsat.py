@@ -150,7 +150,8 @@ def build(instance: Instance, options: Options | None = None) -> CpsatModel:
     if cells > options.max_cells:
         raise InputError(
             f"the CP-SAT model would have {cells:,} split-job x server x slot cells (limit {options.max_cells:,}; "
-            "the option max_cells raises it, memory permitting, or auto searches without the model)",
+            "a larger max_cells option raises it, memory permitting, or solve's default auto searches without "
+            "the model)",
             where="instance",
         )
     m = cp_model.CpModel()

@@ -3,6 +3,8 @@ a seed out of range whatever the policy, a flag named as the flag."""
 
 from __future__ import annotations
 
+import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -220,3 +222,36 @@ def test_verbose_compare_logs_each_policy_as_it_is_judged() -> None:
     assert logged == ["sjf-bco", "ff", "lpt", "sjf-oblivious"]
     quiet = run("compare", "tiny-6x3-s16", "--policies", "ff", "--bound-time-limit", "0")
     assert quiet.returncode == 0 and "average JCT" not in quiet.stderr
+
+
+def _flags_of(command: str) -> set[str]:
+    from rar_opt.cli import build_parser
+
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {flag for action in sub.choices[command]._actions for flag in action.option_strings}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("probe", "topology-two-rack", "--makespan", "6"), "only the compact formulation models its links"),
+        (("export", "paper-160x20-s0", "--model", "compact-makespan", "--format", "lp"), "max_cells option"),
+    ],
+)
+def test_a_model_error_names_no_flag_the_command_lacks(args, says, tmp_path, capsys) -> None:
+    # these messages come from the models, which any command may build: a flag they name is
+    # the command's own, or named with the command that has it ("solve --warm-start")
+    from rar_opt.cli import main
+
+    command = args[0]
+    extra = ("-o", str(tmp_path / "big.lp")) if command == "export" else ()
+    assert main([*args, *extra]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+    flags = re.findall(r"(\S+) (--[a-z][a-z-]*)", err)
+    assert flags  # each names a command that has the flag
+    own = _flags_of(command)
+    for before, flag in flags:
+        assert flag in own or (before == "solve" and flag in _flags_of("solve")), (before, flag)
+    assert not (tmp_path / "big.lp").exists()
