@@ -139,6 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rar-opt {full_version()}")
         return EXIT_OK
     parser = build_parser(_command(argv))
+    if _command(argv) is None and set(argv) <= {"-v", "--verbose", "--quiet"}:
+        # no command at all: the help lists them; still a usage error, so exit 2
+        parser.print_help()
+        print("error: no command given; the commands are listed above", file=sys.stderr)
+        return EXIT_INPUT
     if isinstance(parser, Parser) and _command(argv) in COMMANDS:
         parser.command = _command_words(parser, argv)
     args = parser.parse_args(argv)

@@ -23,6 +23,7 @@ from rar_opt.cli.output import (
     clock_bar,
     emit_json,
     emit_table,
+    fmt,
 )
 from rar_opt.errors import InputError
 from rar_opt.formulations import FORMULATIONS
@@ -280,8 +281,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         emit_table(rows)
         for phase in record.phases:
             print(
-                f"phase {phase.name}: {phase.status}{_gloss(phase)}, objective {phase.objective}, "
-                f"bound {phase.bound}, {round(phase.seconds, 3)} s"
+                f"phase {phase.name}: {phase.status}{_gloss(phase)}, objective {fmt(phase.objective)}, "
+                f"bound {fmt(phase.bound)}, {round(phase.seconds, 3)} s"
             )
         if res.message:
             print(f"message  {res.message}")

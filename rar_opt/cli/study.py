@@ -50,7 +50,7 @@ def _family_options(p: argparse.ArgumentParser) -> None:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the ``study`` command group to ``sub``."""
     study = sub.add_parser("study", parents=[common], help="approximation-ratio studies (run, report, worst, export)")
-    verbs = study.add_subparsers(dest="verb", required=True)
+    verbs = study.add_subparsers(dest="action", required=True)
 
     p = verbs.add_parser("run", parents=[common], help="instances of a family against the optimum, into a store")
     p.add_argument("store", help="the SQLite store (created, or resumed)")

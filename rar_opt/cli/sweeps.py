@@ -20,7 +20,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "experiment", parents=[common], help="the paper's sweeps: policies, kappa, servers, lambda; and load (arrivals)"
     )
-    p.add_argument("name", choices=list(EXPERIMENTS))
+    p.add_argument(
+        "name", metavar="experiment", choices=list(EXPERIMENTS), help="the sweep to run: " + ", ".join(EXPERIMENTS)
+    )
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")

@@ -76,6 +76,8 @@ def test_a_flag_error_names_the_flag_not_the_file() -> None:
         (("generate", "tiny"), "the following arguments are required: --seed"),
         (("study", "run", "s.db", "--family", "nope"), "argument --family: invalid choice"),
         (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+        (("experiment", "foo"), "argument experiment: invalid choice: 'foo'"),
+        (("study",), "the following arguments are required: action"),
     ],
 )
 def test_a_usage_error_is_one_line_without_the_usage(args, start, capsys) -> None:
@@ -255,3 +257,25 @@ def test_a_model_error_names_no_flag_the_command_lacks(args, says, tmp_path, cap
     for before, flag in flags:
         assert flag in own or (before == "solve" and flag in _flags_of("solve")), (before, flag)
     assert not (tmp_path / "big.lp").exists()
+
+
+def test_no_command_prints_the_help_and_exits_2(capsys) -> None:
+    from rar_opt.cli import COMMANDS, main
+
+    for argv in ([], ["-v"]):
+        assert main(argv) == 2
+        out = capsys.readouterr()
+        assert out.out.startswith("usage: rar-opt") and all(command in out.out for command in COMMANDS)
+        assert out.err == "error: no command given; the commands are listed above\n"
+
+
+def test_solve_phase_lines_print_numbers_as_the_table_does(capsys) -> None:
+    # tiny-4x2-s13: the heuristics find 5 and the floor proves 5; a phase has either a
+    # schedule's makespan or a bound, and the other is printed as "-", not as Python's None
+    from rar_opt.cli import main
+
+    assert main(["solve", "tiny-4x2-s13", "--time-limit", "20"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("phase ")]
+    assert lines and not any("None" in line for line in lines)
+    found = [re.match(r"phase ([^:]+): [^,]*, objective (\S+), bound (\S+),", line).groups() for line in lines]
+    assert found == [("heuristics", "5", "-"), ("floor", "-", "5")]
