@@ -5,6 +5,7 @@ specs and options is in tests/cli/test_specs.py)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from rar_opt import InputError, Instance
 from rar_opt.formulations.specs import ModelSpec, build_model, export_model
 from rar_opt.solvers import Status, solve
 
-from .helpers import MODELS
+from .helpers import MODELS, ROOT
 
 SPECS = sorted(MODELS.glob("*.json"))
 
@@ -50,6 +51,32 @@ def test_the_catalogue_covers_every_axis_value() -> None:
     assert {v["linearization"] for v in variants if "linearization" in v} >= set(compact.LINEARIZATIONS)
     assert {v["transformation"] for v in variants if "transformation" in v} == set(gdp.TRANSFORMATIONS)
     assert {v["relaxation"] for v in variants if "relaxation" in v} == set(RELAXATIONS)
+
+
+def _catalogue_rows(doc: str, heading: str) -> list[str]:
+    """The first cells of the table that follows ``heading`` in ``doc`` (docs/), one per row."""
+    text = (ROOT / "docs" / doc).read_text()
+    after = text[text.index(heading) :].splitlines()
+    start = next(i for i, line in enumerate(after) if line.startswith("|"))
+    rows = []
+    for line in after[start + 2 :]:  # past the header and the rule
+        if not line.startswith("|"):
+            break
+        rows.append(line.split("|")[1])
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("doc", "heading", "name"),
+    [
+        ("formats.md", "The catalogue in `models/`", lambda p: p.name),
+        ("variants.md", "## The catalogue (`models/`)", lambda p: p.stem),
+    ],
+    ids=["formats", "variants"],
+)
+def test_the_catalogue_tables_list_every_spec(doc: str, heading: str, name) -> None:
+    listed = [n for cell in _catalogue_rows(doc, heading) for n in re.findall(r"`([^`]+)`", cell)]
+    assert sorted(listed) == sorted(name(p) for p in SPECS)  # each file once, and no file that is gone
 
 
 @pytest.mark.parametrize("fmt,comment", [("lp", "\\ "), ("mps", "* "), ("gms", "* ")])
