@@ -74,7 +74,7 @@ def _catalogue() -> dict[str, Formulation]:
             ),
             Formulation(
                 "cpsat",
-                "an exact constraint-programming model for OR-Tools CP-SAT (experimental)",
+                "an exact constraint-programming model for OR-Tools CP-SAT (the full model of auto)",
                 cpsat.Options,
                 cpsat.build,
                 cpsat.read_schedule,

@@ -1,4 +1,6 @@
-"""An exact constraint-programming model of RAR-DDLS for OR-Tools CP-SAT (experimental).
+"""An exact constraint-programming model of RAR-DDLS for OR-Tools CP-SAT: the full model of
+the default ``auto`` method, and of its probes (tests/formulations/test_cpsat.py checks its
+optima against brute force).
 
 The same exactness argument as the compact MILP (docs/exactness.md) with two changes that
 suit a CP solver:
