@@ -84,7 +84,7 @@ def known(request: pytest.FixtureRequest) -> Known:
 def wait_beats_start() -> Instance:
     """Two 3-GPU jobs on three 2-GPU servers (docs/model.md section 3.6): alone each needs
     3 slots, together they share a server and need 8; the optimum (6) runs them one after
-    the other, every heuristic starts both at once (8)."""
+    the other, every policy but pack and backfill starts both at once (8)."""
     return load_known("wait-beats-start").instance
 
 

@@ -201,6 +201,19 @@ def test_the_topology_instances_keep_their_optima(name: str) -> None:
     assert res.makespan == inst.meta["topology_optimum"] == inst.meta.get("brute_force", res.makespan)
 
 
+def test_the_policies_on_the_topology_instances_are_as_the_library_says() -> None:
+    # instances/README.md: on two racks pack and backfill still wait and find 6, every other
+    # policy starts both jobs at once (8); on tiny-6x4-s17's racks offline 5-6, online 5-8
+    spans = policy_makespans(Instance.read(INSTANCES / "topology-two-rack.json"))
+    waiters = {"pack", "backfill"}
+    assert {name: span for name, span in spans.items() if name not in waiters} == dict.fromkeys(set(spans) - waiters, 8)
+    assert spans["pack"] == spans["backfill"] == 6
+    spans = policy_makespans(Instance.read(INSTANCES / "topology-6x4-two-rack.json"))
+    online = [span for name, span in spans.items() if name.startswith("online-")]
+    offline = [span for name, span in spans.items() if not name.startswith("online-")]
+    assert (min(offline), max(offline), min(online), max(online)) == (5, 6, 5, 8)
+
+
 def test_a_topology_travels_to_worker_processes(tiny_8x2_s20: Instance) -> None:
     import pickle
 
