@@ -175,8 +175,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--bound-time-limit",
         type=float,
         default=10.0,
-        help="seconds for the contention-free relaxation's lower bound (default 10; 0: cheap bounds only); "
-        "with --exact the solve's own relaxation phase gives it",
+        metavar="S",
+        help="seconds for each lower bound that needs a solver: the contention-free relaxation's bound on the "
+        "makespan and the flow LP's bound on the total completion time (the average JCT's ratio); default 10, "
+        "0: the cheap bounds only; not part of --exact's solve, which has its own --time-limit",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the seeded policies and the solvers (default 0)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)

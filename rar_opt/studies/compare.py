@@ -3,9 +3,11 @@
 The reference is OPT when ``exact`` is asked for and the exact method (``auto``) proves it
 within the time limit; otherwise the best lower bound of :mod:`rar_opt.bounds`, including
 the contention-free relaxation's when ``bound_time_limit`` gives it time (so a ratio
-against a lower bound overstates the true ratio to OPT). With ``exact``, that bound comes
-from the exact solve's own relaxation phase (within the solve's time limit) instead of a
-second solve of the relaxation. SJF-BCO's run also reports
+against a lower bound overstates the true ratio to OPT). The flow LP's bound on the total
+completion time, behind the average JCT's ratio, gets the same seconds. A solve that
+recorded a relaxation phase would give the relaxation's bound instead of a second solve of
+it, but ``auto`` runs no such phase, so with ``exact`` too the relaxation is solved on its
+own, outside the solve's time limit. SJF-BCO's run also reports
 whether Lemma 2, Lemma 3 and Theorem 5 held, and by what margin. SJF-BCO and the classical
 baselines (longest first for the makespan, shortest first for the average JCT:
 :data:`rar_opt.algorithms.BASELINES`) run whatever policies are asked.
@@ -60,7 +62,7 @@ class Comparison:
     seed: int = 0
     exact: bool = False
     time_limit: float | None = None  # the exact solve's seconds (None: no solve)
-    bound_time_limit: float | None = None  # the relaxation's seconds (None: the cheap bounds only)
+    bound_time_limit: float | None = None  # each solver bound's seconds (None: the cheap bounds only)
     jct_total_bound: int | None = None  # the best lower bound on the total completion time (jct_reference x J)
     baselines: dict[str, str] = field(default_factory=lambda: dict(BASELINES))  # always among the rows
 
@@ -100,7 +102,7 @@ def compare(
     """Run ``policies`` on ``instance``, with SJF-BCO and the classical baselines always
     (:data:`rar_opt.algorithms.BASELINES`: longest first for the makespan, shortest first
     for the average JCT); compare with OPT (``exact``) or the best lower bound (with
-    ``bound_time_limit`` seconds for the contention-free relaxation). The evaluation is
+    ``bound_time_limit`` seconds for the contention-free relaxation and the flow LP each). The evaluation is
     :func:`rar_opt.studies.evaluation.evaluate`, shared with the studies."""
     names = list(policies or POLICIES)
     if "sjf-bco" not in names:

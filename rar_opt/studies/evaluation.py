@@ -171,7 +171,8 @@ def evaluate(
     """Judge every policy of ``policies`` on ``instance``; with ``method`` (``auto``, ...)
     also solve it exactly within ``time_limit`` seconds (``warm_start`` for the solve);
     ``bound_time_limit`` gives the contention-free relaxation that many seconds for its
-    bound (from the solve's own relaxation phase when it ran one: not solved twice).
+    bound (from the solve's own relaxation phase when it ran one: not solved twice), and
+    the solver bounds on the total completion time (the flow LP) as many each.
     ``progress`` logs each step at INFO as it ends (``compare -v``; the studies, which
     evaluate thousands of instances, leave it off)."""
     say = log.info if progress else log.debug
