@@ -22,10 +22,11 @@ CONNECT_TIMEOUT_S = 20.0
 
 
 def scheduler_host_port(address: str) -> tuple[str, int]:
-    """The host and port of a Dask scheduler's address ``tcp://HOST:PORT`` (or ``HOST:PORT``,
-    which Dask reads as TCP; ``[::1]:8786`` for IPv6). Anything else, a port outside 1-65535
-    too, is a :class:`~rar_opt.errors.ParameterError` naming ``scheduler``, before any
-    attempt to connect."""
+    """The host and port of a Dask scheduler's address ``tcp://HOST:PORT`` (``tcp://[::1]:8786``
+    for IPv6). Anything else is a :class:`~rar_opt.errors.ParameterError` naming
+    ``scheduler``, before any attempt to connect: an address without ``tcp://`` too (Dask
+    would read ``HOST:PORT`` as TCP, but docs/studies.md asks for the scheme, and a bare
+    ``foo:1`` is more likely a slip than an address), and a port outside 1-65535."""
     from distributed.comm.addressing import parse_host_port
 
     text = address.strip()
@@ -33,7 +34,9 @@ def scheduler_host_port(address: str) -> tuple[str, int]:
         raise ParameterError("is empty", where="scheduler")
     scheme, sep, rest = text.partition("://")
     if not sep:
-        scheme, rest = "tcp", text
+        raise ParameterError(
+            f"= {address!r} has no scheme: a Dask scheduler's address is tcp://HOST:PORT", where="scheduler"
+        )
     if scheme != "tcp":
         raise ParameterError(f"= {address!r}: a Dask scheduler's address is tcp://HOST:PORT", where="scheduler")
     try:

@@ -137,6 +137,8 @@ def test_a_service_that_never_answers_is_bad_input_within_the_timeout() -> None:
         ("tcp://:8786", "is not tcp://HOST:PORT"),
         ("tcp://127.0.0.1:8786/status", "is not tcp://HOST:PORT"),
         ("tls://127.0.0.1:8786", "a Dask scheduler's address is tcp://HOST:PORT"),
+        ("foo:1", "'foo:1' has no scheme: a Dask scheduler's address is tcp://HOST:PORT"),
+        ("127.0.0.1:8786", "has no scheme"),
         ("  ", "is empty"),
     ],
 )
@@ -172,13 +174,14 @@ def _command(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, f
     return out, time.perf_counter() - began
 
 
-@pytest.mark.parametrize("case", ["not-dask", "refused", "invalid-port"])
+@pytest.mark.parametrize("case", ["not-dask", "refused", "invalid-port", "no-scheme"])
 def test_the_command_line_says_it_in_one_line_with_exit_2(tmp_path: Path, case: str) -> None:
     with _server(_http_426) as (port, _):
         address = {
             "not-dask": f"tcp://127.0.0.1:{port}",
             "refused": f"tcp://127.0.0.1:{_free_port()}",
             "invalid-port": "tcp://127.0.0.1:99999",
+            "no-scheme": "foo:1",  # refused as written, not looked up as a host name
         }[case]
         args = ["study", "run", "x.db", "--family", "tiny", "--count", "2", "--scheduler", address]
         out, took = _command(args, tmp_path)
@@ -187,6 +190,8 @@ def test_the_command_line_says_it_in_one_line_with_exit_2(tmp_path: Path, case: 
     assert len(lines) == 1 and lines[0].startswith("error: --scheduler: "), out.stderr
     assert took < 20.0, took  # the command's imports included; the connect timeout is 20 s
     assert not (tmp_path / "x.db").exists()  # nothing was done
+    if case == "no-scheme":
+        assert "has no scheme" in lines[0] and "unknown host" not in lines[0], lines[0]
 
 
 @pytest.mark.parametrize(
