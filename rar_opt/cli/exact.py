@@ -151,8 +151,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         required=True,
         help="a model spec: a bundled name (compact-makespan; docs/formats.md lists them) or a spec file",
     )
-    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=list(EXPORT_FORMATS),
+        help="lp or mps (linear models only), gms (GAMS) or nl (AMPL); the nonconvex model: gms or nl",
+    )
+    p.add_argument("-o", "--output", required=True, help="the model file to write")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_export)
 

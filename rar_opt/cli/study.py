@@ -78,7 +78,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = verbs.add_parser("worst", parents=[common], help="search for instances of largest ALG/OPT for a policy")
     p.add_argument("store", help="the SQLite store of the search's evaluations (created, or resumed)")
-    p.add_argument("--policy", required=True, choices=list(POLICIES))
+    p.add_argument(
+        "--policy", required=True, choices=list(POLICIES), help="the policy whose ratio ALG/OPT is pushed up"
+    )
     _family_options(p)
     p.add_argument("--evaluations", type=int, required=True, help="exact solves the search may use")
     p.add_argument("--strategy", choices=["evolve", "random"], default="evolve", help="default: evolve")

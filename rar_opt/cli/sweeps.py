@@ -23,7 +23,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name", metavar="experiment", choices=list(EXPERIMENTS), help="the sweep to run: " + ", ".join(EXPERIMENTS)
     )
-    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        metavar="K",
+        help="the seeds of the generated instances (and of the seeded policies), each once: the sweep runs on "
+        "one instance per seed and the summary averages over them (default 0)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")
     where.add_argument("--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT")

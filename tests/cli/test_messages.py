@@ -279,3 +279,20 @@ def test_solve_phase_lines_print_numbers_as_the_table_does(capsys) -> None:
     assert lines and not any("None" in line for line in lines)
     found = [re.match(r"phase ([^:]+): [^,]*, objective (\S+), bound (\S+),", line).groups() for line in lines]
     assert found == [("heuristics", "5", "-"), ("floor", "-", "5")]
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    from rar_opt.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, words: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, inner in action.choices.items():
+                    walk(inner, f"{words} {name}")
+            elif action.option_strings and not action.help:
+                missing.append(f"{words} {action.option_strings[-1]}")
+
+    walk(build_parser(), "rar-opt")
+    assert missing == []
