@@ -327,10 +327,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     instance = Instance.read(instance_path(args.instance))
     schedule = Schedule.read(args.schedule)
     try:
-        plot_schedule(instance, schedule, args.output, allow_infeasible=args.allow_infeasible)
+        written = plot_schedule(instance, schedule, args.output, allow_infeasible=args.allow_infeasible)
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.schedule)) from None
-    print(f"written: {args.output}")
+    figure, record = written
+    print(f"written: {figure} and, beside it, {record} (what the figure was drawn from)")
     return EXIT_OK
 
 

@@ -34,8 +34,12 @@ LANE_TICKS = 48  # up to this many GPU rows, each one is labelled; beyond, each 
 LEGEND_JOBS = 40  # up to this many jobs, a legend names them; beyond, the bars carry their ids
 
 
-def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allow_infeasible: bool = False) -> None:
-    """Draw ``schedule``: top, one row per GPU with the jobs it runs; bottom, c_s[t] per server."""
+def plot_schedule(
+    instance: Instance, schedule: Schedule, path: str | Path, allow_infeasible: bool = False
+) -> list[Path]:
+    """Draw ``schedule``: top, one row per GPU with the jobs it runs; bottom, c_s[t] per server.
+    Returns the files written: the figure at ``path`` and its provenance file beside it
+    (:func:`provenance_path`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -83,6 +87,7 @@ def plot_schedule(instance: Instance, schedule: Schedule, path: str | Path, allo
         },
         provenance_path(path),
     )
+    return [Path(path), provenance_path(path)]
 
 
 def provenance_path(figure: str | Path) -> Path:

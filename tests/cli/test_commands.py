@@ -155,6 +155,10 @@ def test_plot_writes_a_picture(tmp_path) -> None:
     out = run("plot", str(WAIT), str(tmp_path / "s.json"), "-o", str(tmp_path / "g.png"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # both files written are named: the figure and the provenance file beside it
+    (line,) = out.stdout.splitlines()
+    assert line.startswith("written: ") and str(tmp_path / "g.png") in line
+    assert str(tmp_path / "g.provenance.json") in line and (tmp_path / "g.provenance.json").is_file()
     other = run("plot", str(INSTANCES / "tiny-3x2-s12.json"), str(tmp_path / "s.json"), "-o", str(tmp_path / "x.png"))
     assert other.returncode == 2 and "schedule is for instance" in other.stderr and not (tmp_path / "x.png").exists()
 
