@@ -13,7 +13,8 @@ Methods, each with the same time limit on one thread: ``milp-cold`` (compact MIL
 relaxation's bound as a row and the restriction's schedule as MIP start and horizon, the two
 phases given 20% of the time each), ``cpsat`` (warm-started from SJF-BCO), ``decompose``
 and ``auto``. Every row records status, proven or not, makespan, bound, gap and seconds.
-Results go to benchmarks/results/frontier.json (``--summary`` prints the table again;
+Results go to benchmarks/results/frontier.json (``--summary`` prints the table again,
+``--summary --by-size`` the table of docs/frontier.md;
 ``--sizes 8x4x60,12x4x80``, ``--methods auto,cpsat`` and ``--time-limit S`` narrow a run).
 
 Seed spread: ``--cpsat-seeds 0,1,2,3,4`` runs every instance once per CP-SAT seed (the
@@ -334,8 +335,9 @@ def task(method: str, key: tuple[str, int, int, int, int], cpsat_seed: int, time
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--summary", action="store_true")
-    parser.add_argument("--markdown", action="store_true", help="with --summary: the README's pivot table")
+    parser.add_argument("--markdown", action="store_true", help="with --summary: methods side by side")
     parser.add_argument("--by-seed", action="store_true", help="with --summary: worst and median per instance")
+    parser.add_argument("--by-size", action="store_true", help="with --summary: docs/frontier.md's table per size")
     parser.add_argument("--sizes", help="e.g. 8x4x60,12x4x80")
     parser.add_argument("--methods", help="e.g. auto,cpsat")
     parser.add_argument("--families", help="tiny,heavy")
@@ -352,6 +354,8 @@ def main() -> None:
         data = json.loads((RESULTS / f"{args.out}.json").read_text())
         if args.by_seed:
             print(table(by_seed(data["rows"])))
+        elif args.by_size:
+            print(by_size(data["rows"]))
         else:
             print(markdown(data["rows"]) if args.markdown else table(summarise(data["rows"])))
         return
@@ -428,6 +432,34 @@ def by_seed(rows: list[dict]) -> list[dict]:
             }
         )
     return out
+
+
+def by_size(rows: list[dict]) -> str:
+    """A markdown line per size and method over every instance and CP-SAT seed of ``rows``:
+    proven runs, proofs per CP-SAT seed, instances proven with every seed, and the worst and
+    median seconds of the proven runs (docs/frontier.md, "Where it stands")."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in ordered(rows):
+        groups.setdefault((r["size"], r["method"]), []).append(r)
+    lines = [
+        "| size | method | instances | proven runs | proofs per CP-SAT seed | proven with every seed "
+        "| worst / median s (proven runs) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (size, method), rs in groups.items():
+        seeds = sorted({r.get("cpsat_seed", 0) for r in rs})
+        names: dict[str, list[dict]] = {}
+        for r in rs:
+            names.setdefault(f"{r['family']}-s{r['seed']}", []).append(r)
+        per_seed = " / ".join(str(sum(r["proven"] for r in rs if r.get("cpsat_seed", 0) == c)) for c in seeds)
+        every = sum(all(r["proven"] for r in group) for group in names.values())
+        times = [r["wall_s"] for r in rs if r["proven"]]
+        spread = f"{max(times):.1f} / {statistics.median(times):.1f}" if times else "-"
+        lines.append(
+            f"| {size} | {method} | {len(names)} | {sum(r['proven'] for r in rs)} / {len(rs)} "
+            f"| {per_seed} (seeds {seeds[0]}-{seeds[-1]}) | {every} of {len(names)} | {spread} |"
+        )
+    return "\n".join(lines)
 
 
 def summarise(rows: list[dict]) -> list[dict]:

@@ -1,0 +1,47 @@
+"""The per-size table of the frontier benchmark (benchmarks/frontier.py ``--by-size``), which
+docs/frontier.md and the README quote: its counts must be the rows' counts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _row(family: str, seed: int, cpsat_seed: int, proven: bool, wall_s: float) -> dict:
+    return {
+        "size": "24x8x150",
+        "family": family,
+        "seed": seed,
+        "cpsat_seed": cpsat_seed,
+        "method": "auto",
+        "proven": proven,
+        "wall_s": wall_s,
+        "makespan": 10,
+        "bound": 9.0 if not proven else 10.0,
+    }
+
+
+def test_by_size_counts_runs_seeds_and_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import frontier
+
+    rows = [
+        _row("tiny", 0, 0, True, 4.0),
+        _row("tiny", 0, 1, True, 8.0),
+        _row("heavy", 0, 0, True, 30.0),
+        _row("heavy", 0, 1, False, 60.0),  # proven with one seed of two: not "every seed"
+        _row("tiny", 1, 0, False, 60.0),
+        _row("tiny", 1, 1, False, 60.0),
+    ]
+    lines = frontier.by_size(rows).splitlines()
+    assert len(lines) == 3  # header, rule, one size
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert cells[:4] == ["24x8x150", "auto", "3", "3 / 6"]
+    assert cells[4] == "2 / 1 (seeds 0-1)"  # seed 0 proves two instances, seed 1 one
+    assert cells[5] == "1 of 3"  # only tiny-s0 is proven with both seeds
+    assert cells[6] == "30.0 / 8.0"  # over the proven runs 4, 8, 30
+    sys.modules.pop("frontier", None)
