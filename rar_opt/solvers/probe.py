@@ -14,7 +14,7 @@ The answers are monotone in H, so two probes prove an optimum: ``infeasible`` at
 ``feasible`` at H give OPT = H. This is the destructive lower bound of the scheduling
 literature (Klein and Scholl, EJOR 112(2), 1999): a bound is raised by refuting it. On
 some instances a feasibility question is much easier for CP-SAT than the optimisation
-(`heavy` 16 x 8 x 100 seed 1, whose optimum 46 this proved; README, "Exact frontier").
+(`heavy` 16 x 8 x 100 seed 1, whose optimum 46 this proved; docs/frontier.md).
 
 A probe also carries, by default, the rows of :mod:`rar_opt.formulations.pricing`: split
 jobs that share a server lose iterations in their common slots. Every schedule satisfies
