@@ -48,7 +48,7 @@ from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.decompose import decompose
-from rar_opt.solvers.plan import AUTO, AUTO_LARGE, BACKFILL_SEARCHERS
+from rar_opt.solvers.plan import AUTO, AUTO_LARGE, BACKFILL_SEARCHERS, TIMED_IMPROVERS
 from rar_opt.support.provenance import source_revision
 
 SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
@@ -65,7 +65,12 @@ SMALL_BEFORE = dataclasses.replace(
 session): the variants measured against it are built from it, so that they still run as
 they were measured."""
 PACK_FIRST = dataclasses.replace(
-    AUTO_LARGE, name="auto-pack-first", early_full_share=0.6, probe_restart_seconds=None, fitting_improvers=None
+    AUTO_LARGE,
+    name="auto-pack-first",
+    early_full_share=0.6,
+    probe_restart_seconds=None,
+    fitting_improvers=None,
+    fitting_improve_share=0.1,
 )
 """``auto``'s plan from ``LARGE_JOBS`` jobs on from 2026-12-04 (ninth session) until the
 restarted probes (tenth session): pack's search first, the early full model with 60% of
@@ -74,6 +79,14 @@ LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fittin
 """``auto``'s plan from ``LARGE_JOBS`` jobs on as it was before pack's search came first
 (2026-12-04): the variants measured against it are built from it, so that they still run
 as they were measured."""
+
+TIMED = dataclasses.replace(AUTO, name="auto-timed", fitting_improvers=TIMED_IMPROVERS, large_fitting_improve_share=0.1)
+"""``auto`` as it was from 2026-12-04 (twelfth session) to 2026-12-06: from ``LARGE_JOBS`` jobs
+on, ``pack``'s search and the backfill searches before the first full model stopped on
+seconds (10% of the time left) where they now stop on counts of work."""
+LARGE_TIMED = TIMED.for_jobs(TIMED.large_jobs or 0)
+"""``auto-timed``'s plan from ``LARGE_JOBS`` jobs on: the variants measured on it before
+2026-12-06 are built from it, so that they still run as they were measured."""
 
 VARIANTS = {
     plan.name: plan
@@ -188,7 +201,7 @@ VARIANTS = {
         # auto's plan from LARGE_JOBS jobs on before the twelfth session, with the backfill rules as a
         # stage before the last full model
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_TIMED,
             fitting_improvers=None,
             name="auto-large-search",
             stages=("full", "bins", "probe", "search", "full"),
@@ -202,11 +215,11 @@ VARIANTS = {
         # from LARGE_JOBS jobs on: pack's search for half of the first improvement phase, then the
         # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
         # these sizes): auto itself from 24 jobs on since the twelfth session
-        dataclasses.replace(AUTO_LARGE, name="auto-large-backfill", large_jobs=None),
+        dataclasses.replace(LARGE_TIMED, name="auto-large-backfill", large_jobs=None),
         # auto from LARGE_JOBS jobs on with the backfill rules as a stage after the GPU bins, before
         # the probes: a search aimed at the floor as the bins leave it (the sixteenth session)
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_TIMED,
             name="auto-large-bins-search",
             stages=("full", "bins", "search", "probe", "full"),
             large_jobs=None,
@@ -214,9 +227,9 @@ VARIANTS = {
         # auto from LARGE_JOBS jobs on with the last full model on another CP-SAT seed than the
         # early one (Plan.full_reseed); and the same without the probes, so that the last full
         # model gets their time (the seventeenth session: 24 and 23 of 50 against auto's 25, not kept)
-        dataclasses.replace(AUTO_LARGE, name="auto-large-reseed", full_reseed=True, large_jobs=None),
+        dataclasses.replace(LARGE_TIMED, name="auto-large-reseed", full_reseed=True, large_jobs=None),
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_TIMED,
             name="auto-large-reseed-no-probes",
             full_reseed=True,
             stages=("full", "bins", "full"),
@@ -226,12 +239,14 @@ VARIANTS = {
         # (the stage "restrict", half of the time left) instead of the probes (the seventeenth
         # session: it found tiny-24x8x150-s4's optimum, which no other route had)
         dataclasses.replace(
-            AUTO_LARGE,
+            LARGE_TIMED,
             name="auto-large-restrict",
             stages=("full", "bins", "restrict", "full"),
             restrict_floor_share=0.5,
             large_jobs=None,
         ),
+        # auto before its searches counted their work (the twenty-fourth session): the A/B control
+        TIMED,
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

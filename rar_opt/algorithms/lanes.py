@@ -47,9 +47,11 @@ and the simulator confirms them when ``pack`` returns the schedule.
    first stage ended more than ``REACH`` above a makespan the caller already has (the
    class is then a poor fit: on small servers, jobs that gain by splitting).
 
-Both stages stop at the time limit, on a stop request (Ctrl-C), or when C meets the
-floor (no schedule ends sooner). Random numbers come only from the seed; the time limit
-can cut the search short, so with a binding limit the result depends on the machine.
+Both stages stop at the time limit, after a given number of tries (a count of work,
+optional), on a stop request (Ctrl-C), or when C meets the floor (no schedule ends
+sooner). Random numbers come only from the seed; the time limit can cut the search
+short, so with a binding limit the result depends on the machine, where a count of tries
+that ends it first does not.
 
 The class needs every job to fit a block of some server (w_j <= the largest block) and
 no release times (a release would break the sums); otherwise :func:`search` returns None.
@@ -256,11 +258,15 @@ def search(
     time_limit: float,
     has_releases: bool = False,
     beat: int | None = None,
+    max_tries: int | None = None,
 ) -> Lanes | None:
     """The least makespan of the class the search finds (module docstring), or None when
     the class does not hold the instance. ``length`` is each job's unsplit time rho_j(1).
     With ``beat`` (a makespan known from elsewhere), the second stage runs only when the
-    first ends within ``REACH`` of it."""
+    first ends within ``REACH`` of it. With ``max_tries``, the search also stops once it has
+    made that many tries (checked between tries and between neighbourhoods, so a
+    neighbourhood may finish past it): a count of work, which gives the same schedule on
+    any machine where the time limit does not bind."""
     if not applies(capacity, gpus, has_releases) or not len(gpus):
         return None
     began = time.perf_counter()
@@ -279,12 +285,13 @@ def search(
     history = [(span, done)]
     rng = np.random.default_rng(seed)
 
-    def going(failed: int, span: int) -> bool:
+    def going(failed: int, span: int, done: int) -> bool:
         over = time.perf_counter() - began > time_limit or stop_requested() is not None
-        return failed < patience and span > floor and not over
+        spent = max_tries is not None and done >= max_tries
+        return failed < patience and span > floor and not over and not spent
 
     failed, first_stage = 0, min(patience, GREEDY_PATIENCE)
-    while going(failed, span) and failed < first_stage:  # stage 1: greedy tries
+    while going(failed, span, done) and failed < first_stage:  # stage 1: greedy tries
         done += 1
         found = tries.run(span - 1, tries.order(done, rng), rng)
         if found is None:
@@ -308,7 +315,7 @@ def _neighbourhoods(
     best: np.ndarray,
     span: int,
     rng: np.random.Generator,
-    going: Callable[[int, int], bool],
+    going: Callable[[int, int, int], bool],
     history: list[tuple[int, int]],
     done: int,
 ) -> tuple[np.ndarray, int, int, int]:
@@ -318,7 +325,7 @@ def _neighbourhoods(
     nodes_of = [np.flatnonzero(forest.server == s) for s in range(servers)]  # consecutive (preorder)
     capacity = np.bincount(forest.server[forest.width == 1], minlength=servers)
     top, failed, hoods = tries.tops(best), 0, 0
-    while going(failed, span):
+    while going(failed, span, done):
         if not (top >= span).any():
             span -= 1  # every server ends before the span: one slot gained
             history.append((span, done))

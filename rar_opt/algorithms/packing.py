@@ -105,6 +105,7 @@ class PackParams(BaselineParams):
     split: str = "both"  # "must": only jobs that fit on no server split; "may": any job may; "both": the better
     lanes: float = 0.5  # the share of time_limit for the buddy-lanes start (0: none; module docstring)
     lanes_patience: int = 30  # the lanes search's stages stop after this many failures in a row
+    lanes_tries: int | None = None  # and after this many tries in all (a count of work; None: no count)
 
     def modes(self) -> tuple[bool, ...]:
         """Whether a job that fits on one server may split, for each start of the search."""
@@ -129,6 +130,8 @@ class PackParams(BaselineParams):
         patience = self.lanes_patience
         if not is_int(patience) or patience < 0:
             raise ParameterError(f"must be an integer >= 0, got {patience!r}", where="lanes_patience")
+        if self.lanes_tries is not None and (not is_int(self.lanes_tries) or self.lanes_tries < 1):
+            raise ParameterError(f"must be an integer >= 1 or None, got {self.lanes_tries!r}", where="lanes_tries")
 
 
 @dataclass(frozen=True)
@@ -226,9 +229,10 @@ def _start_orders(jobs: Jobs) -> dict[str, np.ndarray]:
     }
 
 
-def _lanes_plan(instance: Instance, jobs: Jobs, p: PackParams, began: float, beat: int) -> _Plan | None:
+def _lanes_plan(instance: Instance, jobs: Jobs, p: PackParams, began: float, beat: int) -> tuple[_Plan, int] | None:
     """The buddy-lanes start (:mod:`.lanes`): every job unsplit in a tree of GPU blocks,
-    searched for ``p.lanes`` of the time limit; None where the class does not apply."""
+    searched for ``p.lanes`` of the time limit (and at most ``p.lanes_tries`` tries), with
+    the tries it made; None where the class does not apply."""
     if jobs.must:
         return None  # a job that fits on no server is outside the class
     budget = p.lanes * p.time_limit - (time.perf_counter() - began)
@@ -241,12 +245,14 @@ def _lanes_plan(instance: Instance, jobs: Jobs, p: PackParams, began: float, bea
         time_limit=max(budget, 0.0),
         has_releases=instance.has_releases,
         beat=beat,
+        max_tries=p.lanes_tries,
     )
     if found is None:
         return None
     every = np.arange(len(jobs.gpus), dtype=np.int64)
     server = np.asarray(found.server, dtype=np.int64)
-    return _Plan(found.starts, jobs.single.astype(np.int64), every, server, jobs.gpus.astype(np.int64))
+    plan = _Plan(found.starts, jobs.single.astype(np.int64), every, server, jobs.gpus.astype(np.int64))
+    return plan, found.tries
 
 
 def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyResult:
@@ -286,11 +292,11 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
             best, start_name, may_split = plan, name, rule
     assert best is not None
     capped = capped or over()
-    lanes_span = None
+    lanes_span, lanes_tries = None, 0
     if p.lanes > 0 and not capped and stop_requested() is None:
         lanes = _lanes_plan(instance, jobs, p, began, best.score[0])
         if lanes is not None:
-            plan = lanes
+            plan, lanes_tries = lanes
             lanes_span = plan.score[0]
             packer.may_split = False
             if justify:
@@ -325,6 +331,7 @@ def pack_policy(instance: Instance, params: PackParams | None = None) -> PolicyR
     search = {
         "start": start_name,
         "lanes_makespan": lanes_span,
+        "lanes_tries": lanes_tries,  # 0: no lanes search
         "start_makespan": start_score[0],
         "start_total_completion": start_score[1],
         "starts": started,  # of the len(START_ORDERS) x rules starts: fewer when the time limit came first

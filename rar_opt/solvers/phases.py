@@ -226,6 +226,11 @@ LONG = {"pack": {"lanes": 0.8, "lanes_patience": IMPROVE_ITERATIONS}}
 lanes search of ``pack`` gets 80% of the time and stops on that share, not on a count of
 failures (at paper scale its schedules beat the restarts' where the class applies)."""
 
+WORK = ("iterations", "lanes_tries")
+"""What an improvement phase's record keeps of its search's work: restarts or moves, and
+``pack``'s buddy-lanes tries; with counted searches (:data:`~.plan.COUNTED_IMPROVERS`) a
+count below the one asked says the time cap cut the search short."""
+
 CAPPED = ("backfill",)
 """Searches that score a schedule by the slots it ends past a makespan cap, then by its sum
 of completion times: the phase gives them the best proven bound as the cap, so that they
@@ -262,7 +267,8 @@ def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], sha
     until = time.perf_counter() + left * share
     for entry in searches:
         name, part, given = entry[0], entry[1], dict(entry[2]) if len(entry) > 2 else {}
-        label = name if not given else f"{name} ({', '.join(f'{k}={v}' for k, v in given.items())})"
+        named = {k: v for k, v in given.items() if k not in WORK}  # a count of work is in the record's work
+        label = name if not named else f"{name} ({', '.join(f'{k}={v}' for k, v in named.items())})"
         budget = (until - time.perf_counter()) * part
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
@@ -283,7 +289,9 @@ def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], sha
         fits = span is not None and span <= ctx.horizon
         schedule = run.schedule.with_meta({**run.schedule.meta, "method": label}) if fits else None
         status = Status.FEASIBLE if fits else Status.NO_SOLUTION
-        record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=time.perf_counter() - began, search=label)
+        work = {k: v for k in WORK if isinstance(v := (run.search or {}).get(k), int) and not isinstance(v, bool)}
+        seconds = time.perf_counter() - began
+        record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=seconds, search=label, work=work or None)
         yield Found(record, schedule, span if fits else None, source=label)
 
 

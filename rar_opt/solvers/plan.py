@@ -275,6 +275,33 @@ BACKFILL_SEARCHERS: tuple[Improver, ...] = tuple(
 search deciding which jobs split: ``auto``'s stage ``"search"`` (docs/exactness.md, "The
 backfill search aimed at the makespan")."""
 
+PACK_RESTARTS = 500
+"""Restarts of ``pack``'s search in :data:`COUNTED_IMPROVERS` (about 4 s on the 2-core
+machine of 2026-12-06 at 24 x 8 x 150; 300 ended 79 and 600 ended 75 on
+``heavy-24x8x150-s2``, docs/exactness.md, "Searches that count their work")."""
+
+LANES_TRIES = 20_000
+"""The most tries of ``pack``'s buddy-lanes search in :data:`COUNTED_IMPROVERS` (at
+24 x 8 x 150 it stops on its own after 577-965 tries: a cap, seldom reached)."""
+
+BACKFILL_MOVES = 8_000
+"""Moves of each backfill search in :data:`COUNTED_IMPROVERS` (4,000-6,000 a second on
+the machine of 2026-12-06 at 24 x 8 x 150)."""
+
+COUNTED_IMPROVERS: tuple[Improver, ...] = (
+    ("pack", 1.0, (("iterations", PACK_RESTARTS), ("lanes_tries", LANES_TRIES))),
+    *(("backfill", 1.0, (("fit", fit), ("split", "choose"), ("iterations", BACKFILL_MOVES))) for fit in FITS),
+)
+"""``pack``'s search and the backfill searches as ``auto`` runs them before its first full
+model from :data:`LARGE_JOBS` jobs on: each stops after a count of work (restarts, tries,
+moves), not on seconds, so that the schedule the full model starts from depends on the
+instance and the seed alone. Each may take what is left of the phase's time, which is only
+a cap (twice and more what the counts take on the machine they were measured on)."""
+
+TIMED_IMPROVERS: tuple[Improver, ...] = (("pack", 0.5), *BACKFILL_SEARCHERS)
+"""The same searches stopped on seconds (half the phase for ``pack``, the rest in equal
+parts), as ``auto`` ran them from 2026-12-04 to 2026-12-06 with 10% of the time left."""
+
 AUTO = Plan(
     "auto",
     0.1,
@@ -293,18 +320,18 @@ AUTO = Plan(
     structural=True,
     improve_share=1.0,
     improvers=(("pack", 1.0),),
-    fitting_improvers=(("pack", 0.5), *BACKFILL_SEARCHERS),
+    fitting_improvers=COUNTED_IMPROVERS,
     contention_free=False,
     large_jobs=LARGE_JOBS,
     large_early_full_share=0.3,
-    large_fitting_improve_share=0.1,
+    large_fitting_improve_share=0.25,
     large_probe_restart_seconds=8.0,
 )
 """The default method: the probes, the GPU bins, the backfill search aimed at the makespan
 past the bound (:data:`BACKFILL_SEARCHERS`, a quarter of the time left), then the full
-model, below :data:`LARGE_JOBS` jobs; from there on ``pack``'s search and the backfill searches (half
-of the phase each) for 10% of the time left, the
-full model (hinted with its schedule) with 30% of the rest, then the GPU bins, the probes
+model, below :data:`LARGE_JOBS` jobs; from there on ``pack``'s search and the backfill searches,
+each stopped on a count of work (:data:`COUNTED_IMPROVERS`; a quarter of the time left is
+their cap), the full model (hinted with its schedule) with 30% of the rest, then the GPU bins, the probes
 (each probe at the floor asked again with the next CP-SAT seed after 8 s undecided) and
 the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
 instances whose refutation needs most of the time, which restarts would cut short; from
@@ -322,12 +349,17 @@ PLANS = {p.name: p for p in (DECOMPOSE, AUTO)}
 __all__ = [
     "AUTO",
     "AUTO_LARGE",
+    "BACKFILL_MOVES",
     "BACKFILL_SEARCHERS",
+    "COUNTED_IMPROVERS",
     "DECOMPOSE",
+    "LANES_TRIES",
     "LARGE_JOBS",
+    "PACK_RESTARTS",
     "PLANS",
     "PRICINGS",
     "REVERSALS",
     "STAGES",
+    "TIMED_IMPROVERS",
     "Plan",
 ]

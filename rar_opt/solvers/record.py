@@ -80,6 +80,7 @@ class PhaseRecord:
     asked: int | None = None  # PROBE, BINS, RESTRICTION asked by a slot: the slot asked about
     tried: Mapping[str, int | None] | None = None  # HEURISTICS: each policy's makespan
     floors: Mapping[str, int] | None = None  # FLOOR: each structural bound by name
+    work: Mapping[str, int] | None = None  # IMPROVE: the work the search did (restarts, moves, lanes tries)
 
     @property
     def name(self) -> str:
@@ -123,7 +124,7 @@ class PhaseRecord:
             "bound": self.bound,
             "seconds": round(self.seconds, 3),
         }
-        for key in ("search", "asked", "tried", "floors"):
+        for key in ("search", "asked", "tried", "floors", "work"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = dict(value) if isinstance(value, Mapping) else value
