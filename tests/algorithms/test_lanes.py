@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rar_opt import Instance, Schedule, check
 from rar_opt.algorithms import PackParams, lanes, run_policy
 from rar_opt.instances.generate import generate
+from rar_opt.instances.library import instance_path
 
 from ..strategies import tiny_instances, with_releases
 
@@ -135,6 +136,9 @@ def test_pack_keeps_a_lanes_start_only_when_it_is_better() -> None:
         ("lanes", "half"),
         ("lanes_patience", -1),
         ("lanes_patience", 2.5),
+        ("lanes_tries", 0),
+        ("lanes_tries", 1.5),
+        ("lanes_tries", True),
     ],
 )
 def test_pack_refuses_bad_lanes_options(field: str, value: object) -> None:
@@ -150,3 +154,37 @@ def test_the_neighbourhoods_run_however_large_the_patience() -> None:
     m = inst.modes
     floor = max(int(m.single.max()), -(-int((m.gpus * m.single).sum()) // int(m.capacity.sum())))
     assert found.neighbourhoods > 0 or found.makespan <= floor
+
+
+def test_a_count_of_tries_ends_the_search_whatever_the_clock() -> None:
+    # auto's counted searches (rar_opt.solvers.plan.COUNTED_IMPROVERS) rest on this: where
+    # the count ends the search first, a longer time limit changes nothing
+    inst = Instance.read(instance_path("tiny-24x8x150-s1"))  # no floor reached: the search goes on
+    m = inst.modes
+
+    def counted(limit: float, tries: int) -> lanes.Lanes:
+        found = lanes.search(m.capacity, m.gpus, m.single, seed=1, patience=10**9, time_limit=limit, max_tries=tries)
+        assert found is not None
+        return found
+
+    short, long, more = counted(60.0, 500), counted(600.0, 500), counted(600.0, 600)
+    # counted after the first span that fits (461 tries here), then checked between tries and
+    # between neighbourhoods: at most one neighbourhood past the count
+    assert short.history[0][1] < 500 <= short.tries <= 500 + lanes.RECREATE + lanes.SIDEWAYS and more.tries >= 600
+    assert short.tries == long.tries and short.history == long.history
+    assert (short.starts == long.starts).all() and (short.server == long.server).all()
+    assert more.makespan <= short.makespan and more.history[: len(short.history)] == short.history
+
+
+def test_pack_records_the_lanes_tries_and_stops_on_them() -> None:
+    inst = Instance.read(instance_path("tiny-24x8x150-s1"))  # 461 tries to the first span that fits
+    runs = [
+        run_policy(inst, "pack", seed=2, iterations=3, time_limit=limit, lanes=0.8, lanes_patience=10**9, lanes_tries=520)
+        for limit in (60.0, 600.0)
+    ]
+    first, second = (r.search for r in runs)
+    assert first is not None and second is not None
+    assert 520 <= first["lanes_tries"] <= 520 + lanes.RECREATE + lanes.SIDEWAYS and first["iterations"] == 3
+    assert first == second and runs[0].schedule == runs[1].schedule
+    without = run_policy(inst, "pack", iterations=0, lanes=0.0)
+    assert without.search is not None and without.search["lanes_tries"] == 0  # no lanes search ran
