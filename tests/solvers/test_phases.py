@@ -236,6 +236,38 @@ def test_an_improver_takes_its_options_and_backfill_aims_at_the_makespan_past_th
     assert all("makespan_cap" not in a for a in asked)
 
 
+def test_auto_from_24_jobs_on_counts_the_work_of_its_first_searches() -> None:
+    from rar_opt.solvers.phases import IMPROVE_ITERATIONS
+    from rar_opt.solvers.plan import AUTO_LARGE, COUNTED_IMPROVERS
+
+    assert AUTO.fitting_improve_share is None  # below 24 jobs: no such phase
+    assert AUTO_LARGE.fitting_improvers == COUNTED_IMPROVERS and AUTO_LARGE.fitting_improve_share is not None
+    for entry in COUNTED_IMPROVERS:  # each may take what is left of the phase: the seconds are a cap
+        assert len(entry) == 3 and entry[1] == 1.0
+        assert 0 < dict(entry[2])["iterations"] < IMPROVE_ITERATIONS
+    assert dict(COUNTED_IMPROVERS[0][2])["lanes_tries"] > 0
+
+
+def test_counted_searches_hand_on_the_same_schedule_whatever_the_time() -> None:
+    # the schedule the first full model starts from is a function of the instance and the
+    # seed once the searches stop on counts: a tenfold time limit changes nothing
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    counted = (
+        ("pack", 1.0, (("iterations", 8), ("lanes_tries", 500))),
+        ("backfill", 1.0, (("fit", "best"), ("split", "choose"), ("iterations", 150))),
+    )
+    plan = dataclasses.replace(AUTO, fitting_improve_share=0.5, fitting_improvers=counted)
+    runs = [list(PHASES[PhaseKind.IMPROVE](_context(inst, plan, limit), Incumbent(bound=57.0))) for limit in (30.0, 300.0)]
+    short, long = runs
+    assert [f.record.name for f in short] == ["improve (pack)", "improve (backfill (fit=best, split=choose))"]
+    assert [f.source for f in short] == [f.source for f in long] and [f.span for f in short] == [f.span for f in long]
+    assert [f.schedule for f in short] == [f.schedule for f in long]
+    pack, backfill = (f.record.work for f in short)
+    assert pack is not None and pack["iterations"] == 8 and pack["lanes_tries"] >= 1
+    assert backfill == {"iterations": 150}  # the record's work: what the search did, the count asked
+    assert short[0].record.to_dict()["work"] == dict(pack)
+
+
 def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     # paper 160 x 10, seed 6, over 330 slots: 264,000 cells, under the size guard, but its
     # build (plain Python, no time limit reaches it) took 125 s on our machine
