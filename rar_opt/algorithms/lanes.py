@@ -265,8 +265,8 @@ def search(
     With ``beat`` (a makespan known from elsewhere), the second stage runs only when the
     first ends within ``REACH`` of it. With ``max_tries``, the search also stops once it has
     made that many tries (checked after the first span that fits is found, then between
-    tries and between neighbourhoods, so a neighbourhood may finish past it): a count of work, which gives the same schedule on
-    any machine where the time limit does not bind."""
+    tries and between neighbourhoods, so a neighbourhood may finish past it): a count of
+    work, which gives the same schedule on any machine where the time limit does not bind."""
     if not applies(capacity, gpus, has_releases) or not len(gpus):
         return None
     began = time.perf_counter()

@@ -179,7 +179,9 @@ def test_a_count_of_tries_ends_the_search_whatever_the_clock() -> None:
 def test_pack_records_the_lanes_tries_and_stops_on_them() -> None:
     inst = Instance.read(instance_path("tiny-24x8x150-s1"))  # 461 tries to the first span that fits
     runs = [
-        run_policy(inst, "pack", seed=2, iterations=3, time_limit=limit, lanes=0.8, lanes_patience=10**9, lanes_tries=520)
+        run_policy(
+            inst, "pack", seed=2, iterations=3, time_limit=limit, lanes=0.8, lanes_patience=10**9, lanes_tries=520
+        )
         for limit in (60.0, 600.0)
     ]
     first, second = (r.search for r in runs)

@@ -257,8 +257,9 @@ def test_counted_searches_hand_on_the_same_schedule_whatever_the_time() -> None:
         ("backfill", 1.0, (("fit", "best"), ("split", "choose"), ("iterations", 150))),
     )
     plan = dataclasses.replace(AUTO, fitting_improve_share=0.5, fitting_improvers=counted)
-    runs = [list(PHASES[PhaseKind.IMPROVE](_context(inst, plan, limit), Incumbent(bound=57.0))) for limit in (30.0, 300.0)]
-    short, long = runs
+    short, long = (
+        list(PHASES[PhaseKind.IMPROVE](_context(inst, plan, limit), Incumbent(bound=57.0))) for limit in (30.0, 300.0)
+    )
     assert [f.record.name for f in short] == ["improve (pack)", "improve (backfill (fit=best, split=choose))"]
     assert [f.source for f in short] == [f.source for f in long] and [f.span for f in short] == [f.span for f in long]
     assert [f.schedule for f in short] == [f.schedule for f in long]
