@@ -3,8 +3,9 @@
 From 24 jobs on, `auto` runs `pack`'s search (with its lanes search) and the backfill
 searches for a share of the time before the full CP-SAT model, and that model starts from
 the best schedule they found (docs/exactness.md, "Pack's search first, from 24 jobs on").
-The searches stop on wall-clock seconds, so a slower or busier machine hands the model
-another schedule. This script runs each search alone, as the phase runs it (the same
+The searches stopped on wall-clock seconds until 2026-12-06 (they now stop on counts of
+work: docs/exactness.md, "Searches that count their work"), so a slower or busier machine
+handed the model another schedule. This script runs each search alone, as the phase runs it (the same
 options, seed and makespan cap), for several second counts, and records the makespan each
 ends with: the steps show how close to a threshold the phase's share falls.
 
@@ -27,16 +28,16 @@ import rar_opt
 from rar_opt.algorithms import run_policy
 from rar_opt.check import check
 from rar_opt.solvers.phases import IMPROVE_ITERATIONS, LONG
-from rar_opt.solvers.plan import AUTO
+from rar_opt.solvers.plan import TIMED_IMPROVERS
 from rar_opt.support.provenance import source_revision
 
 
 def searches() -> list[tuple[str, dict]]:
-    """The searches of `auto`'s first improvement phase from 24 jobs on, with the options
-    the phase gives them beside its seconds."""
-    plan = AUTO.fitting_improvers or AUTO.improvers
+    """The searches of `auto`'s first improvement phase from 24 jobs on as they ran before
+    they counted their work (`TIMED_IMPROVERS`), with the options the phase gives them
+    beside its seconds."""
     out = []
-    for entry in plan:
+    for entry in TIMED_IMPROVERS:
         name, given = entry[0], dict(entry[2]) if len(entry) > 2 else {}
         out.append((name, {**LONG.get(name, {}), **given}))
     return out

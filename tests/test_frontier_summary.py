@@ -45,3 +45,22 @@ def test_by_size_counts_runs_seeds_and_instances(monkeypatch: pytest.MonkeyPatch
     assert cells[5] == "1 of 3"  # only tiny-s0 is proven with both seeds
     assert cells[6] == "30.0 / 8.0"  # over the proven runs 4, 8, 30
     sys.modules.pop("frontier", None)
+
+
+def test_the_timed_plan_and_the_seconds_script_keep_the_searches_as_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
+    # auto-timed is the A/B control of the counted searches, and hint_seconds.py measures the
+    # seconds' effect: both must still run the searches without counts (docs/exactness.md,
+    # "Searches that count their work")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import frontier
+    import hint_seconds
+
+    from rar_opt.solvers.plan import AUTO_LARGE, COUNTED_IMPROVERS, TIMED_IMPROVERS
+
+    timed = frontier.VARIANTS["auto-timed"].for_jobs(24)
+    assert timed.fitting_improvers == TIMED_IMPROVERS and timed.fitting_improve_share == 0.1
+    assert AUTO_LARGE.fitting_improvers == COUNTED_IMPROVERS
+    for name in ("auto-large-backfill", "auto-large-reseed", "auto-large-restrict"):  # measured on the timed plan
+        assert frontier.VARIANTS[name].fitting_improvers == TIMED_IMPROVERS
+    for _, options in hint_seconds.searches():
+        assert "iterations" not in options and "lanes_tries" not in options  # the script passes its own
