@@ -48,7 +48,14 @@ from rar_opt.solvers import Status, solve
 from rar_opt.solvers.backend import SolveOptions
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.decompose import decompose
-from rar_opt.solvers.plan import AUTO, AUTO_LARGE, BACKFILL_SEARCHERS, TIMED_IMPROVERS
+from rar_opt.solvers.plan import (
+    AUTO,
+    AUTO_LARGE,
+    BACKFILL_SEARCHERS,
+    COUNTED_IMPROVERS,
+    LANES_TRIES,
+    TIMED_IMPROVERS,
+)
 from rar_opt.support.provenance import source_revision
 
 SIZES = [(8, 4, 60), (10, 4, 60), (12, 4, 80), (16, 8, 100), (20, 8, 120), (24, 8, 150), (32, 8, 200)]
@@ -247,6 +254,18 @@ VARIANTS = {
         ),
         # auto before its searches counted their work (the twenty-fourth session): the A/B control
         TIMED,
+        # auto with pack's count of restarts halved and doubled (500 in auto): the other choices
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=f"auto-pack-{restarts}",
+                fitting_improvers=(
+                    ("pack", 1.0, (("iterations", restarts), ("lanes_tries", LANES_TRIES))),
+                    *COUNTED_IMPROVERS[1:],
+                ),
+            )
+            for restarts in (250, 1000)
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
