@@ -290,9 +290,16 @@ BACKFILL_MOVES = 8_000
 """Moves of each backfill search in :data:`COUNTED_IMPROVERS` (4,000-6,000 a second on
 the machine of 2026-12-06 at 24 x 8 x 150)."""
 
+
+def _counted(entry: Improver, *work: tuple[str, int]) -> Improver:
+    """``entry`` stopped on the counts ``work`` and allowed what is left of its phase (part 1.0)."""
+    options = entry[2] if len(entry) > 2 else ()
+    return (entry[0], 1.0, (*options, *work))
+
+
 COUNTED_IMPROVERS: tuple[Improver, ...] = (
-    ("pack", 1.0, (("iterations", PACK_RESTARTS), ("lanes_tries", LANES_TRIES))),
-    *(("backfill", 1.0, (("fit", fit), ("split", "choose"), ("iterations", BACKFILL_MOVES))) for fit in FITS),
+    _counted(("pack", 1.0), ("iterations", PACK_RESTARTS), ("lanes_tries", LANES_TRIES)),
+    *(_counted(entry, ("iterations", BACKFILL_MOVES)) for entry in BACKFILL_SEARCHERS),
 )
 """``pack``'s search and the backfill searches as ``auto`` runs them before its first full
 model from :data:`LARGE_JOBS` jobs on: each stops after a count of work (restarts, tries,
