@@ -254,7 +254,8 @@ VARIANTS = {
         ),
         # auto before its searches counted their work (the twenty-fourth session): the A/B control
         TIMED,
-        # auto with pack's count of restarts halved and doubled (500 in auto): the other choices
+        # auto with pack's count of restarts halved and doubled against the first setting, 500: the
+        # other choices; auto-pack-250 has been auto's own plan since (docs/exactness.md)
         *(
             dataclasses.replace(
                 AUTO,
