@@ -1,0 +1,226 @@
+"""The contention-free restriction with every placement written out: one mode per job and
+GPU-count vector, for large-neighbourhood search towards a floor.
+
+The restriction of :mod:`.cfree` (split jobs that share a server never overlap in time, so
+every split job sees contention level 1 and runs at phi_j(1, n)) is written here with the
+placement enumerated instead of chosen by integer variables. A *mode* of job j is a vector
+y of GPU counts per server (y_s <= O_s, sum_s y_s = G_j) with its execution time
+rho_j(y) = ceil(F_j / phi_j(p, n)), n the servers y uses and p = 0 for one server, 1 for
+several (eq. 9 of the paper with that contention). A mode is an optional fixed-size interval
+that takes y_s GPUs of each server s in one cumulative per server (eq. 2) and, when
+n >= 2, the link of each server it uses in one no-overlap per server (the restriction's
+row). Every solution is a schedule of the instance whose true completions are the model's
+(the argument of :mod:`.cfree`), so the model only ever gives upper bounds.
+
+The enumeration grows fast with the GPUs of a job and the servers (a 4-GPU job on 8
+servers has a few hundred modes); :func:`count_modes` counts before anything is built and
+:data:`MAX_MODES` bounds it. The model is built for a neighbourhood: the jobs of ``free``
+choose their mode and start; the others are fixed as the current solution has them
+(:func:`build`). The objective is the GPU-slots past a target slot, sum_j G_j max(0, e_j -
+target), which has a slope where the makespan is flat (docs/exactness.md, "A gradient
+towards the floor"). :mod:`rar_opt.solvers.floor_lns` solves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from rar_opt.errors import InputError
+from rar_opt.formulations.base import require_star
+from rar_opt.instance import Instance
+from rar_opt.schedule import Schedule
+
+MAX_MODES = 50_000
+"""The most modes (jobs x placements) :func:`table` builds; beyond, it refuses."""
+
+Placement = tuple[int, ...]
+Assignment = tuple[int, int]
+"""A job's mode (its index in :attr:`ModeTable.modes`) and start slot."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A placement (GPUs per server), its execution time in slots, and whether it splits."""
+
+    placement: Placement
+    duration: int
+    split: bool
+
+
+@dataclass(frozen=True)
+class ModeTable:
+    """Every job's modes, and the cluster's capacities."""
+
+    capacity: tuple[int, ...]
+    gpus: tuple[int, ...]
+    modes: tuple[tuple[Mode, ...], ...]
+
+    def end(self, j: int, assignment: Assignment) -> int:
+        """Job j's completion under ``assignment``."""
+        return assignment[1] + self.modes[j][assignment[0]].duration
+
+    def makespan(self, solution: Sequence[Assignment]) -> int:
+        """The latest completion of ``solution``."""
+        return max(self.end(j, a) for j, a in enumerate(solution))
+
+    def past(self, solution: Sequence[Assignment], target: int) -> int:
+        """GPU-slots past ``target``: sum_j G_j max(0, e_j - target)."""
+        return sum(self.gpus[j] * max(0, self.end(j, a) - target) for j, a in enumerate(solution))
+
+    def schedule(self, name: str, solution: Sequence[Assignment], method: str) -> Schedule:
+        """``solution`` as a schedule of the instance ``name``."""
+        starts = np.array([a[1] for a in solution], dtype=np.int64)
+        placements = np.array([self.modes[j][a[0]].placement for j, a in enumerate(solution)], dtype=np.int64)
+        return Schedule.from_arrays(name, starts, placements, meta={"method": method})
+
+    def solution_of(self, schedule: Schedule) -> list[Assignment] | None:
+        """The modes and starts of ``schedule``, or None if some job's placement is no mode
+        (none is missing from a table built without a horizon)."""
+        index = [{m.placement: k for k, m in enumerate(modes)} for modes in self.modes]
+        out: list[Assignment] = []
+        for j, (start, row) in enumerate(zip(schedule.start_array, schedule.placement_array, strict=True)):
+            k = index[j].get(tuple(int(v) for v in row))
+            if k is None:
+                return None
+            out.append((k, int(start)))
+        return out
+
+
+def _vectors(gpus: int, capacity: Sequence[int]) -> Iterable[Placement]:
+    """Every GPU-count vector y with y_s <= capacity[s] and sum y = gpus."""
+    n = len(capacity)
+    rest = [sum(capacity[s:]) for s in range(n)] + [0]
+    current = [0] * n
+
+    def walk(s: int, left: int) -> Iterable[Placement]:
+        if s == n:
+            yield tuple(current)
+            return
+        for y in range(max(0, left - rest[s + 1]), min(left, capacity[s]) + 1):
+            current[s] = y
+            yield from walk(s + 1, left - y)
+        current[s] = 0
+
+    if gpus <= rest[0]:
+        yield from walk(0, gpus)
+
+
+def count_modes(instance: Instance) -> int:
+    """How many modes :func:`table` would write out for ``instance`` (GPU-count vectors of
+    every job, counted by dynamic programming over the servers)."""
+    capacity = [int(c) for c in instance.time_model.capacity]
+    top = int(max(instance.time_model.gpus))
+    ways = np.zeros(top + 1, dtype=object)
+    ways[0] = 1
+    for cap in capacity:
+        nxt = np.zeros_like(ways)
+        for g in range(top + 1):
+            nxt[g] = sum(ways[g - y] for y in range(min(g, cap) + 1))
+        ways = nxt
+    return int(sum(ways[int(g)] for g in instance.time_model.gpus))
+
+
+def table(instance: Instance, horizon: int | None = None) -> ModeTable:
+    """Every job's modes (those longer than ``horizon`` left out, where given)."""
+    require_star(instance, "the mode restriction")
+    count = count_modes(instance)
+    if count > MAX_MODES:
+        raise InputError(f"{count:,} modes (limit {MAX_MODES:,})", where="modes")
+    tm = instance.time_model
+    capacity = tuple(int(c) for c in tm.capacity)
+    phi = tm.phi_table(1)
+    iterations = tm.iterations
+    modes = []
+    for j, g in enumerate(tm.gpus):
+        own = []
+        for y in _vectors(int(g), capacity):
+            n = sum(1 for v in y if v)
+            rate = int(phi[j, 0 if n == 1 else 1, n])
+            if rate <= 0:
+                continue
+            duration = int(-(-int(iterations[j]) // rate))
+            if horizon is None or duration <= horizon:
+                own.append(Mode(y, duration, n > 1))
+        modes.append(tuple(own))
+    return ModeTable(capacity, tuple(int(g) for g in tm.gpus), tuple(modes))
+
+
+@dataclass
+class Neighbourhood:
+    """A built neighbourhood: the CP-SAT model and, per free job and mode, its literal and
+    start variable."""
+
+    model: cp_model.CpModel
+    choices: dict[tuple[int, int], tuple[cp_model.IntVar, cp_model.IntVar]]
+
+
+def build(
+    modes: ModeTable, solution: Sequence[Assignment], free: Iterable[int], horizon: int, target: int
+) -> Neighbourhood:
+    """The restriction over ``horizon`` slots with the jobs of ``free`` open (every mode that
+    fits, any start; hinted with ``solution``) and the others fixed as ``solution`` has
+    them; minimise the GPU-slots past ``target``, then the free jobs' completions."""
+    m = cp_model.CpModel()
+    free = set(free)
+    n_servers = len(modes.capacity)
+    uses: list[list[tuple[cp_model.IntervalVar, int]]] = [[] for _ in range(n_servers)]
+    links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
+    choices: dict[tuple[int, int], tuple[cp_model.IntVar, cp_model.IntVar]] = {}
+    past = []
+    ends = []
+
+    def place(interval: cp_model.IntervalVar, mode: Mode) -> None:
+        for s, y in enumerate(mode.placement):
+            if y:
+                uses[s].append((interval, y))  # eq. (2): y_s GPUs of server s
+                if mode.split:
+                    links[s].append(interval)  # the restriction: one split job per server at a time
+
+    for j, own in enumerate(modes.modes):
+        if j not in free:
+            k, start = solution[j]
+            place(m.new_fixed_size_interval_var(start, own[k].duration, f"fixed_{j}"), own[k])
+            continue
+        end = m.new_int_var(0, horizon, f"e_{j}")
+        literals = []
+        for k, mode in enumerate(own):
+            if mode.duration > horizon:
+                continue
+            chosen = m.new_bool_var(f"x_{j}_{k}")
+            start = m.new_int_var(0, horizon - mode.duration, f"a_{j}_{k}")
+            place(m.new_optional_fixed_size_interval_var(start, mode.duration, chosen, f"i_{j}_{k}"), mode)
+            m.add(end == start + mode.duration).only_enforce_if(chosen)
+            literals.append(chosen)
+            choices[(j, k)] = (chosen, start)
+            if solution[j][0] == k:
+                m.add_hint(chosen, 1)
+                m.add_hint(start, solution[j][1])
+        if not literals:
+            raise InputError(f"job {j} has no mode within {horizon} slots", where="horizon")
+        m.add_exactly_one(literals)
+        late = m.new_int_var(0, horizon, f"late_{j}")
+        m.add_max_equality(late, [end - target, 0])
+        past.append(modes.gpus[j] * late)
+        ends.append(end)
+    for s in range(n_servers):
+        if uses[s]:
+            m.add_cumulative([i for i, _ in uses[s]], [y for _, y in uses[s]], modes.capacity[s])
+        if len(links[s]) > 1:
+            m.add_no_overlap(links[s])
+    # first the GPU-slots past the target, then the free jobs' completions (earlier ends
+    # leave room for the next neighbourhood); the weight makes the order strict
+    m.minimize((len(ends) * horizon + 1) * sum(past) + sum(ends))
+    return Neighbourhood(m, choices)
+
+
+def read(hood: Neighbourhood, solver: cp_model.CpSolver, solution: Sequence[Assignment]) -> list[Assignment]:
+    """``solution`` with the free jobs' modes and starts from the solver's answer."""
+    out = list(solution)
+    for (j, k), (chosen, start) in hood.choices.items():
+        if solver.value(chosen):
+            out[j] = (k, int(solver.value(start)))
+    return out
