@@ -53,10 +53,11 @@ class Mode:
 
 @dataclass(frozen=True)
 class ModeTable:
-    """Every job's modes, and the cluster's capacities."""
+    """Every job's modes, the cluster's capacities, the jobs' GPUs and releases."""
 
     capacity: tuple[int, ...]
     gpus: tuple[int, ...]
+    releases: tuple[int, ...]
     modes: tuple[tuple[Mode, ...], ...]
 
     def end(self, j: int, assignment: Assignment) -> int:
@@ -146,7 +147,8 @@ def table(instance: Instance, horizon: int | None = None) -> ModeTable:
             if horizon is None or duration <= horizon:
                 own.append(Mode(y, duration, n > 1))
         modes.append(tuple(own))
-    return ModeTable(capacity, tuple(int(g) for g in tm.gpus), tuple(modes))
+    releases = tuple(int(job.release) for job in instance.jobs)
+    return ModeTable(capacity, tuple(int(g) for g in tm.gpus), releases, tuple(modes))
 
 
 @dataclass
@@ -188,10 +190,10 @@ def build(
         end = m.new_int_var(0, horizon, f"e_{j}")
         literals = []
         for k, mode in enumerate(own):
-            if mode.duration > horizon:
+            if modes.releases[j] + mode.duration > horizon:
                 continue
             chosen = m.new_bool_var(f"x_{j}_{k}")
-            start = m.new_int_var(0, horizon - mode.duration, f"a_{j}_{k}")
+            start = m.new_int_var(modes.releases[j], horizon - mode.duration, f"a_{j}_{k}")  # a_j >= r_j
             place(m.new_optional_fixed_size_interval_var(start, mode.duration, chosen, f"i_{j}_{k}"), mode)
             m.add(end == start + mode.duration).only_enforce_if(chosen)
             literals.append(chosen)

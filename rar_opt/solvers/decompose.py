@@ -58,6 +58,7 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
+from rar_opt.solvers import floor_lns
 from rar_opt.solvers.phases import (
     PHASES,
     Context,
@@ -106,6 +107,7 @@ STAGE_KINDS = {
     "bins": PhaseKind.BINS,
     "search": PhaseKind.IMPROVE,
     "restrict": PhaseKind.RESTRICTION,
+    "lns": PhaseKind.IMPROVE,
     "full": PhaseKind.FULL,
 }
 """The phase of each name in :data:`~.plan.STAGES`."""
@@ -124,6 +126,8 @@ def steps(plan: Plan) -> tuple[tuple[PhaseKind, Phase], ...]:
             stages.append((kind, search))
         elif stage == "restrict":
             stages.append((kind, restricted))
+        elif stage == "lns":
+            stages.append((kind, floor_lns.stage))
         elif kind == PhaseKind.FULL and k < last:
             stages.append((kind, functools.partial(full_model, share=plan.early_full_share)))
         else:

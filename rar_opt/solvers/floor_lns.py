@@ -19,16 +19,21 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from rar_opt.check import check
 from rar_opt.errors import InputError
 from rar_opt.formulations import modes as modes_model
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.solvers.phases import Context, Found, Incumbent
+from rar_opt.solvers.record import PhaseKind, PhaseRecord
+from rar_opt.solvers.status import Status
 from rar_opt.support.checks import is_real
+from rar_opt.support.processes import stop_requested
 
 METHOD = "floor-lns"
 """The ``method`` of the schedules this search hands on."""
@@ -137,8 +142,8 @@ def search(
     if solution is None:
         return Outcome(None, None, None, refused="a placement of the start is no mode")
     span = table.makespan(solution)
-    check = _solver(seed, params.step_work, 10.0 if until is None else until - time.perf_counter())
-    if check.solve(modes_model.build(table, solution, (), span, target).model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    fixed = _solver(seed, params.step_work, 10.0 if until is None else until - time.perf_counter())
+    if fixed.solve(modes_model.build(table, solution, (), span, target).model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Outcome(None, None, None, refused="the start has split jobs that share a server")
     rng = random.Random(seed)
     past = table.past(solution, target)
@@ -146,7 +151,7 @@ def search(
     stall = 0
     while past > 0 and outcome.steps < params.steps:
         left = None if until is None else until - time.perf_counter()
-        if left is not None and left <= 0.01:
+        if (left is not None and left <= 0.01) or stop_requested() is not None:
             break
         outcome.steps += 1
         stall += 1
@@ -167,3 +172,25 @@ def search(
     outcome.schedule = table.schedule(instance.name, solution, METHOD)
     outcome.seconds = time.perf_counter() - began
     return outcome
+
+
+def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
+    """The stage ``"lns"`` of a plan: the search from the best schedule towards the floor
+    within the plan's ``lns_share`` of the time left, seeded with the run's seed. Its
+    schedule is checked by the simulator before it is offered; it proves nothing by itself
+    (the floor closes the gap when the schedule meets it). A start that the restriction does
+    not hold is recorded as refused (``work`` has no steps)."""
+    share, left = ctx.plan.lns_share, ctx.budget.left()
+    if share is None or left is None or stop_requested() is not None:
+        return
+    if best.schedule is None or best.span is None or best.floor is None or best.floor >= best.span:
+        return
+    outcome = search(ctx.instance, best.schedule, best.floor, seed=ctx.budget.seed, time_limit=left * share)
+    label = METHOD if outcome.refused is None else f"{METHOD} (refused: {outcome.refused})"
+    span = None if outcome.schedule is None else check(ctx.instance, outcome.schedule).result.makespan
+    fits = span is not None and span <= ctx.horizon
+    status = Status.FEASIBLE if fits else Status.NO_SOLUTION
+    record = PhaseRecord(
+        PhaseKind.IMPROVE, status, span, seconds=outcome.seconds, search=label, work={"steps": outcome.steps}
+    )
+    yield Found(record, outcome.schedule if fits else None, span if fits else None, source=METHOD)

@@ -28,10 +28,11 @@ REVERSALS = ("all", "first", "none")
 PRICINGS = ("all", "floor", "none")
 """The choices of :attr:`Plan.probe_pricing`."""
 
-STAGES = ("probe", "bins", "search", "restrict", "full")
+STAGES = ("probe", "bins", "search", "restrict", "lns", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
 (:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`,
-the contention-free restriction asked by the floor and the full model."""
+the contention-free restriction asked by the floor, the large-neighbourhood search towards
+the floor (:mod:`.floor_lns`) and the full model."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ class Plan:
     # the stage "restrict": the contention-free restriction (split jobs that share a server never
     # overlap) asked for a schedule that ends by the floor, within this share of the time left
     restrict_floor_share: float | None = None
+    # the stage "lns": the large-neighbourhood search on the mode restriction from the best
+    # schedule towards the floor (rar_opt.solvers.floor_lns), within this share of the time left
+    lns_share: float | None = None
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -158,6 +162,8 @@ class Plan:
             shares["search_share"] = self.search_share
         if self.restrict_floor_share is not None:
             shares["restrict_floor_share"] = self.restrict_floor_share
+        if self.lns_share is not None:
+            shares["lns_share"] = self.lns_share
         restart = self.probe_restart_seconds
         if restart is not None and (not is_real(restart) or not 0 < restart < float("inf")):
             raise InputError(
@@ -201,6 +207,8 @@ class Plan:
             raise InputError('the stage "search" needs searchers and search_share', where="search_share")
         if "restrict" in self.stages and self.restrict_floor_share is None:
             raise InputError('the stage "restrict" needs restrict_floor_share', where="restrict_floor_share")
+        if "lns" in self.stages and self.lns_share is None:
+            raise InputError('the stage "lns" needs lns_share', where="lns_share")
 
     def _check_stages(self) -> None:
         stages = self.stages
@@ -209,7 +217,7 @@ class Plan:
         for stage in stages:
             if stage not in STAGES:
                 raise InputError(f"{stage!r} is not a stage ({', '.join(STAGES)})", where="stages")
-        for stage in ("probe", "bins", "search", "restrict"):
+        for stage in ("probe", "bins", "search", "restrict", "lns"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
         if not isinstance(self.early_full_stops_one_above, bool) or (

@@ -621,7 +621,43 @@ def test_a_plan_with_the_restrict_stage_needs_its_share() -> None:
         assert caught.value.where == "restrict_floor_share"
 
 
+def test_the_lns_stage_searches_from_the_best_schedule_towards_the_floor(wait_beats_start: Instance) -> None:
+    # the stage "lns": a checked schedule no later than the best one, recorded as a search
+    # with its steps; it proves nothing, and asks nothing where the best meets the floor
+    from rar_opt.solvers import floor_lns
+
+    plan = dataclasses.replace(AUTO, stages=("lns", "full"), lns_share=0.5)
+    ctx = _context(wait_beats_start, plan)
+    best = Incumbent(bound=6.0)
+    first = _only(list(PHASES[PhaseKind.HEURISTICS](ctx, Incumbent())))
+    best.offer(first.schedule, first.span, "heuristics")
+    answer = _only(list(floor_lns.stage(ctx, best)))
+    record = answer.record
+    assert record.kind == PhaseKind.IMPROVE and record.name.startswith("improve (floor-lns")
+    assert record.lower_bound() is None and record.work is not None and "steps" in record.work
+    if answer.schedule is None:  # the heuristics' best may have two split jobs on a server at once
+        assert "refused" in record.name and record.work["steps"] == 0
+    else:
+        assert check(wait_beats_start, answer.schedule).result.makespan == answer.span <= 8
+    assert list(floor_lns.stage(_context(wait_beats_start, AUTO), best)) == []  # no share
+    assert list(floor_lns.stage(ctx, Incumbent(schedule=first.schedule, span=6, bound=6.0))) == []
+
+
+def test_a_plan_with_the_lns_stage_needs_its_share() -> None:
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(AUTO, stages=("lns", "full"))
+    assert caught.value.where == "lns_share"
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(AUTO, stages=("lns", "lns", "full"), lns_share=0.5)
+    assert caught.value.where == "stages"
+    for bad in (0, 1.5, float("nan"), "half"):
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(AUTO, stages=("lns", "full"), lns_share=bad)
+        assert caught.value.where == "lns_share"
+
+
 def test_every_stage_name_has_its_phase_in_the_run() -> None:
+    from rar_opt.solvers import floor_lns
     from rar_opt.solvers.decompose import STAGE_KINDS, steps
     from rar_opt.solvers.phases import restricted, search
     from rar_opt.solvers.plan import STAGES
@@ -629,13 +665,14 @@ def test_every_stage_name_has_its_phase_in_the_run() -> None:
     assert set(STAGE_KINDS) == set(STAGES)
     plan = dataclasses.replace(
         AUTO,
-        stages=("full", "bins", "search", "restrict", "probe", "full"),
+        stages=("full", "bins", "search", "restrict", "lns", "probe", "full"),
         early_full_share=0.3,
         restrict_floor_share=0.5,
+        lns_share=0.5,
     )
-    staged = steps(plan)[-6:]
+    staged = steps(plan)[-7:]
     assert [kind for kind, _ in staged] == [STAGE_KINDS[s] for s in plan.stages]
-    assert staged[2][1] is search and staged[3][1] is restricted
+    assert staged[2][1] is search and staged[3][1] is restricted and staged[4][1] is floor_lns.stage
     assert staged[0][1] is not PHASES[PhaseKind.FULL] and staged[-1][1] is PHASES[PhaseKind.FULL]  # early, last
 
 
