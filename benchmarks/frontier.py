@@ -270,7 +270,9 @@ VARIANTS = {
         # auto with the large-neighbourhood search on the mode restriction (the stage "lns",
         # rar_opt.solvers.floor_lns) after the GPU bins from LARGE_JOBS jobs on, with half of the
         # time left, before the probes (the twenty-fifth session)
-        dataclasses.replace(AUTO, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5),
+        dataclasses.replace(
+            AUTO, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -55,10 +55,10 @@ from rar_opt.formulations import formulation as get_formulation
 from rar_opt.formulations.sizes import NOT_BUILT
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.solvers import floor_lns
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers import floor_lns
 from rar_opt.solvers.phases import (
     PHASES,
     Context,

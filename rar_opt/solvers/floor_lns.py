@@ -143,7 +143,10 @@ def search(
         return Outcome(None, None, None, refused="a placement of the start is no mode")
     span = table.makespan(solution)
     fixed = _solver(seed, params.step_work, 10.0 if until is None else until - time.perf_counter())
-    if fixed.solve(modes_model.build(table, solution, (), span, target).model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if fixed.solve(modes_model.build(table, solution, (), span, target).model) not in (
+        cp_model.OPTIMAL,
+        cp_model.FEASIBLE,
+    ):
         return Outcome(None, None, None, refused="the start has split jobs that share a server")
     rng = random.Random(seed)
     past = table.past(solution, target)

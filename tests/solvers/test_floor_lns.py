@@ -132,8 +132,15 @@ def test_the_same_seed_gives_the_same_schedule(frontier_like):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("steps", 0), ("steps", True), ("step_work", 0.0), ("step_work", float("inf")), ("free_min", 0),
-     ("max_extra", -1), ("free_max", 1)],
+    [
+        ("steps", 0),
+        ("steps", True),
+        ("step_work", 0.0),
+        ("step_work", float("inf")),
+        ("free_min", 0),
+        ("max_extra", -1),
+        ("free_max", 1),
+    ],
 )
 def test_params_are_validated(field, value):
     with pytest.raises(InputError) as error:
