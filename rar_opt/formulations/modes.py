@@ -193,14 +193,14 @@ def build(
             if modes.releases[j] + mode.duration > horizon:
                 continue
             chosen = m.new_bool_var(f"x_{j}_{k}")
-            start = m.new_int_var(modes.releases[j], horizon - mode.duration, f"a_{j}_{k}")  # a_j >= r_j
-            place(m.new_optional_fixed_size_interval_var(start, mode.duration, chosen, f"i_{j}_{k}"), mode)
-            m.add(end == start + mode.duration).only_enforce_if(chosen)
+            begin = m.new_int_var(modes.releases[j], horizon - mode.duration, f"a_{j}_{k}")  # a_j >= r_j
+            place(m.new_optional_fixed_size_interval_var(begin, mode.duration, chosen, f"i_{j}_{k}"), mode)
+            m.add(end == begin + mode.duration).only_enforce_if(chosen)
             literals.append(chosen)
-            choices[(j, k)] = (chosen, start)
+            choices[(j, k)] = (chosen, begin)
             if solution[j][0] == k:
-                m.add_hint(chosen, 1)
-                m.add_hint(start, solution[j][1])
+                m.add_hint(chosen, True)
+                m.add_hint(begin, solution[j][1])
         if not literals:
             raise InputError(f"job {j} has no mode within {horizon} slots", where="horizon")
         m.add_exactly_one(literals)
