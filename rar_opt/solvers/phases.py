@@ -395,13 +395,13 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
     within the plan's share of the time left: no assignment of the jobs to the GPUs within
     H slots proves OPT >= H + 1. A relaxed solution (it is never a schedule), an undecided
     answer or a model over :data:`~rar_opt.formulations.gpubins.MAX_CELLS` ends the stage,
-    which is skipped when the bins after the step probe (:func:`probes`) left the same floor
-    standing."""
+    which is skipped when the bins after the step probe (:func:`probes`) found a relaxed
+    solution at the same floor (an undecided answer there is asked again, with this share)."""
     if ctx.plan.bins_share is None or ctx.budget.limit is None:
         return  # as the probes: without a time limit there is no share to give
     asked = best.last(PhaseKind.BINS)
-    if asked is not None and asked.asked == best.floor and asked.lower_bound() is None:
-        return  # the bins after the step probe asked at this floor already, and did not refute it
+    if asked is not None and asked.asked == best.floor and asked.status == Status.FEASIBLE:
+        return  # the bins after the step probe found a relaxed solution at this floor: it stands
     yield from _bins(ctx, best, ctx.plan.bins_share)
 
 

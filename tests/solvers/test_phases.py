@@ -578,6 +578,10 @@ def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: I
     assert list(PHASES[PhaseKind.BINS](ctx, best)) == []
     best = Incumbent(span=6, bound=2.0, phases=[standing])
     assert [f.record.asked for f in PHASES[PhaseKind.BINS](ctx, best)][:1] == [2]
+    # an undecided answer at the floor (the step bins' short share ran out) is asked again
+    undecided = PhaseRecord(PhaseKind.BINS, Status.NO_SOLUTION, asked=3)
+    best = Incumbent(span=6, bound=3.0, phases=[undecided])
+    assert [f.record.asked for f in PHASES[PhaseKind.BINS](ctx, best)][:1] == [3]
 
 
 @pytest.mark.parametrize(("floor", "found"), [(6, True), (5, False)])
