@@ -273,6 +273,15 @@ VARIANTS = {
         dataclasses.replace(
             AUTO, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5
         ),
+        # the same, with the search started from the searches' schedule before the early full
+        # model (pack's and the backfill searches' best), not the full model's (Plan.lns_start)
+        dataclasses.replace(
+            AUTO,
+            name="auto-lns-search",
+            large_stages=("full", "bins", "lns", "probe", "full"),
+            lns_share=0.5,
+            lns_start="search",
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -308,6 +308,8 @@ class _Run:
                 found.raw, status=Status.ERROR, has_solution=False, bound=best.bound, message=message
             )
             return self._finish(failed)
+        if kind == PhaseKind.IMPROVE:
+            best.offer_searched(found.schedule, found.span)
         best.offer(found.schedule, found.span, found.source or found.record.name)
         best.raise_bound(found.record.lower_bound())
         log.info("%s: %s; best %s, bound %s", found.record.name, found.record.status, best.span, best.floor)

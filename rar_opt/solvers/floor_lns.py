@@ -178,8 +178,9 @@ def search(
 
 
 def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """The stage ``"lns"`` of a plan: the search from the best schedule towards the floor
-    within the plan's ``lns_share`` of the time left, seeded with the run's seed. Its
+    """The stage ``"lns"`` of a plan: the search from the best schedule (or, with the plan's
+    ``lns_start`` "search", from the best schedule an improvement search handed on) towards
+    the floor within the plan's ``lns_share`` of the time left, seeded with the run's seed. Its
     schedule is checked by the simulator before it is offered; it proves nothing by itself
     (the floor closes the gap when the schedule meets it). A start that the restriction does
     not hold is recorded as refused (``work`` has no steps)."""
@@ -188,7 +189,8 @@ def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
         return
     if best.schedule is None or best.span is None or best.floor is None or best.floor >= best.span:
         return
-    outcome = search(ctx.instance, best.schedule, best.floor, seed=ctx.budget.seed, time_limit=left * share)
+    start = best.searched if ctx.plan.lns_start == "search" and best.searched is not None else best.schedule
+    outcome = search(ctx.instance, start, best.floor, seed=ctx.budget.seed, time_limit=left * share)
     label = METHOD if outcome.refused is None else f"{METHOD} (refused: {outcome.refused})"
     span = None if outcome.schedule is None else check(ctx.instance, outcome.schedule).result.makespan
     fits = span is not None and span <= ctx.horizon

@@ -99,6 +99,8 @@ class Incumbent:
     source: str | None = None
     bound: float | None = None  # the best proven lower bound on OPT
     phases: list[PhaseRecord] = field(default_factory=list)  # what the run has done so far
+    searched: Schedule | None = None  # the best schedule an improvement search handed on
+    searched_span: int | None = None
 
     def last(self, kind: PhaseKind) -> PhaseRecord | None:
         """The last phase of ``kind`` the run recorded, or None."""
@@ -108,6 +110,12 @@ class Incumbent:
         """Keep ``schedule`` (checked, of makespan ``span``) if it is the best so far."""
         if schedule is not None and span is not None and (self.span is None or span < self.span):
             self.schedule, self.span, self.source = schedule, span, source
+
+    def offer_searched(self, schedule: Schedule | None, span: int | None) -> None:
+        """Keep ``schedule`` as :attr:`searched` if it is the best an improvement search has
+        handed on (a start for the stage ``"lns"`` other than the best schedule so far)."""
+        if schedule is not None and span is not None and (self.searched_span is None or span < self.searched_span):
+            self.searched, self.searched_span = schedule, span
 
     def raise_bound(self, bound: float | None) -> None:
         """Keep ``bound`` if it is a higher proven lower bound."""

@@ -28,6 +28,9 @@ REVERSALS = ("all", "first", "none")
 PRICINGS = ("all", "floor", "none")
 """The choices of :attr:`Plan.probe_pricing`."""
 
+LNS_STARTS = ("best", "search")
+"""The choices of :attr:`Plan.lns_start`."""
+
 STAGES = ("probe", "bins", "search", "restrict", "lns", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
 (:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`,
@@ -111,6 +114,9 @@ class Plan:
     # the stage "lns": the large-neighbourhood search on the mode restriction from the best
     # schedule towards the floor (rar_opt.solvers.floor_lns), within this share of the time left
     lns_share: float | None = None
+    # where that search starts: "best", the best schedule so far; "search", the best schedule
+    # an improvement search handed on (before any full model has moved it)
+    lns_start: str = "best"
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -181,6 +187,7 @@ class Plan:
         for where, value, choices in (
             ("probe_reversal", self.probe_reversal, REVERSALS),
             ("probe_pricing", self.probe_pricing, PRICINGS),
+            ("lns_start", self.lns_start, LNS_STARTS),
         ):
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
@@ -372,6 +379,7 @@ __all__ = [
     "DECOMPOSE",
     "LANES_TRIES",
     "LARGE_JOBS",
+    "LNS_STARTS",
     "PACK_RESTARTS",
     "PLANS",
     "PRICINGS",

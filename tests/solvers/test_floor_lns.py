@@ -156,3 +156,30 @@ def test_a_target_at_the_start_ends_at_once(seed):
     span = int(simulate(inst, start).makespan)
     outcome = floor_lns.search(inst, start, span, seed=seed)
     assert outcome.steps == 0 and outcome.past == 0 and outcome.makespan == span
+
+
+@pytest.mark.parametrize("start", ["best", "search"])
+def test_the_stage_starts_where_the_plan_says(start):
+    # the best schedule has two split jobs on a server at once (the restriction refuses it as a
+    # start); the searches' schedule has none: only lns_start "search" gets to search
+    from rar_opt.solvers import Budget
+    from rar_opt.solvers.phases import Context, Incumbent
+    from rar_opt.solvers.plan import AUTO
+
+    inst, contended = _contended()
+    held = Schedule.from_arrays("two", [0, 0], [[2, 0], [0, 2]])
+    plan = dataclasses.replace(AUTO, stages=("lns", "full"), lns_share=0.5, lns_start=start)
+    ctx = Context(inst, plan, Budget.start(2.0), inst.horizon, True, ("ff",))
+    best = Incumbent(schedule=contended, span=int(simulate(inst, contended).makespan), bound=1.0)
+    best.offer_searched(held, int(simulate(inst, held).makespan))
+    (found,) = floor_lns.stage(ctx, best)
+    assert ("refused" in found.record.name) == (start == "best")
+    assert (found.schedule is not None) == (start == "search")
+
+
+def test_a_plan_names_a_known_start():
+    from rar_opt.solvers.plan import AUTO
+
+    with pytest.raises(InputError) as error:
+        dataclasses.replace(AUTO, stages=("lns", "full"), lns_share=0.5, lns_start="pack")
+    assert error.value.where == "lns_start"
