@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from rar_opt.check import check
-from rar_opt.errors import InputError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import modes as modes_model
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.phases import Context, Found, Incumbent
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.status import Status
-from rar_opt.support.checks import is_real
+from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real, seconds_problem, seed_problem
 from rar_opt.support.processes import stop_requested
 
 METHOD = "floor-lns"
@@ -57,14 +57,14 @@ class Params:
     def __post_init__(self) -> None:
         for name in ("steps", "free_min", "free_max", "grow_every"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", where=name)
-        if isinstance(self.max_extra, bool) or not isinstance(self.max_extra, int) or self.max_extra < 0:
-            raise InputError(f"must be an integer >= 0, got {self.max_extra!r}", where="max_extra")
+            if not is_int(value) or value < 1:
+                raise ParameterError(f"must be an integer >= 1, got {value!r}", where=name)
+        if not is_int(self.max_extra) or self.max_extra < 0:
+            raise ParameterError(f"must be an integer >= 0, got {self.max_extra!r}", where="max_extra")
         if self.free_max < self.free_min:
-            raise InputError(f"must be at least free_min ({self.free_min}), got {self.free_max}", where="free_max")
+            raise ParameterError(f"must be at least free_min ({self.free_min}), got {self.free_max}", where="free_max")
         if not is_real(self.step_work) or not 0 < self.step_work < float("inf"):
-            raise InputError(f"must be a positive number, got {self.step_work!r}", where="step_work")
+            raise ParameterError(f"must be a positive number, got {self.step_work!r}", where="step_work")
 
 
 @dataclass
@@ -132,6 +132,10 @@ def search(
 ) -> Outcome:
     """The search from ``start`` towards ``target`` (a proven floor, or any slot)."""
     params = params or Params()
+    if problem := seed_problem(seed, SOLVER_MAX_SEED):
+        raise ParameterError(problem, where="seed")
+    if time_limit is not None and (problem := seconds_problem(time_limit)):
+        raise ParameterError(problem, where="time_limit")
     began = time.perf_counter()
     until = None if time_limit is None else began + time_limit
     try:

@@ -148,6 +148,16 @@ def test_params_are_validated(field, value):
     assert error.value.where == field
 
 
+@pytest.mark.parametrize(
+    ("field", "value"), [("seed", -1), ("seed", 2**40), ("time_limit", 0.0), ("time_limit", float("nan"))]
+)
+def test_the_search_checks_its_seed_and_time_limit(field, value):
+    inst, start = _contended()
+    with pytest.raises(InputError) as error:
+        floor_lns.search(inst, start, 1, **{"seed": 0, field: value})
+    assert error.value.where == field
+
+
 @given(st.integers(0, 3))
 @settings(max_examples=4, deadline=None)
 def test_a_target_at_the_start_ends_at_once(seed):
