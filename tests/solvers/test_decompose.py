@@ -114,7 +114,7 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "probe_reversal": {"probe_reversal": True},
         "probe_pricing": {"probe_pricing": "first"},
         "ending with the full model": {"stages": ("full", "probe")},
-        "not a stage": {"stages": ("lns", "full")},
+        "not a stage": {"stages": ("anneal", "full")},
         "at most once": {"stages": ("bins", "probe", "bins", "full")},
         "early_full_share": {"stages": ("full", "probe", "full")},  # an early full model without its share
         r"early_full_share\b.*only": {"early_full_share": 0.3},  # a share with no early full model
