@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
 from rar_opt.formulations.base import require_star
 from rar_opt.instance import Instance
@@ -133,17 +134,16 @@ def table(instance: Instance, horizon: int | None = None) -> ModeTable:
         raise InputError(f"{count:,} modes (limit {MAX_MODES:,})", where="modes")
     tm = instance.time_model
     capacity = tuple(int(c) for c in tm.capacity)
-    phi = tm.phi_table(1)
-    iterations = tm.iterations
+    # rho_j(p, n) = ceil(F_j / phi_j(p, n)) from the one time model, for p = 0 and 1
+    times = slots_needed(tm.iterations[:, None, None], tm.phi_table(1))
     modes = []
     for j, g in enumerate(tm.gpus):
         own = []
         for y in _vectors(int(g), capacity):
             n = sum(1 for v in y if v)
-            rate = int(phi[j, 0 if n == 1 else 1, n])
-            if rate <= 0:
+            duration = int(times[j, 0 if n == 1 else 1, n])
+            if duration >= NEVER:  # no progress on this span (not a span of the job)
                 continue
-            duration = int(-(-int(iterations[j]) // rate))
             if horizon is None or duration <= horizon:
                 own.append(Mode(y, duration, n > 1))
         modes.append(tuple(own))
