@@ -73,6 +73,9 @@ class Plan:
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
+    # the bins' stage lasts at most this many seconds (None: its share alone): where the
+    # bins refute, they do so quickly, and an undecided wait takes time from the probes
+    bins_seconds: float | None = None
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
     # "all", "first" (the first probe of the stage, at the structural floor) or "none"
     probe_reversal: str = "first"
@@ -143,6 +146,8 @@ class Plan:
     large_fitting_improve_share: float | None = None
     # and probe_restart_seconds is large_probe_restart_seconds (None: as below large_jobs)
     large_probe_restart_seconds: float | None = None
+    # and bins_seconds is large_bins_seconds (None: as below large_jobs)
+    large_bins_seconds: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -170,11 +175,10 @@ class Plan:
             shares["restrict_floor_share"] = self.restrict_floor_share
         if self.lns_share is not None:
             shares["lns_share"] = self.lns_share
-        restart = self.probe_restart_seconds
-        if restart is not None and (not is_real(restart) or not 0 < restart < float("inf")):
-            raise InputError(
-                f"must be a positive number of seconds or None, got {restart!r}", where="probe_restart_seconds"
-            )
+        for where in ("probe_restart_seconds", "bins_seconds"):
+            seconds = getattr(self, where)
+            if seconds is not None and (not is_real(seconds) or not 0 < seconds < float("inf")):
+                raise InputError(f"must be a positive number of seconds or None, got {seconds!r}", where=where)
         shares.update({f"full_searches[{k}]": share for k, (_, share) in enumerate(self.full_searches)})
         for field in ("improvers", "searchers", "fitting_improvers"):
             shares.update({f"{field}[{k}]": entry[1] for k, entry in enumerate(getattr(self, field) or ())})
@@ -254,19 +258,19 @@ class Plan:
     def for_jobs(self, jobs: int) -> Plan:
         """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
         one with :attr:`large_stages`, :attr:`large_early_full_share`,
-        :attr:`large_fitting_improve_share` and :attr:`large_probe_restart_seconds` (where
-        set; and no switch of its own), else this one."""
+        :attr:`large_fitting_improve_share`, :attr:`large_probe_restart_seconds` and
+        :attr:`large_bins_seconds` (the last two where set; and no switch of its own), else
+        this one."""
         if self.large_jobs is None or jobs < self.large_jobs:
             return self
-        restart = self.probe_restart_seconds
+        restart, bins = self.large_probe_restart_seconds, self.large_bins_seconds
         return replace(
             self,
             stages=self.large_stages,
             early_full_share=self.large_early_full_share,
             fitting_improve_share=self.large_fitting_improve_share,
-            probe_restart_seconds=restart
-            if self.large_probe_restart_seconds is None
-            else self.large_probe_restart_seconds,
+            probe_restart_seconds=self.probe_restart_seconds if restart is None else restart,
+            bins_seconds=self.bins_seconds if bins is None else bins,
             large_jobs=None,
         )
 
