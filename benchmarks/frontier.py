@@ -285,10 +285,7 @@ VARIANTS = {
         # the GPU bins' stage cut at a few seconds from LARGE_JOBS jobs on (Plan.bins_seconds):
         # at 24 x 8 x 150 every refutation on record took at most 3.3 s, every undecided
         # answer its whole share (about 9.4 s), time the probes then lack (twenty-sixth session)
-        *(
-            dataclasses.replace(AUTO, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap)
-            for cap in (2.0, 4.0)
-        ),
+        *(dataclasses.replace(AUTO, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap) for cap in (2.0, 4.0)),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -513,32 +513,63 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
     before other stages, within this share of the time left (each search's share scaled
     by it); None: the last stage, with its searches' own shares. With the plan's
     ``full_reseed``, the k-th full model of the run (k >= 1) searches with the seed
-    :func:`~.budget.run_seed` (seed, k)."""
+    :func:`~.budget.run_seed` (seed, k). With its ``full_restart_seconds``, the last stage's
+    model still undecided after that many seconds is built and asked again (over the best
+    makespan then, hinted with the best schedule then) with the next seed of
+    :func:`~.budget.run_seed`, within the time its search had; a last ask shorter than
+    half of that joins the one before it."""
+    restart = ctx.plan.full_restart_seconds if share is None else None
     for k, (search, part) in enumerate(ctx.plan.full_searches):
         if k and ctx.budget.expired():
             return
-        horizon = best.within(ctx.horizon)
-        model = cpsat.build(ctx.instance, cpsat.Options(horizon=horizon, symmetry=ctx.symmetry))
-        if best.schedule is not None:
-            cpsat.set_start(model, ctx.instance, best.schedule)
-        if ctx.plan.floor and best.floor is not None:
-            model.model.add(model.makespan >= best.floor)
         stop_at = None
         if share is not None and ctx.plan.early_full_stops_one_above and best.floor is not None:
             stop_at = best.floor + 1  # then the probe at the floor is the last question
-        budget = ctx.budget.share(part if share is None else part * share)
-        earlier = sum(1 for p in best.phases if p.kind == PhaseKind.FULL)
-        if ctx.plan.full_reseed and earlier:
-            budget = replace(budget, seed=run_seed(ctx.budget.seed, earlier))
-        raw, seconds = _solve(model, budget, search, stop_at)
-        schedule, span = _read(ctx, model, raw)
-        status = raw.status
-        if raw.has_solution and schedule is None:
-            log.warning("the full model's schedule fails the checker; it is not used")
-            status = Status.ERROR if raw.status == Status.OPTIMAL else raw.status
-        record = PhaseRecord(PhaseKind.FULL, status, raw.objective, raw.bound, seconds, search=search)
-        nothing = raw.status == Status.INFEASIBLE
-        yield Found(record, schedule, span, raw=raw, nothing_fits=nothing, horizon=horizon, solver=raw.solver)
+        attempt, stage = 0, None
+        while True:
+            horizon, model = _full_build(ctx, best)
+            if stage is None:  # the search's time, counted from its first model's build
+                stage = ctx.budget.share(part if share is None else part * share)
+                earlier = sum(1 for p in best.phases if p.kind == PhaseKind.FULL)
+                if ctx.plan.full_reseed and earlier:
+                    stage = replace(stage, seed=run_seed(ctx.budget.seed, earlier))
+            ask = stage if attempt == 0 else replace(stage, seed=run_seed(stage.seed, attempt))
+            left = stage.left()
+            if restart is not None and left is not None and left > 1.5 * restart:
+                ask = ask.share(restart / left)
+            found = _full_answer(ctx, model, horizon, search, ask, stop_at)
+            yield found
+            decided = found.raw is not None and found.raw.status in (Status.OPTIMAL, Status.INFEASIBLE)
+            if restart is None or decided or found.record.status == Status.ERROR or best.closed:
+                break
+            if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
+                break
+            attempt += 1
+
+
+def _full_build(ctx: Context, best: Incumbent) -> tuple[int, Any]:
+    """The full model over the best makespan so far, hinted with the best schedule and (if
+    the plan says so) floored by the best bound; its horizon and the model."""
+    horizon = best.within(ctx.horizon)
+    model = cpsat.build(ctx.instance, cpsat.Options(horizon=horizon, symmetry=ctx.symmetry))
+    if best.schedule is not None:
+        cpsat.set_start(model, ctx.instance, best.schedule)
+    if ctx.plan.floor and best.floor is not None:
+        model.model.add(model.makespan >= best.floor)
+    return horizon, model
+
+
+def _full_answer(ctx: Context, model: Any, horizon: int, search: str, budget: Budget, stop_at: float | None) -> Found:
+    """The full model's answer within ``budget`` (:func:`full_model`), read back and checked."""
+    raw, seconds = _solve(model, budget, search, stop_at)
+    schedule, span = _read(ctx, model, raw)
+    status = raw.status
+    if raw.has_solution and schedule is None:
+        log.warning("the full model's schedule fails the checker; it is not used")
+        status = Status.ERROR if raw.status == Status.OPTIMAL else raw.status
+    record = PhaseRecord(PhaseKind.FULL, status, raw.objective, raw.bound, seconds, search=search)
+    nothing = raw.status == Status.INFEASIBLE
+    return Found(record, schedule, span, raw=raw, nothing_fits=nothing, horizon=horizon, solver=raw.solver)
 
 
 PHASES: dict[PhaseKind, Phase] = {

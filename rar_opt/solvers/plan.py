@@ -136,6 +136,10 @@ class Plan:
     # (rar_opt.solvers.budget.run_seed): with the same seed, hint, horizon and floor it would
     # repeat the earlier search step for step before it reached anything new
     full_reseed: bool = False
+    # the last full model still undecided after this many seconds is asked again with the next
+    # seed (rar_opt.solvers.budget.run_seed), from the best schedule then, within the time its
+    # search had (rar_opt.solvers.phases.full_model); None: one ask
+    full_restart_seconds: float | None = None
     # from large_jobs jobs on, the stages run in the order large_stages, an early full model
     # with large_early_full_share of the time left, and fitting_improve_share is
     # large_fitting_improve_share (measured to prove more from that size on: docs/exactness.md,
@@ -175,7 +179,7 @@ class Plan:
             shares["restrict_floor_share"] = self.restrict_floor_share
         if self.lns_share is not None:
             shares["lns_share"] = self.lns_share
-        for where in ("probe_restart_seconds", "bins_seconds"):
+        for where in ("probe_restart_seconds", "bins_seconds", "full_restart_seconds"):
             seconds = getattr(self, where)
             if seconds is not None and (not is_real(seconds) or not 0 < seconds < float("inf")):
                 raise InputError(f"must be a positive number of seconds or None, got {seconds!r}", where=where)

@@ -19,10 +19,11 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import cpsat
 from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
-from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, SolveOptions
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome, SolveOptions
+from rar_opt.solvers.budget import run_seed
 from rar_opt.solvers.cpsat import Cpsat
 from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, full_model
-from rar_opt.solvers.plan import AUTO, DECOMPOSE
+from rar_opt.solvers.plan import AUTO, DECOMPOSE, LARGE_JOBS
 
 from ..bruteforce import brute_force
 from ..helpers import policy_makespans
@@ -408,11 +409,70 @@ def test_an_undecided_probe_at_the_floor_is_asked_again_with_the_next_seed(
     assert all(limit <= 2.0 for _, _, limit, _ in seen) and best.floor == 6
 
 
+def test_an_undecided_last_full_model_is_asked_again_with_the_next_seed(
+    wait_beats_start: Instance, monkeypatch
+) -> None:
+    # Plan.full_restart_seconds: the spy makes the first two asks undecided (no answer); each
+    # ask gets at most the restart's seconds but the last (which takes what is left), the
+    # seeds of run_seed in turn, and stops once the model decides; the early full model asks once
+    import rar_opt.solvers.phases as module
+
+    real, seen = module._solve, []
+
+    def spy(model, budget, search="default", stop_at=None):
+        seen.append((budget.seed, budget.left()))
+        raw, seconds = real(model, budget, search, stop_at)
+        if len(seen) <= 2:
+            return dataclasses.replace(raw, status=Status.NO_SOLUTION, has_solution=False, objective=None), seconds
+        return raw, seconds
+
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    monkeypatch.setattr(module, "_solve", spy)
+    plan = dataclasses.replace(AUTO, full_restart_seconds=2.0)
+    ctx = Context(wait_beats_start, plan, Budget.start(100.0, seed=7), wait_beats_start.horizon, True, ("ff",))
+    answers = []
+    for found in full_model(ctx, best):
+        answers.append(found.record.status)
+        best.phases.append(found.record)
+        best.offer(found.schedule, found.span, "full")
+    assert answers == [Status.NO_SOLUTION, Status.NO_SOLUTION, Status.OPTIMAL] and best.span == 6
+    assert [seed for seed, _ in seen] == [7, run_seed(7, 1), run_seed(7, 2)]
+    assert all(limit is not None and limit <= 2.0 for _, limit in seen)
+    # an early full model (a share) is asked once, and so is the last one without the field
+    seen.clear()
+    assert len(list(full_model(ctx, Incumbent(span=6, bound=3.0), share=0.5))) == 1
+    assert len(list(full_model(_context(wait_beats_start, AUTO, limit=100.0), Incumbent(span=6, bound=3.0)))) == 1
+    assert len(seen) == 2 and seen[1][1] > 2.0  # without restarts the one ask has all the time
+
+
+def test_the_last_full_ask_takes_what_is_left(wait_beats_start: Instance, monkeypatch) -> None:
+    # with 5 s left and 2-s restarts: 2 s, then the last 3 s in one ask (not 2 + 1)
+    import rar_opt.solvers.phases as module
+
+    seen: list[float] = []
+
+    def undecided(model, budget, search="default", stop_at=None):
+        seen.append(budget.left())
+        time.sleep(budget.left())
+        return RawOutcome(Status.NO_SOLUTION, termination="time limit"), seen[-1]
+
+    monkeypatch.setattr(module, "_solve", undecided)
+    plan = dataclasses.replace(AUTO, full_restart_seconds=2.0)
+    ctx = _context(wait_beats_start, plan, limit=5.0)
+    found = list(full_model(ctx, Incumbent(span=8, bound=3.0)))
+    assert [f.record.status for f in found] == [Status.NO_SOLUTION] * 2
+    assert seen[0] <= 2.0 and 2.5 < seen[1] <= 3.1
+
+
 def test_a_plan_names_a_bad_restart() -> None:
     for bad in (0, -1.0, float("inf"), float("nan"), "8", True):
         with pytest.raises(InputError) as caught:
             dataclasses.replace(AUTO, probe_restart_seconds=bad)
         assert caught.value.where == "probe_restart_seconds"
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(AUTO, full_restart_seconds=bad)
+        assert caught.value.where == "full_restart_seconds"
 
 
 @pytest.mark.parametrize(("stop_at", "stops"), [(None, False), (8, True), (6, True), (5, False)])
@@ -582,6 +642,36 @@ def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: I
     undecided = PhaseRecord(PhaseKind.BINS, Status.NO_SOLUTION, asked=3)
     best = Incumbent(span=6, bound=3.0, phases=[undecided])
     assert [f.record.asked for f in PHASES[PhaseKind.BINS](ctx, best)][:1] == [3]
+
+
+@pytest.mark.parametrize(("cap", "most"), [(None, 25.0), (2.0, 2.0), (40.0, 25.0)])
+def test_the_bins_stage_lasts_at_most_its_seconds(wait_beats_start: Instance, monkeypatch, cap, most) -> None:
+    # Plan.bins_seconds cuts the stage's share of the time left (a quarter of 100 s here)
+    import rar_opt.solvers.phases as module
+
+    limits: list[float] = []
+
+    def spy(instance, floor, top, stage, symmetry=True):
+        limits.append(stage.limit)
+        return iter(())
+
+    monkeypatch.setattr(module, "bins_answers", spy)
+    plan = dataclasses.replace(AUTO, bins_share=0.25, bins_seconds=cap)
+    assert (
+        list(PHASES[PhaseKind.BINS](_context(wait_beats_start, plan, limit=100.0), Incumbent(span=6, bound=3.0))) == []
+    )
+    assert len(limits) == 1 and most - 0.5 < limits[0] <= most
+
+
+def test_the_large_plan_takes_its_own_bins_seconds() -> None:
+    plan = dataclasses.replace(AUTO, bins_seconds=6.0, large_bins_seconds=3.0)
+    assert plan.for_jobs(LARGE_JOBS - 1).bins_seconds == 6.0 and plan.for_jobs(LARGE_JOBS).bins_seconds == 3.0
+    assert dataclasses.replace(plan, large_bins_seconds=None).for_jobs(LARGE_JOBS).bins_seconds == 6.0
+    for where in ("bins_seconds", "large_bins_seconds"):
+        for bad in (0, -1.0, float("inf"), "4", True):
+            with pytest.raises(InputError) as caught:
+                dataclasses.replace(AUTO, **{where: bad})
+            assert caught.value.where == where
 
 
 @pytest.mark.parametrize(("floor", "found"), [(6, True), (5, False)])
