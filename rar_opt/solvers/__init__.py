@@ -6,6 +6,8 @@
   :class:`PhaseKind`, :class:`ProvedBy`);
 * :mod:`.budget`: :class:`Budget`, one call's time (a deadline with its reserves, seed, threads);
 * :mod:`.phases`: the phases of the methods over several models, one function each (:data:`PHASES`);
+* :mod:`.context`: what those phases share (the run's :class:`~.context.Context`, the
+  :class:`~.context.Incumbent`, what a phase yields, the CP-SAT solve and read-back);
 * :mod:`.status`: :class:`Status` and one table per backend;
 * :mod:`.backend`: the :class:`Backend` protocol, :class:`Capabilities`, :class:`SolveOptions`;
 * :mod:`.decompose`: the decomposition and ``auto`` methods, :func:`relaxation_bound`,

@@ -58,18 +58,9 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers import floor_lns
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.context import Context, Found, Incumbent, Phase
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import (
-    PHASES,
-    Context,
-    Found,
-    Incumbent,
-    Phase,
-    bins_answers,
-    full_model,
-    restricted,
-    search,
-)
+from rar_opt.solvers.phases import PHASES, bins_answers, full_model, restricted, search
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import report_search as report

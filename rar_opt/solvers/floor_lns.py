@@ -29,7 +29,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.formulations import modes as modes_model
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.solvers.phases import Context, Found, Incumbent
+from rar_opt.solvers.context import Context, Found, Incumbent
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.status import Status
 from rar_opt.support.checks import SOLVER_MAX_SEED, is_int, is_real, seconds_problem, seed_problem

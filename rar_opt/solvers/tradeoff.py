@@ -43,9 +43,9 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome
 from rar_opt.solvers.budget import Budget
+from rar_opt.solvers.context import MODEL_METHOD, build_seconds
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.decompose import AUTO, run_plan
-from rar_opt.solvers.phases import MODEL_METHOD, build_seconds
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish, read_back
 from rar_opt.solvers.status import Status

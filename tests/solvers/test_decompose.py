@@ -140,7 +140,7 @@ def test_a_plan_orders_its_stages_and_may_run_the_full_model_early(
     # nothing (early_closes False), the probes climb from the relaxation's 3 to 6 and prove it
     import rar_opt.solvers.phases as module
 
-    real, limits = module._solve, []
+    real, limits = module.solve_model, []
 
     def spy(model, budget, search="default", stop_at=None):
         if search != "no-lp":  # the contention-free phases
@@ -150,7 +150,7 @@ def test_a_plan_orders_its_stages_and_may_run_the_full_model_early(
             return RawOutcome(Status.NO_SOLUTION, bound=None, termination="made to say nothing"), 0.0
         return real(model, budget, search, stop_at)
 
-    monkeypatch.setattr(module, "_solve", spy)
+    monkeypatch.setattr(module, "solve_model", spy)
     plan = dataclasses.replace(NO_FLOORS, stages=("bins", "full", "probe", "full"), early_full_share=0.3)
     res = decompose(wait_beats_start, plan=plan, time_limit=30)
     kinds = [p.kind for p in res.record.phases]
@@ -169,14 +169,14 @@ def test_auto_orders_its_stages_by_the_number_of_jobs(wait_beats_start: Instance
     # with its early share; either way the record says which stages ran and proves the optimum
     import rar_opt.solvers.phases as module
 
-    real, limits = module._solve, []
+    real, limits = module.solve_model, []
 
     def spy(model, budget, search="default", stop_at=None):
         if search == "no-lp":
             limits.append(budget.limit)
         return real(model, budget, search, stop_at)
 
-    monkeypatch.setattr(module, "_solve", spy)
+    monkeypatch.setattr(module, "solve_model", spy)
     jobs = wait_beats_start.num_jobs
     plan = dataclasses.replace(NO_FLOORS, large_jobs=jobs + 1)
     assert plan.for_jobs(jobs) is plan and plan.for_jobs(jobs + 1).stages == plan.large_stages

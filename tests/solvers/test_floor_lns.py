@@ -173,7 +173,7 @@ def test_the_stage_starts_where_the_plan_says(start):
     # the best schedule has two split jobs on a server at once (the restriction refuses it as a
     # start); the searches' schedule has none: only lns_start "search" gets to search
     from rar_opt.solvers import Budget
-    from rar_opt.solvers.phases import Context, Incumbent
+    from rar_opt.solvers.context import Context, Incumbent
     from rar_opt.solvers.plan import AUTO
 
     inst, contended = _contended()

@@ -21,8 +21,9 @@ from rar_opt.instances.library import instance_path
 from rar_opt.solvers import Budget, PhaseKind, PhaseRecord, ProvedBy, SolveRecord, Status
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome, SolveOptions
 from rar_opt.solvers.budget import run_seed
+from rar_opt.solvers.context import Context, Found, Incumbent
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import PHASES, Context, Found, Incumbent, full_model
+from rar_opt.solvers.phases import PHASES, full_model
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, LARGE_JOBS
 
 from ..bruteforce import brute_force
@@ -275,7 +276,7 @@ def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     # build (plain Python, no time limit reaches it) took 125 s on our machine
     from rar_opt.formulations import cpsat
     from rar_opt.instances.generate import paper
-    from rar_opt.solvers.phases import build_seconds
+    from rar_opt.solvers.context import build_seconds
 
     inst = paper(6, jobs=160, servers=10)
     assert cpsat.count_cells(inst, 330) <= cpsat.Options().max_cells
@@ -417,7 +418,7 @@ def test_an_undecided_last_full_model_is_asked_again_with_the_next_seed(
     # seeds of run_seed in turn, and stops once the model decides; the early full model asks once
     import rar_opt.solvers.phases as module
 
-    real, seen = module._solve, []
+    real, seen = module.solve_model, []
 
     def spy(model, budget, search="default", stop_at=None):
         seen.append((budget.seed, budget.left()))
@@ -428,7 +429,7 @@ def test_an_undecided_last_full_model_is_asked_again_with_the_next_seed(
 
     best = Incumbent(bound=3.0)
     best.offer(*_restriction_schedule(wait_beats_start), "restriction")
-    monkeypatch.setattr(module, "_solve", spy)
+    monkeypatch.setattr(module, "solve_model", spy)
     plan = dataclasses.replace(AUTO, full_restart_seconds=2.0)
     ctx = Context(wait_beats_start, plan, Budget.start(100.0, seed=7), wait_beats_start.horizon, True, ("ff",))
     answers = []
@@ -457,7 +458,7 @@ def test_the_last_full_ask_takes_what_is_left(wait_beats_start: Instance, monkey
         time.sleep(budget.left())
         return RawOutcome(Status.NO_SOLUTION, termination="time limit"), seen[-1]
 
-    monkeypatch.setattr(module, "_solve", undecided)
+    monkeypatch.setattr(module, "solve_model", undecided)
     plan = dataclasses.replace(AUTO, full_restart_seconds=2.0)
     ctx = _context(wait_beats_start, plan, limit=5.0)
     found = list(full_model(ctx, Incumbent(span=8, bound=3.0)))
@@ -496,13 +497,13 @@ def test_an_early_full_model_may_stop_one_slot_above_the_floor(
     # (the test above shows that it does); the last full model never stops early
     import rar_opt.solvers.phases as module
 
-    real, asked = module._solve, []
+    real, asked = module.solve_model, []
 
     def spy(model, budget, search="default", stop_at=None):
         asked.append(stop_at)
         return real(model, budget, search, stop_at)
 
-    monkeypatch.setattr(module, "_solve", spy)
+    monkeypatch.setattr(module, "solve_model", spy)
     plan = dataclasses.replace(
         AUTO, stages=("full", "probe", "full"), early_full_share=0.5, early_full_stops_one_above=stops
     )
@@ -519,13 +520,13 @@ def test_a_later_full_model_may_search_with_another_seed(wait_beats_start: Insta
     import rar_opt.solvers.phases as module
     from rar_opt.solvers.budget import run_seed
 
-    real, seeds = module._solve, []
+    real, seeds = module.solve_model, []
 
     def spy(model, budget, search="default", stop_at=None):
         seeds.append(budget.seed)
         return real(model, budget, search, stop_at)
 
-    monkeypatch.setattr(module, "_solve", spy)
+    monkeypatch.setattr(module, "solve_model", spy)
     plan = dataclasses.replace(AUTO, stages=("full", "probe", "full"), early_full_share=0.5, full_reseed=reseed)
     ctx = Context(wait_beats_start, plan, Budget.start(30.0, seed=7), wait_beats_start.horizon, True, ("ff",))
     best = Incumbent(bound=5.0)
