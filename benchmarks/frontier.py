@@ -286,6 +286,10 @@ VARIANTS = {
         # at 24 x 8 x 150 every refutation on record took at most 3.3 s, every undecided
         # answer its whole share (about 9.4 s), time the probes then lack (twenty-sixth session)
         *(dataclasses.replace(AUTO, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap) for cap in (2.0, 4.0)),
+        # the last full model asked again with the next seed after 8 s undecided
+        # (Plan.full_restart_seconds), from the best schedule then: below LARGE_JOBS jobs it
+        # proves only where a schedule at the floor is the last question (twenty-sixth session)
+        dataclasses.replace(AUTO, name="auto-full-restart-8s", full_restart_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
