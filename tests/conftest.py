@@ -27,7 +27,7 @@ from .helpers import (
 
 settings.register_profile(
     "ci",
-    max_examples=60,
+    max_examples=30,  # 60 until 2026-12-06: the suite had grown past CI's 20 minutes on a slower machine
     deadline=None,
     derandomize=True,  # CI is reproducible; the "thorough" profile searches afresh
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],

@@ -76,7 +76,7 @@ def test_experiment(tmp_path: Path) -> None:
     _ended_by_ctrl_c(out, took)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # two workers: the slow tier
 def test_study_keeps_its_rows_and_resumes(tmp_path: Path, workers: int) -> None:
     args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "12"]
     args += ["--quiet", "--workers", str(workers)]
@@ -101,7 +101,7 @@ def test_solve_for_the_total_says_the_signal_ended_it(tmp_path: Path) -> None:
     assert "interrupted (signal 2)" in stopped, out.stdout
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # two workers: the slow tier
 def test_experiment_writes_the_runs_finished(tmp_path: Path, workers: int) -> None:
     # `experiment servers --seeds 0 1 2 -o e.json` stopped by Ctrl-C said "what was finished is
     # kept" and wrote no file; now it writes every run finished before the signal, marked

@@ -123,11 +123,11 @@ def test_search_hands_on_checked_schedules_whose_completions_are_the_models(fron
 
 def test_the_same_seed_gives_the_same_schedule(frontier_like):
     inst, start = frontier_like
-    params = floor_lns.Params(steps=20, step_work=0.05)
+    params = floor_lns.Params(steps=10, step_work=0.05)
     runs = [floor_lns.search(inst, start, 1, seed=7, params=params) for _ in range(2)]
     assert runs[0].refused is None and runs[0].schedule is not None
     assert runs[0].schedule.to_dict() == runs[1].schedule.to_dict()
-    assert runs[0].progress == runs[1].progress and runs[0].steps == runs[1].steps == 20
+    assert runs[0].progress == runs[1].progress and runs[0].steps == runs[1].steps == 10
 
 
 @pytest.mark.parametrize(

@@ -771,7 +771,7 @@ def test_every_stage_name_has_its_phase_in_the_run() -> None:
     assert staged[0][1] is not PHASES[PhaseKind.FULL] and staged[-1][1] is PHASES[PhaseKind.FULL]  # early, last
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(micro_instances())
 def test_the_restriction_by_a_slot_gives_only_checked_schedules_by_that_slot(inst: Instance) -> None:
     # restriction_by never claims what is not there: below the brute-force optimum it finds

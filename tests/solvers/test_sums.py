@@ -220,7 +220,11 @@ def test_restarted_runs_get_distinct_valid_seeds_the_first_being_the_seed_itself
 
 @pytest.mark.parametrize(
     ("restarts", "race", "kinds"),
-    [(1, 1.0, ("both",)), (2, 0.5, ("none",)), (1, 0.5, ("none", "both"))],  # before, shipped, mixed
+    [  # before, shipped, mixed: the shipped setting in every tier, the others in the slow one
+        pytest.param(1, 1.0, ("both",), marks=pytest.mark.slow),
+        (2, 0.5, ("none",)),
+        pytest.param(1, 0.5, ("none", "both"), marks=pytest.mark.slow),
+    ],
 )
 def test_the_backfill_phase_races_each_rule_then_continues_the_best(
     monkeypatch: pytest.MonkeyPatch, restarts: int, race: float, kinds: tuple[str, ...]

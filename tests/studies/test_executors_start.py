@@ -74,7 +74,9 @@ def _ctrl_c_while_workers_start(argv: list[str], delay: float, cwd: Path) -> sub
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.3, 0.8])
+@pytest.mark.parametrize(
+    "delay", [0.0, pytest.param(0.3, marks=pytest.mark.slow), pytest.param(0.8, marks=pytest.mark.slow)]
+)
 def test_ctrl_c_while_the_workers_start_is_one_line(tmp_path: Path, delay: float) -> None:
     args = ["study", "run", "s.db", "--family", "tiny", "--count", "6", "--time-limit", "5", "--quiet"]
     argv = [sys.executable, "-m", "rar_opt", *args, "--workers", "2"]
