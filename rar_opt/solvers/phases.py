@@ -296,9 +296,10 @@ def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
     (the stage :func:`gpu_bins`, or the bins after an undecided step probe in :func:`probes`)."""
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
-    stage, cap, left = ctx.budget.share(share), ctx.plan.bins_seconds, ctx.budget.left()
+    cap, left = ctx.plan.bins_seconds, ctx.budget.left()
     if cap is not None and left is not None and left * share > cap:  # Plan.bins_seconds
-        stage = ctx.budget.share(cap / left)
+        share = cap / left
+    stage = ctx.budget.share(share)
     for asked, raw, seconds in bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry):
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
