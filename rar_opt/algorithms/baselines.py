@@ -251,10 +251,15 @@ def _finish(
 
 
 def _bisected(
-    instance: Instance, name: str, params: BisectedParams, make_rule: Callable[[], PlacementRule]
+    instance: Instance,
+    name: str,
+    params: BisectedParams,
+    make_rule: Callable[[], PlacementRule],
+    seed: int | None = None,
 ) -> PolicyResult:
     """Bisect a load limit for the rule ``make_rule`` gives (a fresh rule per trial, so a
-    seeded rule draws the same numbers in every trial)."""
+    seeded rule draws the same numbers in every trial); ``seed``: the seed such a rule
+    draws with, recorded in the schedule (None for a rule that draws nothing)."""
     weight = estimate(instance, params.estimator).weight
     order = job_order(instance, params.order)
     # under the paper's rule a trial that cannot beat the best so far is stopped early
@@ -262,7 +267,7 @@ def _bisected(
     cache = ThetaCache(lambda th: run_list(instance, order, make_rule(), th, weight, cutoff=incumbent))
     best, theta, tried = bisect_theta(instance.horizon, cache, params.bisection, incumbent)
     run = {"theta": theta, "trials": cache.runs, "trials_requested": tried, "thetas_tried": tried}
-    return _finish(instance, best, name, params, (order, make_rule), **run)
+    return _finish(instance, best, name, params, (order, make_rule), **run, seed=seed)
 
 
 def first_fit_policy(instance: Instance, params: BisectedParams | None = None) -> PolicyResult:
@@ -274,7 +279,7 @@ def list_scheduling_policy(instance: Instance, params: LsParams | None = None) -
     """ls: the least loaded eligible GPUs (ties by index or at random), its own bisected limit."""
     p = params or LsParams()
     if p.tie_break == "random":
-        return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded_random(p.seed)))
+        return _bisected(instance, "ls", p, lambda: eligible_rule(least_loaded_random(p.seed)), seed=p.seed)
     return _bisected(instance, "ls", p, lambda: least_loaded_rule)
 
 

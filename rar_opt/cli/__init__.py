@@ -162,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if output is not None:
             check_output(output)
             check_not_an_input(args)
+            for beside in getattr(args, "beside_output", lambda _: [])(output):  # files written beside -o
+                check_output(beside)
+                check_not_an_input(args, beside, "the figure's provenance file")
         # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
             with graceful_stops() if graceful else contextlib.nullcontext():

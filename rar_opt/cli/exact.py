@@ -24,6 +24,7 @@ from rar_opt.cli.output import (
     emit_json,
     emit_table,
     fmt,
+    stamped,
 )
 from rar_opt.errors import InputError
 from rar_opt.formulations import FORMULATIONS
@@ -232,7 +233,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if (missing := missing_backend(formulation, args.backend)) is not None:  # before any work
         raise InputError(f"{formulation} cannot be solved on this install: {missing}", where=_backend_flag(args))
     # the limit is the wall clock of the whole command: what the start-up used is gone
-    time_limit = after_startup(args.time_limit, seconds_since_start())
+    startup = seconds_since_start()
+    time_limit = after_startup(args.time_limit, startup)
     try:
         with clock_bar(args, time_limit):
             res = solve(
@@ -259,13 +261,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
     options = {**res.record.options, "time_limit": args.time_limit}
     res = restamp(res, record=dataclasses.replace(res.record, options=options))
     _write_schedule(args, res.schedule, f"the solve ended {res.status} without a schedule")
-    out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit, "provenance": provenance()}
+    out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
+    out |= {"startup_s": round(startup, 3), "provenance": provenance()}  # the limit counts the start-up too
     if model_spec is not None:  # the options themselves are in the record
         out["model_spec"] = model_spec
     if args.json:
         emit_json(out)
     else:
         keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
+        keys += ("startup_s",) if args.time_limit is not None else ()
         record = res.record
         rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon"))]
         multiplier, scale = record.options.get("lexicographic_multiplier"), record.options.get("objective_scale")
@@ -286,9 +290,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if record.auto_choice is not None:
             rows.append(("auto", record.auto_choice))
         emit_table(rows)
+        planned = (record.options.get("plan") or {}).get("heuristics") or ()
         for phase in record.phases:
             print(
-                f"phase {phase.name}: {phase.status}{_gloss(phase)}, objective {fmt(phase.objective)}, "
+                f"phase {phase.name}: {phase.status}{_gloss(phase, planned)}, objective {fmt(phase.objective)}, "
                 f"bound {fmt(phase.bound)}, {round(phase.seconds, 3)} s"
             )
         if res.message:
@@ -331,7 +336,7 @@ def _write_schedule(args: argparse.Namespace, schedule: Any, why_not: str) -> No
     why nothing was written."""
     output = args.output
     if output and schedule is not None:
-        schedule.write(output, dense=args.dense)
+        stamped(schedule).write(output, dense=args.dense)
     elif output:
         print(f"note: {why_not}; {output} was not written", file=sys.stderr)
 
@@ -342,7 +347,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     instance = Instance.read(instance_path(args.instance))
     # the limit is the wall clock of the whole command (a bad one is refused by probe)
-    time_limit = after_startup(args.time_limit, seconds_since_start())
+    startup = seconds_since_start()
+    time_limit = after_startup(args.time_limit, startup)
     try:
         with clock_bar(args, time_limit):
             answer = probe(
@@ -362,7 +368,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     answer = dataclasses.replace(answer, record=dataclasses.replace(answer.record, time_limit=args.time_limit))
     answer = answer.stamped()
     _write_schedule(args, answer.schedule, f"no schedule was found ({answer.status})")
-    out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit, "provenance": provenance()}
+    out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit}
+    out |= {"startup_s": round(startup, 3), "provenance": provenance()}  # the limit counts the start-up too
     if args.json:
         emit_json(out)
         return EXIT_OK
@@ -509,11 +516,15 @@ def _bounds_line(found: dict[str, Any], instance: Instance) -> str:
     return "lower bounds (docs/exactness.md): " + ", ".join(parts)
 
 
-def _gloss(phase: Any) -> str:
+def _gloss(phase: Any, planned: Sequence[str] = ()) -> str:
     """What a probe's or the GPU bins' status means, in words (docs/formats.md): a probe or
-    the bins with no answer in their time are undecided, not a proof of anything."""
+    the bins with no answer in their time are undecided, not a proof of anything; the
+    heuristics phase names the ``planned`` policies that the clock or a signal left unrun."""
     from rar_opt.solvers import PhaseKind, Status
 
+    if phase.kind == PhaseKind.HEURISTICS and phase.tried is not None:
+        unrun = [name for name in planned if name not in phase.tried]
+        return f" (stopped by the clock or a signal before {', '.join(unrun)})" if unrun else ""
     if phase.kind not in (PhaseKind.PROBE, PhaseKind.BINS):
         return ""
     if phase.status == Status.NO_SOLUTION:

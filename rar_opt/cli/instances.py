@@ -21,6 +21,7 @@ from rar_opt.cli.output import (
     progress,
     require_matplotlib,
     show_progress,
+    stamped,
 )
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
@@ -135,7 +136,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allow-infeasible", action="store_true", help="draw an infeasible schedule with its violations marked"
     )
-    p.set_defaults(func=cmd_plot)
+    p.set_defaults(func=cmd_plot, beside_output=_plot_record)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -288,7 +289,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
     shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
     # the schedule's record carries the realized shares too
-    recorded = schedule.with_meta({**schedule.meta, "shares": shares.to_dict()})
+    recorded = stamped(schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}))
     if args.output:
         recorded.write(args.output, dense=args.dense)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
@@ -333,6 +334,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
     figure, record = written
     print(f"written: {figure} and, beside it, {record} (what the figure was drawn from)")
     return EXIT_OK
+
+
+def _plot_record(figure: str) -> list[str]:
+    """The file ``plot`` writes beside its figure (checked with ``-o`` before any work)."""
+    from rar_opt.plotting.schedule import provenance_path
+
+    return [str(provenance_path(figure))]
 
 
 def _reference(text: str | None) -> str | tuple[int, int] | None:

@@ -20,6 +20,7 @@ from rar_opt.check import CheckReport, check
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.support.jsonio import STDOUT, output_kind
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -149,11 +150,14 @@ def emit_simulation(
                 for j, c in enumerate(res.completion)
             ]
             emit_table(rows, ("job", "gpus", "start", "placement", "completion"))
-        else:
+        elif file is not None and output_kind(file) == "file":  # a file to read again
             print(
                 f"jobs: {instance.num_jobs}, each with its start and placement in {file}; the per-job table: "
                 f"--table, or rar-opt simulate INSTANCE {file}"
             )
+        else:  # the standard output or a stream (/dev/null, a pipe): nothing to read back
+            where = "the standard output" if file in (None, STDOUT) else file
+            print(f"jobs: {instance.num_jobs}, written to {where}; the per-job table: --table")
         for v in report.violations:
             print(f"violation {v}")
         for row in out.get("trace", []):
@@ -278,6 +282,15 @@ def require_matplotlib(where: str) -> None:
         raise InputError(why, where=where)
 
 
+def stamped(schedule: Schedule) -> Schedule:
+    """``schedule`` with the code that wrote it in its meta (``provenance``: rar-opt's version
+    and revision, Python's and the key packages'), as every file the command line writes
+    records it."""
+    from rar_opt.support.provenance import provenance
+
+    return schedule.with_meta({**schedule.meta, "provenance": provenance()})
+
+
 def check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any work is done
     (what ``-o`` does with each kind of path: :func:`rar_opt.support.jsonio.atomic_target`)."""
@@ -313,11 +326,12 @@ INPUTS = (
 """The arguments that name a file a command reads (their ``dest``), and what each file is."""
 
 
-def check_not_an_input(args: argparse.Namespace) -> None:
+def check_not_an_input(args: argparse.Namespace, written: str | None = None, what_written: str = "the output") -> None:
     """Refuse an ``-o`` path that is one of the command's own input files (the same file
     by identity, :func:`os.path.samefile`: another spelling or a link to it counts), before
-    any work is done: writing it would replace what the command reads."""
-    output = getattr(args, "output", None)
+    any work is done: writing it would replace what the command reads. ``written``: another
+    file the command writes beside ``-o`` (``plot``'s provenance file), named ``what_written``."""
+    output = written if written is not None else getattr(args, "output", None)
     if not output or output == "-":
         return
     folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
@@ -336,7 +350,9 @@ def check_not_an_input(args: argparse.Namespace) -> None:
             if path is None or not _same_file(output, path):
                 continue
             named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
-            raise InputError(f"the output would overwrite the input {what}{named}; give -o another path", file=output)
+            raise InputError(
+                f"{what_written} would overwrite the input {what}{named}; give -o another path", file=output
+            )
 
 
 def _input_file(name: str, dest: str) -> str | None:

@@ -22,7 +22,7 @@ from rar_opt.errors import InputError
 from rar_opt.gpu_ids import assign_gpu_ids
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.support.jsonio import atomic_target, dump_json
+from rar_opt.support.jsonio import atomic_target, dump_json, writable_problem
 from rar_opt.support.provenance import caption as caption_text
 from rar_opt.support.provenance import provenance
 
@@ -48,6 +48,9 @@ def plot_schedule(
     fmt = Path(path).suffix.lstrip(".").lower()
     if fmt not in FORMATS:
         raise InputError(f"the file name must end in {', '.join('.' + f for f in FORMATS)}", file=str(path))
+    record_path = provenance_path(path)
+    if (problem := writable_problem(record_path)) is not None:  # before any drawing: both files or neither
+        raise InputError(f"the figure's provenance file {problem}", file=str(record_path))
     schedule.require_matches(instance)
     report = check(instance, schedule)
     if not report.feasible and not allow_infeasible:
@@ -71,23 +74,23 @@ def plot_schedule(
     fig.tight_layout()
     what = f"{instance.name}, schedule by {schedule.meta.get('method') or 'an unnamed method'}"
     add_caption(fig, what)
-    with atomic_target(path, suffix=f".{fmt}") as tmp:
-        fig.savefig(tmp, dpi=130, format=fmt)
-    plt.close(fig)
-    dump_json(
-        {
-            "figure": Path(path).name,
-            "caption": caption_text(what),
-            "instance": instance.name,
-            "instance_meta": dict(instance.meta),
-            "schedule_meta": dict(schedule.meta),
-            "feasible": report.feasible,
-            "makespan": report.result.makespan,
-            "drawn_with": provenance(),
-        },
-        provenance_path(path),
-    )
-    return [Path(path), provenance_path(path)]
+    record = {
+        "figure": Path(path).name,
+        "caption": caption_text(what),
+        "instance": instance.name,
+        "instance_meta": dict(instance.meta),
+        "schedule_meta": dict(schedule.meta),
+        "feasible": report.feasible,
+        "makespan": report.result.makespan,
+        "drawn_with": provenance(),
+    }
+    try:  # the record is written inside the figure's block: a record that fails leaves no figure
+        with atomic_target(path, suffix=f".{fmt}") as tmp:
+            fig.savefig(tmp, dpi=130, format=fmt)
+            dump_json(record, record_path)
+    finally:
+        plt.close(fig)
+    return [Path(path), record_path]
 
 
 def provenance_path(figure: str | Path) -> Path:

@@ -80,6 +80,16 @@ def test_rand_depends_on_its_seed() -> None:
     assert len({run_policy(inst, "rand", seed=s).schedule.placements for s in range(4)}) > 1
 
 
+def test_a_seed_drawn_with_is_recorded_and_one_never_drawn_is_not() -> None:
+    """meta.seed names the seed a schedule's random draws came from (docs/formats.md): the
+    random tie-break of ls draws, its index tie-break and lpt draw nothing."""
+    inst = paper(0, jobs=40, servers=6)
+    assert run_policy(inst, "ls", tie_break="random", seed=5).record()["seed"] == 5
+    assert run_policy(inst, "rand", seed=5).record()["seed"] == 5
+    assert run_policy(inst, "ls", seed=5).record()["seed"] is None
+    assert run_policy(inst, "lpt").record()["seed"] is None
+
+
 def test_bad_params_are_input_errors(paper_instance: Instance) -> None:
     with pytest.raises(InputError, match="lambda"):
         run_policy(paper_instance, "sjf-bco", lam=0.5)

@@ -51,6 +51,9 @@ def test_schedule_json_holds_what_the_file_holds(tmp_path, capsys) -> None:
     assert data["meta"] == written["meta"]
     assert data["meta"]["seed"] == 3 and data["meta"]["params"]["seed"] == 3 and data["meta"]["params"]["mode"]
     assert data["meta"]["exceeds_horizon"] is False and data["meta"]["rar_opt"]
+    from rar_opt.support.provenance import provenance
+
+    assert written["meta"]["provenance"] == json.loads(json.dumps(provenance()))  # the code that wrote it
     assert data["servers"] == written["servers"] and data["jobs"] == written["jobs"]
     schedule = Schedule.read(path)
     assert [job["start"] for job in data["jobs"]] == list(schedule.starts)
@@ -89,6 +92,9 @@ def test_solve_records_the_time_limit_given_in_the_file_and_the_json(tmp_path, c
     assert written["meta"]["options"]["time_limit"] == 10.0
     assert data["time_limit"] == 10.0 and data["options"]["time_limit"] == 10.0
     assert written["meta"]["options"] == data["options"]
+    assert written["meta"]["provenance"] == data["provenance"]
+    # what the limit lost before the solve began (here: all of pytest's run so far) is on record
+    assert data["startup_s"] > 0 and data["runtime_s"] < 10.0
     Schedule.read(path)  # and the file still reads
 
 
@@ -108,7 +114,7 @@ def test_probe_file_records_the_run_and_reads_back(tmp_path, capsys) -> None:
         True,
         "no-lp",
     )
-    assert options["schedule_makespan"] == 6 and options["seconds"] == data["seconds"]
+    assert options["schedule_makespan"] == 6 and options["seconds"] == data["seconds"] and data["startup_s"] > 0
     assert meta["versions"]["rar-opt"] == __version__ and meta["versions"]["ortools"] == meta["solver"]["version"]
     # the file is still a schedule of the instance: simulate reads it and finds the same makespan
     simulated = _json(capsys, "simulate", "wait-beats-start", str(path))

@@ -203,6 +203,9 @@ def test_solve_says_what_an_unproven_run_rests_on() -> None:
     assert _gloss(refuted) == " (refuted: no schedule ends by 57)"
     assert _gloss(relaxed) == " (a relaxed solution: the floor stands)"
     assert _gloss(floor) == ""
+    cut = PhaseRecord(PhaseKind.HEURISTICS, Status.FEASIBLE, objective=327, tried={"sjf-bco": 327, "ls": 330})
+    assert _gloss(cut, ("sjf-bco", "ls", "lpt", "pack")) == " (stopped by the clock or a signal before lpt, pack)"
+    assert _gloss(cut, ("sjf-bco", "ls")) == ""
     phases = (floor, undecided, refuted, relaxed)
     assert _bound_source(phases, 58.0) == "gpu bins 57" and _bound_source(phases, 57.0) == "floor"
     assert _bound_source(phases, None) is None

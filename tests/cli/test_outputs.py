@@ -71,7 +71,9 @@ def test_dash_is_the_standard_output_and_the_report_goes_to_stderr() -> None:
 @pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
 def test_character_devices_are_written_never_replaced() -> None:
     before = os.stat("/dev/null")
-    assert run("schedule", TINY, "-o", "/dev/null").returncode == 0
+    out = run("schedule", TINY, "-o", "/dev/null")
+    assert out.returncode == 0
+    assert "written to /dev/null" in out.stdout and "simulate" not in out.stdout  # nothing there to read back
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
 

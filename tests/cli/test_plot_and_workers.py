@@ -50,6 +50,39 @@ def test_the_format_follows_the_file_name(tmp_path, suffix: str, magic: bytes) -
     assert out.returncode == 2 and "must end in .png, .pdf, .svg" in out.stderr
 
 
+def test_the_provenance_file_never_replaces_an_input(tmp_path) -> None:
+    """plot writes NAME.provenance.json beside NAME.png: a schedule or instance of that name
+    is refused before any work, as -o itself is, and both inputs stay as they were."""
+    pytest.importorskip("matplotlib")
+    schedule = tmp_path / "g.provenance.json"
+    schedule.write_bytes(OPTIMAL.read_bytes())
+    instance = tmp_path / "h.provenance.json"
+    instance.write_bytes(WAIT.read_bytes())
+    for inst, sched, figure in ((WAIT, schedule, "g.png"), (instance, OPTIMAL, "h.png")):
+        out = run("plot", str(inst), str(sched), "-o", str(tmp_path / figure))
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert "provenance file would overwrite the input" in out.stderr
+        assert not (tmp_path / figure).exists()
+    assert schedule.read_bytes() == OPTIMAL.read_bytes() and instance.read_bytes() == WAIT.read_bytes()
+
+
+def test_a_provenance_file_that_cannot_be_written_leaves_no_figure(tmp_path) -> None:
+    """Both files or neither: a directory where the record goes is refused up front (the
+    command line), and by the drawing function itself before it draws."""
+    pytest.importorskip("matplotlib")
+    from rar_opt import Instance, Schedule
+    from rar_opt.errors import InputError
+    from rar_opt.plotting.schedule import plot_schedule
+
+    (tmp_path / "g.provenance.json").mkdir()
+    out = run("plot", str(WAIT), str(OPTIMAL), "-o", str(tmp_path / "g.png"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "g.provenance.json" in out.stderr
+    assert not (tmp_path / "g.png").exists()
+    with pytest.raises(InputError, match="provenance file"):
+        plot_schedule(Instance.read(WAIT), Schedule.read(OPTIMAL), tmp_path / "g.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.provenance.json"]
+
+
 def test_enumeration_of_the_paper_instance_is_refused_before_listing() -> None:
     """It used to list every placement over 20 servers first (11 minutes)."""
     from rar_opt import Instance

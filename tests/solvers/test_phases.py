@@ -58,6 +58,25 @@ def test_the_heuristics_phase_keeps_the_best_policy(wait_beats_start: Instance) 
     assert list(PHASES[PhaseKind.HEURISTICS](_context(wait_beats_start, policies=()), Incumbent())) == []
 
 
+def test_the_heuristics_phase_runs_its_grace_past_the_clock(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clock run out before the phase began (the start-up ate the limit): every policy
+    still runs within HEURISTICS_GRACE; with no grace the first alone does, as before."""
+    from rar_opt.solvers import phases
+
+    def spent() -> Context:
+        budget = Budget(limit=0.01, began=time.perf_counter() - 1.0)
+        return Context(wait_beats_start, AUTO, budget, wait_beats_start.horizon, True, ("sjf-bco", "ls", "lpt"))
+
+    assert spent().budget.expired()
+    found = _only(list(phases.heuristics(spent(), Incumbent())))
+    assert list(found.record.tried) == ["sjf-bco", "ls", "lpt"]
+    monkeypatch.setattr(phases, "HEURISTICS_GRACE", 0.0)
+    found = _only(list(phases.heuristics(spent(), Incumbent())))
+    assert list(found.record.tried) == ["sjf-bco"] and found.span == found.record.tried["sjf-bco"]
+
+
 def test_the_floor_phase_reports_each_bound_and_the_best(wait_beats_start: Instance) -> None:
     found = _only(list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start), Incumbent())))
     assert found.record.status == Status.BOUND and found.record.bound == max(found.record.floors.values()) == 6
