@@ -268,8 +268,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
     else:
-        keys = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct", "runtime_s", "solver_s")
-        keys += ("startup_s",) if args.time_limit is not None else ()
+        keys: tuple[str, ...] = ("instance", "status", "objective", "bound", "gap", "makespan", "avg_jct")
+        keys += ("runtime_s", "solver_s", *(("startup_s",) if args.time_limit is not None else ()))
         record = res.record
         rows = [(k, out[k]) for k in keys] + [("horizon", record.options.get("horizon"))]
         multiplier, scale = record.options.get("lexicographic_multiplier"), record.options.get("objective_scale")
