@@ -13,6 +13,8 @@ JSON layout: docs/formats.md section 2 ("rar-opt/instance", version 1).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -334,6 +336,15 @@ class Instance:
             "jobs": [job.to_dict() for job in self.jobs],
             "meta": dict(self.meta),
         }
+
+    def data_digest(self) -> str:
+        """The SHA-256 of what a schedule is judged on (the format, the horizon, the cluster,
+        the jobs; not the name or the meta), as canonical JSON: a schedule file records it as
+        ``meta.instance_sha256`` (docs/formats.md section 3), so that a schedule read against
+        an instance whose numbers changed since can be told apart from one made for it."""
+        data = {key: value for key, value in self.to_dict().items() if key not in ("name", "meta")}
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
     @classmethod
     def from_dict(cls, data: Any) -> Instance:

@@ -22,6 +22,18 @@ def test_instance_json_round_trip(tmp_path_factory, inst: Instance) -> None:
     assert back == inst
     assert back.meta == inst.meta
     assert back.to_dict() == inst.to_dict()
+    assert back.data_digest() == inst.data_digest()  # what a schedule file records survives the file
+
+
+@given(inst=tiny_instances())
+def test_the_data_digest_follows_the_numbers_not_the_name(inst: Instance) -> None:
+    renamed = dataclasses.replace(inst, name=inst.name + "-b", meta={"note": "another label"})
+    assert renamed.data_digest() == inst.data_digest()
+    job = inst.jobs[0]
+    longer = dataclasses.replace(job, iterations=job.iterations + 1)
+    changed = dataclasses.replace(inst, jobs=(longer, *inst.jobs[1:]))
+    assert changed.data_digest() != inst.data_digest()
+    assert dataclasses.replace(inst, horizon=inst.horizon + 1).data_digest() != inst.data_digest()
 
 
 def test_paper_instance_round_trips_exactly(paper_instance: Instance, tmp_path) -> None:

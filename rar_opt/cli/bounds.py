@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
             dest=_dest(bound),
             help=f"seconds for {bound.name}: {bound.summary} (default {bound.default_seconds:g}; 0: leave it out)",
         )
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="CP-SAT's seed for the relaxations, 0..2**31-1 (default 0)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_bounds)
 

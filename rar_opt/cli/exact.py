@@ -99,7 +99,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
     )
-    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed, 0..2**31-1 (default 0)")
     add_schedule_output(p, "schedule file to write (when one was found)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_solve)
@@ -140,7 +140,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"
     )
-    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed, 0..2**31-1 (default 0)")
     add_schedule_output(p, "schedule file to write (when one ends by H)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_probe)
@@ -186,7 +186,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "makespan and the flow LP's bound on the total completion time (the average JCT's ratio); default 10, "
         "0: the cheap bounds only; not part of --exact's solve, which has its own --time-limit",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the seeded policies and the solvers (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the seeded policies and the solvers, 0..2**31-1 (default 0)"
+    )
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_compare)
 
@@ -260,7 +262,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     # method records one, is the solver's share)
     options = {**res.record.options, "time_limit": args.time_limit}
     res = restamp(res, record=dataclasses.replace(res.record, options=options))
-    _write_schedule(args, res.schedule, f"the solve ended {res.status} without a schedule")
+    _write_schedule(args, instance, res.schedule, f"the solve ended {res.status} without a schedule")
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
     out |= {"startup_s": round(startup, 3), "provenance": provenance()}  # the limit counts the start-up too
     if model_spec is not None:  # the options themselves are in the record
@@ -331,12 +333,12 @@ def _cap_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _write_schedule(args: argparse.Namespace, schedule: Any, why_not: str) -> None:
+def _write_schedule(args: argparse.Namespace, instance: Instance, schedule: Any, why_not: str) -> None:
     """Write ``schedule`` to ``-o`` (in the form ``--dense`` asks) when there is one; else say
     why nothing was written."""
     output = args.output
     if output and schedule is not None:
-        stamped(schedule).write(output, dense=args.dense)
+        stamped(schedule, instance).write(output, dense=args.dense)
     elif output:
         print(f"note: {why_not}; {output} was not written", file=sys.stderr)
 
@@ -367,7 +369,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     # as for solve: the limit as given, in the record and in the schedule's meta
     answer = dataclasses.replace(answer, record=dataclasses.replace(answer.record, time_limit=args.time_limit))
     answer = answer.stamped()
-    _write_schedule(args, answer.schedule, f"no schedule was found ({answer.status})")
+    _write_schedule(args, instance, answer.schedule, f"no schedule was found ({answer.status})")
     out = {"instance": instance.name, **answer.summary(), "time_limit": args.time_limit}
     out |= {"startup_s": round(startup, 3), "provenance": provenance()}  # the limit counts the start-up too
     if args.json:

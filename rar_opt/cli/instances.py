@@ -22,6 +22,7 @@ from rar_opt.cli.output import (
     require_matplotlib,
     show_progress,
     stamped,
+    warn_if_made_for_other_data,
 )
 from rar_opt.errors import InputError
 from rar_opt.instance import Instance
@@ -41,7 +42,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add this module's subcommands to ``sub``."""
     p = sub.add_parser("generate", parents=[common], help="generate a seeded instance")
     p.add_argument("kind", choices=sorted(GENERATORS))
-    p.add_argument("--seed", type=int, required=True, help="seed of the generator's draws (required)")
+    p.add_argument("--seed", type=int, required=True, help="seed of the generator's draws, 0..2**63-1 (required)")
     p.add_argument("--jobs", type=int, help="number of jobs (default: 160 for the paper kinds; tiny: drawn)")
     p.add_argument("--servers", type=int, help="number of servers (default: 20 for the paper kinds; tiny: drawn)")
     p.add_argument(
@@ -63,7 +64,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="CSV: submit[UNIT], gpus, duration[UNIT] and/or iterations, name (docs/formats.md)")
     p.add_argument("--servers", type=int, required=True, help="number of servers")
     p.add_argument("--server-gpus", type=int, help="GPUs per server (default: drawn from 4, 8, 16, 32 by --seed)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the calibration's draws (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the calibration's draws, 0..2**31-1 (default 0)")
     p.add_argument("--slot", default="1min", help="length of a slot with its unit: 30s, 1min, 0.5h (default 1min)")
     p.add_argument("--horizon", type=int, help="T in slots (default: last release + every job's worst time)")
     p.add_argument(
@@ -229,6 +230,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         schedule.require_matches(instance)
     except InputError as exc:
         raise exc.in_file(args.schedule) from None
+    warn_if_made_for_other_data(instance, schedule, args.schedule)
     return emit_simulation(instance, schedule, args.json, trace=args.trace, source=args.schedule)
 
 
@@ -289,7 +291,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     judged = check(instance, schedule)  # judged once: the shares and the report use its simulation
     shares = realized_shares(instance, schedule, sim=judged.result if judged.feasible else None)
     # the schedule's record carries the realized shares too
-    recorded = stamped(schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}))
+    recorded = stamped(schedule.with_meta({**schedule.meta, "shares": shares.to_dict()}), instance)
     if args.output:
         recorded.write(args.output, dense=args.dense)
     extra.update({"theta": result.theta, "kappa": result.kappa, "trials": result.trials})
@@ -331,6 +333,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         written = plot_schedule(instance, schedule, args.output, allow_infeasible=args.allow_infeasible)
     except InputError as exc:
         raise (exc if exc.file else exc.in_file(args.schedule)) from None
+    warn_if_made_for_other_data(instance, schedule, args.schedule)
     figure, record = written
     print(f"written: {figure} and, beside it, {record} (what the figure was drawn from)")
     return EXIT_OK

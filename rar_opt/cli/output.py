@@ -282,13 +282,26 @@ def require_matplotlib(where: str) -> None:
         raise InputError(why, where=where)
 
 
-def stamped(schedule: Schedule) -> Schedule:
+def stamped(schedule: Schedule, instance: Instance) -> Schedule:
     """``schedule`` with the code that wrote it in its meta (``provenance``: rar-opt's version
-    and revision, Python's and the key packages'), as every file the command line writes
-    records it."""
+    and revision, Python's and the key packages') and the digest of the instance it was made
+    for (``instance_sha256``), as every schedule file the command line writes records them."""
     from rar_opt.support.provenance import provenance
 
-    return schedule.with_meta({**schedule.meta, "provenance": provenance()})
+    return schedule.with_meta({**schedule.meta, "provenance": provenance(), "instance_sha256": instance.data_digest()})
+
+
+def warn_if_made_for_other_data(instance: Instance, schedule: Schedule, file: str) -> None:
+    """A warning on stderr when the schedule file ``file`` records the digest of an instance
+    whose numbers differ from ``instance``'s (same name and shape, other data): it is judged
+    on the instance as it is now. Files without the digest (older, or written by hand) pass."""
+    recorded = schedule.meta.get("instance_sha256")
+    if isinstance(recorded, str) and recorded != instance.data_digest():
+        print(
+            f"warning: {file}: made for other data of instance {instance.name!r} (meta.instance_sha256 "
+            "differs): it is judged on the instance as given",
+            file=sys.stderr,
+        )
 
 
 def check_output(path: str) -> None:

@@ -36,7 +36,7 @@ def _family_options(p: argparse.ArgumentParser) -> None:
         type=float,
         help=f"offered load of the Poisson arrivals of {', '.join(ARRIVAL_FAMILIES)} (default {DEFAULT_LOAD:g})",
     )
-    p.add_argument("--seed", type=int, default=0, help="the first instance seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="the first instance seed, 0..2**63-1 (default 0)")
     p.add_argument("--jobs", type=int, help="jobs per instance (default: the generator's)")
     p.add_argument("--servers", type=int, help="servers per instance (default: the generator's)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve (default 60)")

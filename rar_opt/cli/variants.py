@@ -41,7 +41,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance files or library names")
     p.add_argument("--models", metavar="DIR", help="a folder of model specs (default: the bundled models/)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (LP, root, final; default 60)")
-    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed, 0..2**31-1 (default 0)")
     p.add_argument("-o", "--output", help="write the table as JSON (with versions, seed and solver options)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_variants)

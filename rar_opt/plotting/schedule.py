@@ -79,6 +79,7 @@ def plot_schedule(
         "caption": caption_text(what),
         "instance": instance.name,
         "instance_meta": dict(instance.meta),
+        "instance_sha256": instance.data_digest(),
         "schedule_meta": dict(schedule.meta),
         "feasible": report.feasible,
         "makespan": report.result.makespan,

@@ -236,6 +236,23 @@ def test_schedule_imports_neither_pyomo_nor_ortools(tmp_path: Path) -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_a_schedule_read_against_changed_numbers_is_judged_with_a_warning(tmp_path: Path) -> None:
+    """A schedule file records the digest of its instance's data: simulate and plot warn when
+    the instance given (same name, same shape) has other numbers, and judge it all the same."""
+    import dataclasses
+
+    inst = tiny(7)
+    inst.write(tmp_path / "i.json")
+    assert run("schedule", str(tmp_path / "i.json"), "-o", str(tmp_path / "s.json")).returncode == 0
+    same = run("simulate", str(tmp_path / "i.json"), str(tmp_path / "s.json"))
+    assert same.returncode == 0 and "warning" not in same.stderr
+    dataclasses.replace(inst, horizon=inst.horizon + 1).write(tmp_path / "edited.json")  # still feasible there
+    out = run("simulate", str(tmp_path / "edited.json"), str(tmp_path / "s.json"))
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert f"warning: {tmp_path / 's.json'}: made for other data of instance {inst.name!r}" in out.stderr
+    assert "makespan" in out.stdout  # judged on the instance as given
+
+
 def test_schedule_with_o_prints_no_job_table_unless_asked(tmp_path: Path) -> None:
     inst = tiny(7)
     inst.write(tmp_path / "i.json")

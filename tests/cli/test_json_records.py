@@ -54,6 +54,9 @@ def test_schedule_json_holds_what_the_file_holds(tmp_path, capsys) -> None:
     from rar_opt.support.provenance import provenance
 
     assert written["meta"]["provenance"] == json.loads(json.dumps(provenance()))  # the code that wrote it
+    from rar_opt.instances.library import instance_path
+
+    assert written["meta"]["instance_sha256"] == Instance.read(instance_path("tiny-4x2-s13")).data_digest()
     assert data["servers"] == written["servers"] and data["jobs"] == written["jobs"]
     schedule = Schedule.read(path)
     assert [job["start"] for job in data["jobs"]] == list(schedule.starts)
