@@ -107,9 +107,9 @@ def test_studies_and_experiments_take_the_families() -> None:
         run_experiment("lambda", [0], jobs=16, family="tiny")
 
 
-@pytest.mark.parametrize("bad", [0, -8, 2.5, True, "8"])
+@pytest.mark.parametrize("bad", [0, -8, 2.5, True, "8", 4097])
 def test_bad_server_gpus_is_refused(bad: object) -> None:
-    with pytest.raises(InputError, match=r"^server_gpus: must be a positive integer"):
+    with pytest.raises(InputError, match=r"^server_gpus: must be an integer in 1\.\.4096"):
         paper(0, jobs=10, servers=4, server_gpus=bad)  # type: ignore[arg-type]
 
 
@@ -125,8 +125,9 @@ def test_a_job_larger_than_the_cluster_is_named() -> None:
 @pytest.mark.parametrize(
     ("args", "expect"),
     [
-        (["paper", "--server-gpus", "0"], "error: --server-gpus: must be a positive integer"),
-        (["paper", "--server-gpus", "-4"], "error: --server-gpus: must be a positive integer"),
+        (["paper", "--server-gpus", "0"], "error: --server-gpus: must be an integer in 1..4096"),
+        (["paper", "--server-gpus", "-4"], "error: --server-gpus: must be an integer in 1..4096"),
+        (["paper", "--server-gpus", "5000"], "error: --server-gpus: must be an integer in 1..4096"),
         (["paper", "--server-gpus", "8", "--servers", "3"], "error: --servers: = 3 servers of 8 GPUs (24 GPUs) cannot"),
         (["paper-4gpu", "--servers", "7"], "job j"),
         (["tiny", "--server-gpus", "4"], "error: --server-gpus: only the paper generator"),

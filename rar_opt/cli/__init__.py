@@ -131,6 +131,15 @@ def _command_words(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
     return command
 
 
+class _Said(logging.Formatter):
+    """A log line as the command line says it: warnings and errors with their level first
+    (``warning: ...``, as ``error: ...`` lines are), ``-v``'s progress lines as they are."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return text if record.levelno < logging.WARNING else f"{record.levelname.lower()}: {text}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -151,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # even when a solver is writing from its own thread
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(_Said())
     # -v is about rar-opt's own progress; solvers' logs stay at warnings
     logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
     previous = signal.signal(signal.SIGTERM, _terminate)

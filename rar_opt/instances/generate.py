@@ -45,7 +45,7 @@ import numpy as np
 
 from rar_opt.cluster.timemodel import LINEAR, linear_contention
 from rar_opt.errors import InputError, ParameterError
-from rar_opt.instance import Cluster, Instance, Job
+from rar_opt.instance import MAX_SERVER_GPUS, Cluster, Instance, Job
 from rar_opt.instances.calibration import PRESET_SUFFIX, PRESETS, Calibration
 from rar_opt.instances.calibration import preset as preset_calibration
 from rar_opt.support.checks import GENERATOR_MAX_SEED, is_int, is_real, seed_problem
@@ -170,8 +170,10 @@ def paper(
     capped so that the uncontended ring time stays below half of tau.
     """
     _check_counts(jobs=jobs, servers=servers)
-    if server_gpus is not None and (not is_int(server_gpus) or server_gpus < 1):
-        raise ParameterError(f"must be a positive integer (GPUs per server), got {server_gpus!r}", where="server_gpus")
+    if server_gpus is not None and (not is_int(server_gpus) or not 1 <= server_gpus <= MAX_SERVER_GPUS):
+        raise ParameterError(
+            f"must be an integer in 1..{MAX_SERVER_GPUS} (GPUs per server), got {server_gpus!r}", where="server_gpus"
+        )
     cal = calibration if calibration is not None else preset_calibration(preset)
     if budget is not None:  # the knob of the literal reading: halves of a total share
         check_budget(budget)

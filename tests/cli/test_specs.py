@@ -199,3 +199,19 @@ def test_a_flag_that_replaces_a_specs_option_says_so(caplog, capsys) -> None:
         assert main(["solve", str(WAIT), "--model", "compact-total", "--objective", "total", "--json"]) == 0
         assert main(["solve", str(WAIT), "--formulation", "compact", "--objective", "total", "--json"]) == 0
     assert not [r for r in caplog.records if "replaces" in r.getMessage()]
+
+
+def test_a_warning_on_stderr_says_it_is_one() -> None:
+    # the command line's log lines: a warning (or worse) carries its level first, as an
+    # error line does; -v's progress lines stay bare
+    import logging
+
+    from rar_opt.cli import _Said
+
+    def line(level: int) -> str:
+        record = logging.LogRecord("rar_opt", level, __file__, 1, "--objective: objective=%s", ('"makespan"',), None)
+        return _Said().format(record)
+
+    assert line(logging.WARNING) == 'warning: --objective: objective="makespan"'
+    assert line(logging.ERROR) == 'error: --objective: objective="makespan"'
+    assert line(logging.INFO) == '--objective: objective="makespan"'
