@@ -9,6 +9,9 @@ parametrised ``known`` / ``counterexample`` fixtures that run a test once per fi
 from __future__ import annotations
 
 import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -41,6 +44,30 @@ settings.load_profile("ci")
 # Catching it here gives the processes the tests start the default disposition again.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _sigpipe_as_it_was() -> Iterator[None]:
+    """The command line's ``main`` sets SIGPIPE to its default for good (a closed pipe then
+    ends a ``rar-opt ... | head`` quietly, at exit too); the tests that call it in this
+    process hand the next test in the worker the disposition they found."""
+    before = signal.getsignal(signal.SIGPIPE)
+    yield
+    signal.signal(signal.SIGPIPE, before)
+
+
+@pytest.fixture
+def benchmark_scripts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """benchmarks/ importable for one test (``import frontier``), and every module imported
+    from it forgotten afterwards: their plain names (``common``, ``frontier``) must not stay
+    in the process for the tests that run next in the same worker."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(folder))
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if str(getattr(sys.modules[name], "__file__", "") or "").startswith(str(folder)):
+            del sys.modules[name]
 
 
 # -- generated and hand-built instances -------------------------------------------------

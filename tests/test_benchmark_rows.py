@@ -3,13 +3,9 @@ the seed it is given, not the instance's: a results file that says seed 1 ran se
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 class _Asked(Exception):
@@ -17,8 +13,8 @@ class _Asked(Exception):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 5])
+@pytest.mark.usefixtures("benchmark_scripts")
 def test_solved_rows_solve_with_the_seed_asked(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     import neighbourhood_steps
 
     from rar_opt import solvers
@@ -34,4 +30,3 @@ def test_solved_rows_solve_with_the_seed_asked(seed: int, monkeypatch: pytest.Mo
     with pytest.raises(_Asked):
         next(rows)
     assert asked == [seed]
-    sys.modules.pop("neighbourhood_steps", None)

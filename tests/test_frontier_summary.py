@@ -3,12 +3,7 @@ docs/frontier.md and the README quote: its counts must be the rows' counts."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _row(family: str, seed: int, cpsat_seed: int, proven: bool, wall_s: float) -> dict:
@@ -25,8 +20,8 @@ def _row(family: str, seed: int, cpsat_seed: int, proven: bool, wall_s: float) -
     }
 
 
-def test_by_size_counts_runs_seeds_and_instances(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+@pytest.mark.usefixtures("benchmark_scripts")
+def test_by_size_counts_runs_seeds_and_instances() -> None:
     import frontier
 
     rows = [
@@ -44,14 +39,13 @@ def test_by_size_counts_runs_seeds_and_instances(monkeypatch: pytest.MonkeyPatch
     assert cells[4] == "2 / 1 (seeds 0-1)"  # seed 0 proves two instances, seed 1 one
     assert cells[5] == "1 of 3"  # only tiny-s0 is proven with both seeds
     assert cells[6] == "30.0 / 8.0"  # over the proven runs 4, 8, 30
-    sys.modules.pop("frontier", None)
 
 
-def test_the_timed_plan_and_the_seconds_script_keep_the_searches_as_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("benchmark_scripts")
+def test_the_timed_plan_and_the_seconds_script_keep_the_searches_as_they_were() -> None:
     # auto-timed is the A/B control of the counted searches, and hint_seconds.py measures the
     # seconds' effect: both must still run the searches without counts (docs/exactness.md,
     # "Searches that count their work")
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     import frontier
     import hint_seconds
 

@@ -158,12 +158,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
     # even when a solver is writing from its own thread
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    for handler in logging.getLogger().handlers:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # kept after main returns: the exit's flush too
+    root = logging.getLogger()
+    if not root.handlers:  # a process of its own (a caller's logging, such as pytest's, is left as it is)
+        handler = logging.StreamHandler()
         handler.setFormatter(_Said())
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
     # -v is about rar-opt's own progress; solvers' logs stay at warnings
-    logging.getLogger("rar_opt").setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
+    ours, level_before = logging.getLogger("rar_opt"), logging.getLogger("rar_opt").level
+    ours.setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
     graceful = args.command in GRACEFUL
@@ -210,8 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set RAR_OPT_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_INTERNAL
-    finally:
+    finally:  # a caller in the same process (a test, a notebook) gets its handler and level back
         signal.signal(signal.SIGTERM, previous)
+        ours.setLevel(level_before)
 
 
 def _sigint_to_python() -> None:

@@ -37,17 +37,21 @@ def test_every_offered_solver_bound_has_a_size_guard() -> None:
             assert bound.guard or not bound.flag, f"{bound.name} is offered by rar-opt bounds without a size guard"
 
 
-def test_a_bound_over_its_guard_is_skipped_with_its_note_and_fast(wide: Instance) -> None:
+def test_a_bound_over_its_guard_is_skipped_with_its_note(wide: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfree.too_large(wide) and gpubins.too_large(wide) and flowlp.too_large(wide)
-    began = time.perf_counter()
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model over its size guard was built")
+
+    for module in (cfree, gpubins):  # nothing is built, whatever the time limits
+        monkeypatch.setattr(module, "build", never)
     limits = {"relaxation": 600.0, "server_bins": 600.0}
     found = {b.name: b for b in every_bound(wide, time_limits=limits)}
     total = {b.name: b for b in every_bound(wide, objective="total", time_limits={"flow_lp": 600.0})}
-    assert time.perf_counter() - began < 15.0  # nothing is built, whatever the time limits
     for name, got in {**found, **total}.items():
         if name in SOLVER:
             assert got.value is None and got.note.startswith(NOT_BUILT), (name, got.note)
-            assert "limit" in got.note and got.seconds < 5.0
+            assert "limit" in got.note
         else:  # the cheap bounds are all there, with values
             assert got.value is not None
     assert {"relaxation", "server_bins"} <= set(found) and "flow_lp" in total

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -94,9 +95,11 @@ def test_compare_refuses_a_repeated_policy() -> None:
 
 def test_a_closed_pipe_ends_the_command() -> None:
     """``rar-opt -v solve ... | head -3`` used to wait forever on a lock."""
-    cmd = f"{sys.executable} -m rar_opt -v solve {WAIT} 2>&1 | head -3"
+    cmd = f"{sys.executable} -m rar_opt -v solve {WAIT} 2>&1 | head -3; echo rar-opt ${{PIPESTATUS[0]}} >&2"
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 3
+    # rar-opt's own status, not head's: done (0) or ended by the closed pipe (128 + SIGPIPE)
+    assert out.stderr.strip() in ("rar-opt 0", f"rar-opt {128 + signal.SIGPIPE}"), out.stderr
 
 
 def test_verbose_works_after_the_subcommand() -> None:

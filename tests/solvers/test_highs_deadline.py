@@ -22,7 +22,7 @@ from rar_opt.solvers import Status, appsi_highs, solve
 
 from ..helpers import makespan
 
-DEAF_S = 2.5  # how long the stand-in for presolve ignores every callback
+DEAF_S = 4.0  # how long the stand-in for presolve ignores every callback (well past the margin below)
 
 
 @pytest.fixture
@@ -50,7 +50,8 @@ def test_a_deaf_highs_is_left_at_the_deadline_with_the_warm_start(tiny_8x4_s19: 
     began = time.perf_counter()
     res = solve(tiny_8x4_s19, "compact", time_limit=limit, warm_start="ls")
     took = time.perf_counter() - began
-    assert took < limit + appsi_highs.ABANDON_GRACE_S + 0.3, took  # not DEAF_S
+    # left at the deadline, not after DEAF_S: 1 s of margin for a machine busy with other tests
+    assert took < limit + appsi_highs.ABANDON_GRACE_S + 1.0 < DEAF_S, took
     assert res.status == Status.FEASIBLE  # a time limit with the MIP start as incumbent, not an error
     assert "left to end in the background" in res.termination
     assert res.schedule is not None

@@ -72,8 +72,8 @@ def test_a_slow_task_hands_its_unstarted_batch_mates_back() -> None:
     durations[30] = 60.0  # a long exact solve among fast tasks
     batches, done = _hand_out(Batcher(len(durations), 0.5), 2, durations)
     with_slow = next(b for b in batches if 30 in b)
-    assert with_slow.index(30) < len(with_slow)  # it ran inside a batch of fast tasks ...
     after = [i for i in with_slow if i > 30]
+    assert after  # it ran inside a batch with fast tasks after it ...
     assert all(
         any(i in b for b in batches[batches.index(with_slow) + 1 :]) for i in after
     )  # ... the rest went out again

@@ -70,11 +70,14 @@ def _silent(conn: socket.socket) -> None:
         pass
 
 
-def _free_port() -> int:
-    """A port of the loopback where nothing listens (a connection to it is refused)."""
+@contextlib.contextmanager
+def _refusing_port() -> Iterator[int]:
+    """A port of the loopback where nothing listens (a connection to it is refused), held
+    bound without listening while the block runs: no other process (another test worker)
+    can take it in between."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 def _refused(address: str, timeout: float = 10.0) -> tuple[ParameterError, float]:
@@ -114,8 +117,8 @@ def test_a_service_speaking_another_protocol_is_bad_input_at_once() -> None:
 
 
 def test_a_refused_connection_is_said_at_once() -> None:
-    port = _free_port()
-    error, took = _refused(f"tcp://127.0.0.1:{port}")
+    with _refusing_port() as port:
+        error, took = _refused(f"tcp://127.0.0.1:{port}")
     assert "connection refused" in str(error) and took < AT_ONCE_S, (str(error), took)
 
 
@@ -149,8 +152,8 @@ def test_a_malformed_address_is_refused_before_any_connection(
         raise AssertionError("a connection was attempted")
 
     monkeypatch.setattr(socket, "create_connection", no_connection)
-    error, took = _refused(address)
-    assert says in str(error) and took < 0.5, (str(error), took)
+    error, _ = _refused(address)  # no connection tried (the patch above): nothing to time
+    assert says in str(error), str(error)
 
 
 def test_a_scheduler_is_taken_and_a_worker_is_not() -> None:
@@ -176,10 +179,10 @@ def _command(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, f
 
 @pytest.mark.parametrize("case", ["not-dask", "refused", "invalid-port", "no-scheme"])
 def test_the_command_line_says_it_in_one_line_with_exit_2(tmp_path: Path, case: str) -> None:
-    with _server(_http_426) as (port, _):
+    with _server(_http_426) as (port, _), _refusing_port() as refusing:
         address = {
             "not-dask": f"tcp://127.0.0.1:{port}",
-            "refused": f"tcp://127.0.0.1:{_free_port()}",
+            "refused": f"tcp://127.0.0.1:{refusing}",
             "invalid-port": "tcp://127.0.0.1:99999",
             "no-scheme": "foo:1",  # refused as written, not looked up as a host name
         }[case]
