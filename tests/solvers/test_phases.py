@@ -311,6 +311,7 @@ def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
     # heavy-20x8x120-s0: the floors say 57, the optimum is 58 (instances/frontier); the
     # relaxation refutes 57, then has at most twice those seconds for 58, which it cannot refute
     inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    assert inst.meta["known_optimum"] == 58  # the record the numbers below rest on
     best = Incumbent(span=60, bound=57.0)
     plan = dataclasses.replace(AUTO, bins_share=1.0)
     answers = []

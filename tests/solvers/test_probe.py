@@ -87,7 +87,8 @@ def test_cp_sat_itself_refutes_one_slot_below_the_optimum(library) -> None:
     # slot below it comes from CP-SAT (with and without the symmetry rows), not the shortcut
     cases = [(k.instance, k.optimum) for k in library]
     cases += [(c.instance, c.optimum) for c in map(load_counterexample, COUNTEREXAMPLE_NAMES)]
-    cases.append((Instance.read(instance_path("tiny-20x8x120-s0")), 54))  # a frontier optimum, 20 jobs
+    frontier = Instance.read(instance_path("tiny-20x8x120-s0"))  # a frontier optimum, 20 jobs, from its record
+    cases.append((frontier, int(frontier.meta["known_optimum"])))
     asked = 0
     for inst, opt in cases:
         if opt - 1 < int(inst.bounds.rho_min.max()):
