@@ -194,3 +194,20 @@ def load_counterexample(name: str) -> Counterexample:
     inst = Instance.read(COUNTEREXAMPLES / f"{name}.json")
     meta = inst.meta
     return Counterexample(name, inst, meta["claim"], int(meta["known_optimum"]), int(meta["sjf_bco_makespan"]))
+
+
+HARD = ROOT / "instances" / "frontier" / "heavy-20x8x120-s0.json"
+"""An instance that ``auto`` is still solving seconds into a run: it proves it in 45 s or more,
+or not within a minute, depending on the CP-SAT seed (docs/frontier.md); the signal tests
+interrupt it after a few seconds."""
+
+
+def stored_statuses(path: Path) -> list[str]:
+    """The status of every task in a study store, read-only; none while it is not created yet."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
+    except sqlite3.Error:  # not created yet
+        return []

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import group_signalled
-from .test_interrupts import HARD, _stored_statuses
+from ..helpers import HARD, group_signalled, stored_statuses
 
 GROUP_EXIT_S = 5.0
 """From the signal to the main process's exit."""
@@ -81,15 +80,15 @@ def test_study_keeps_its_rows_and_resumes(tmp_path: Path, workers: int) -> None:
     args = ["study", "run", "s.db", "--family", "tiny", "--jobs", "10", "--servers", "4", "--count", "6"]
     args += ["--quiet", "--workers", str(workers)]
     store = tmp_path / "s.db"
-    out, took = _group_signalled(args, 0.0, tmp_path, lambda: store.exists() and len(_stored_statuses(store)) >= 1)
+    out, took = _group_signalled(args, 0.0, tmp_path, lambda: store.exists() and len(stored_statuses(store)) >= 1)
     _ended_by_ctrl_c(out, took)
-    kept = _stored_statuses(store)
+    kept = stored_statuses(store)
     assert 1 <= len(kept) < 6 and all(s == "optimal" for s in kept), kept
     again = subprocess.run(
         [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=600
     )
     assert again.returncode == 0, again.stderr
-    assert len(_stored_statuses(store)) == 6
+    assert len(stored_statuses(store)) == 6
 
 
 def test_solve_for_the_total_says_the_signal_ended_it(tmp_path: Path) -> None:

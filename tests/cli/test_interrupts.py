@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,9 +18,8 @@ import pytest
 from rar_opt import Instance, Schedule, check
 from rar_opt.instances.generate import tiny
 
-from ..helpers import INSTANCES
+from ..helpers import HARD, stored_statuses
 
-HARD = INSTANCES / "frontier" / "heavy-20x8x120-s0.json"  # auto does not prove it within minutes
 SAFE_POINT_S = 30.0  # a sanity bound on how long a stop may take, not a benchmark
 
 
@@ -81,25 +79,17 @@ def test_a_study_never_stores_an_interrupted_task(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     # the signal comes while tasks are still to do: after the first row is stored
     out, took = _signalled(
-        args, signal.SIGINT, 0.0, tmp_path, lambda: store.exists() and len(_stored_statuses(store)) >= 1
+        args, signal.SIGINT, 0.0, tmp_path, lambda: store.exists() and len(stored_statuses(store)) >= 1
     )
     assert out.returncode == 130 and took < SAFE_POINT_S and "Traceback" not in out.stderr, out.stderr
-    statuses = _stored_statuses(tmp_path / "s.db")
+    statuses = stored_statuses(tmp_path / "s.db")
     assert "interrupted" not in statuses and all(s == "optimal" for s in statuses), statuses
     # the resume computes what is missing, and only that
     again = subprocess.run(
         [sys.executable, "-m", "rar_opt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=600
     )
     assert again.returncode == 0, again.stderr
-    assert len(_stored_statuses(tmp_path / "s.db")) == 30
-
-
-def _stored_statuses(path: Path) -> list[str]:
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            return [json.loads(row[0])["status"] for row in db.execute("select outputs from tasks")]
-    except sqlite3.Error:  # not created yet
-        return []
+    assert len(stored_statuses(tmp_path / "s.db")) == 30
 
 
 START_UP_DELAYS = (0.15, 0.3, 0.5, 0.7)
