@@ -123,14 +123,24 @@ def test_a_pipe_is_written_as_a_stream_and_sigterm_leaves_no_temporary_file(tmp_
     assert list(scratch.iterdir()) == []
 
 
+def _dead_pid() -> int:
+    """A process id no process has: past the kernel's largest where that is known (a finished
+    child's id could be given to another process meanwhile, with tests running in parallel)."""
+    pid_max = Path("/proc/sys/kernel/pid_max")
+    if pid_max.exists():
+        return int(pid_max.read_text()) + 1
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
 def test_temporary_files_of_killed_commands_are_swept(tmp_path) -> None:
     target = tmp_path / "out.json"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = tmp_path / f".out.json.{dead.stdout.strip()}-abcd.tmp"
+    dead = _dead_pid()
+    stale = tmp_path / f".out.json.{dead}-abcd.tmp"
     stale.write_text("half a file")
     alive = tmp_path / f".out.json.{os.getpid()}-efgh.tmp"  # a writer still running: left alone
     alive.write_text("being written")
-    other = tmp_path / f".other.json.{dead.stdout.strip()}-abcd.tmp"
+    other = tmp_path / f".other.json.{dead}-abcd.tmp"
     other.write_text("another output's")
     assert run("schedule", TINY, "-o", str(target)).returncode == 0
     assert not stale.exists() and alive.exists() and other.exists()
