@@ -53,11 +53,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--contention-share", type=float, help="paper knob: contention's share at the reference, (0, 1]")
     p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
     p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
-    p.add_argument("--budget", type=float, help="paper: worst-case contention + overhead share (default 0.15)")
+    p.add_argument(
+        "--budget", type=float, help="paper: worst-case contention + overhead share, in (0, 2] (default 0.15)"
+    )
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
     p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
     p.add_argument("-o", "--output", help="instance file to write (default: print the JSON)")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument(
+        "--json", action="store_true", help="with -o: print the summary as JSON (without -o the instance is JSON)"
+    )
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("trace", parents=[common], help="an instance from a job trace (CSV; docs/arrivals.md)")
