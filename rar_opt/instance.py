@@ -14,7 +14,6 @@ JSON layout: docs/formats.md section 2 ("rar-opt/instance", version 1).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -343,8 +342,7 @@ class Instance:
         ``meta.instance_sha256`` (docs/formats.md section 3), so that a schedule read against
         an instance whose numbers changed since can be told apart from one made for it."""
         data = {key: value for key, value in self.to_dict().items() if key not in ("name", "meta")}
-        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(jio.canonical(data).encode()).hexdigest()
 
     @classmethod
     def from_dict(cls, data: Any) -> Instance:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rar_opt.errors import InputError
+from rar_opt.support.jsonio import canonical
 from rar_opt.support.provenance import versions_and_revision as versions
 
 STORE_FORMAT = "rar-opt/study-store"
@@ -43,11 +44,6 @@ CREATE TABLE IF NOT EXISTS tasks (
     finished_at REAL NOT NULL
 );
 """
-
-
-def canonical(obj: Any) -> str:
-    """JSON with sorted keys and no spaces: the form in which configurations are compared."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from rar_opt.shares import realized_shares
 from rar_opt.simulate import simulate
 from rar_opt.studies.evaluation import Evaluation
 from rar_opt.studies.evaluation import evaluate as shared_evaluate
-from rar_opt.studies.store import canonical
+from rar_opt.support.jsonio import canonical
 from rar_opt.support.provenance import versions_and_revision as versions
 
 EXACT_METHOD = "auto"

@@ -278,6 +278,12 @@ def _compact(obj: Any) -> str:
     return json.dumps(obj, separators=(", ", ": "), allow_nan=False)
 
 
+def canonical(obj: Any) -> str:
+    """JSON with sorted keys and no spaces: the one form in which values are compared or
+    hashed (a study's configurations and task keys, an instance's data digest)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def dump_json(obj: Any, path: str | Path) -> None:
     """Write ``obj`` as JSON (:func:`json_text`) to ``path`` atomically."""
     text = json_text(obj)
