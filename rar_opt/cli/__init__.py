@@ -166,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         root.addHandler(handler)
         root.setLevel(logging.WARNING)
     # -v is about rar-opt's own progress; solvers' logs stay at warnings
-    ours, level_before = logging.getLogger("rar_opt"), logging.getLogger("rar_opt").level
+    ours = logging.getLogger("rar_opt")
+    level_before = ours.level
     ours.setLevel(logging.INFO if args.verbose and not args.quiet else logging.WARNING)
     previous = signal.signal(signal.SIGTERM, _terminate)
     output = getattr(args, "output", None)
