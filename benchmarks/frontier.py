@@ -294,6 +294,13 @@ VARIANTS = {
         # of the time left instead of a quarter: on a machine half as fast as the one the counts
         # were set on, the quarter cut them in 64 of 100 runs at 24 x 8 x 150 (twenty-sixth session)
         dataclasses.replace(AUTO, name="auto-searches-half", large_fitting_improve_share=0.5),
+        # the stage "search" below LARGE_JOBS jobs as rounds of the counted backfill searches
+        # (8,000 moves each), each round with a new seed, within half of the time left instead of
+        # three timed searches in a quarter (Plan.search_rounds; measured on the two 20 x 8 x 120
+        # instances that reach the stage, not kept: twenty-eighth session)
+        dataclasses.replace(
+            AUTO, name="auto-search-rounds", searchers=COUNTED_IMPROVERS[1:], search_share=0.5, search_rounds=8
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -148,21 +148,38 @@ def improve(ctx: Context, best: Incumbent) -> Iterator[Found]:
 def search(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The stage ``"search"``: the plan's ``searchers`` in turn within its ``search_share``
     of the time left, as :func:`improve` runs its improvers (the searches of :data:`CAPPED`
-    aim at the makespan past the best bound so far, which the stages before may have raised)."""
-    yield from _searches(ctx, best, ctx.plan.searchers, ctx.plan.search_share)
+    aim at the makespan past the best bound so far, which the stages before may have raised).
+    With the plan's ``search_rounds`` above 1 the searchers run again, round k with the seed
+    :func:`~.budget.run_seed` (seed, k), while the stage's time lasts (a schedule that meets
+    the floor ends the run, and so the stage)."""
+    yield from _searches(ctx, best, ctx.plan.searchers, ctx.plan.search_share, ctx.plan.search_rounds)
 
 
-def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], share: float | None) -> Iterator[Found]:
-    from rar_opt.algorithms import run_policy
-    from rar_opt.algorithms.backfill import NoTimeToBuild
-
+def _searches(
+    ctx: Context, best: Incumbent, searches: tuple[Improver, ...], share: float | None, rounds: int = 1
+) -> Iterator[Found]:
     left = ctx.budget.left()
     if share is None or left is None or stop_requested() is not None:
         return
     until = time.perf_counter() + left * share
+    for k in range(rounds):
+        if until - time.perf_counter() <= MIN_SOLVER_SECONDS or stop_requested() is not None:
+            return
+        yield from _round(ctx, best, searches, until, k)
+
+
+def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until: float, index: int) -> Iterator[Found]:
+    """One round of ``searches`` until ``until`` (a ``time.perf_counter()`` value), with the
+    seed of round ``index`` (the budget's own seed in round 0)."""
+    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms.backfill import NoTimeToBuild
+
+    seed = run_seed(ctx.budget.seed, index)
     for entry in searches:
         name, part, given = entry[0], entry[1], dict(entry[2]) if len(entry) > 2 else {}
         named = {k: v for k, v in given.items() if k not in WORK}  # a count of work is in the record's work
+        if index:  # a later round: the seed tells its walk apart
+            named = {**named, "seed": seed}
         label = name if not named else f"{name} ({', '.join(f'{k}={v}' for k, v in named.items())})"
         budget = (until - time.perf_counter()) * part
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
@@ -177,7 +194,7 @@ def _searches(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], sha
         if name in CAPPED and best.floor is not None:  # scored past the cap first: the makespan above the floor
             options["makespan_cap"] = max(1, best.floor)
         try:
-            run = run_policy(ctx.instance, name, seed=ctx.budget.seed, **options)
+            run = run_policy(ctx.instance, name, seed=seed, **options)
         except NoTimeToBuild:  # not one schedule built in its share: the next search gets the time
             continue
         span = check(ctx.instance, run.schedule).result.makespan

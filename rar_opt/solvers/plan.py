@@ -111,6 +111,10 @@ class Plan:
     # time left, where the full model can be built, aimed at the makespan past the bound so far
     searchers: tuple[Improver, ...] = ()
     search_share: float | None = None
+    # the stage "search" runs its searchers up to this many rounds, round k (from 0) with the
+    # seed rar_opt.solvers.budget.run_seed(seed, k), while its share lasts: searches stopped on
+    # a count of work finish early, and a new seed is a new walk (1: one round)
+    search_rounds: int = 1
     # the stage "restrict": the contention-free restriction (split jobs that share a server never
     # overlap) asked for a schedule that ends by the floor, within this share of the time left
     restrict_floor_share: float | None = None
@@ -189,6 +193,9 @@ class Plan:
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
+        rounds = self.search_rounds
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise InputError(f"must be a positive number of rounds, got {rounds!r}", where="search_rounds")
         for flag in ("contention_free", "probe_hint", "full_reseed"):
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)

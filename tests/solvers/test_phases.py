@@ -290,6 +290,47 @@ def test_counted_searches_hand_on_the_same_schedule_whatever_the_time() -> None:
     assert short[0].record.to_dict()["work"] == dict(pack)
 
 
+def test_the_search_stage_runs_rounds_with_new_seeds_while_its_share_lasts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Plan.search_rounds: round k of the searchers walks with run_seed(seed, k), its label
+    # names that seed, and the rounds stop at the count asked; each round's search is the
+    # search that seed gives alone (counted moves: the time is only a cap)
+    from rar_opt import algorithms
+    from rar_opt.solvers.phases import search
+
+    seeds: list[int] = []
+    real = algorithms.run_policy
+
+    def spy(instance, name, **options):
+        seeds.append(options["seed"])
+        return real(instance, name, **options)
+
+    monkeypatch.setattr(algorithms, "run_policy", spy)
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    searcher = ("backfill", 1.0, (("fit", "best"), ("split", "choose"), ("iterations", 60)))
+    plan = dataclasses.replace(AUTO, searchers=(searcher,), search_share=0.5, search_rounds=3)
+    ctx = dataclasses.replace(_context(inst, plan, 60.0), budget=Budget.start(60.0, seed=4))
+    founds = list(search(ctx, Incumbent(bound=57.0)))
+    assert seeds == [4, run_seed(4, 1), run_seed(4, 2)] and len(set(seeds)) == 3
+    assert [f.source for f in founds] == [
+        "backfill (fit=best, split=choose)",
+        *(f"backfill (fit=best, split=choose, seed={s})" for s in seeds[1:]),
+    ]
+    for found, seed in zip(founds, seeds, strict=True):
+        alone = real(inst, "backfill", seed=seed, iterations=60, fit="best", split="choose", makespan_cap=57)
+        assert found.schedule.starts == alone.schedule.starts and found.record.work == {"iterations": 60}
+    # one round: the stage as before, with the budget's seed
+    seeds.clear()
+    once = dataclasses.replace(ctx, plan=dataclasses.replace(plan, search_rounds=1))
+    assert [f.source for f in search(once, Incumbent(bound=57.0))] == [founds[0].source] and seeds == [4]
+
+
+@pytest.mark.parametrize("rounds", [0, -1, True, 1.5, "2"])
+def test_a_plan_refuses_a_number_of_search_rounds_that_is_not_a_positive_count(rounds) -> None:
+    with pytest.raises(InputError) as info:
+        dataclasses.replace(AUTO, search_rounds=rounds)
+    assert info.value.where == "search_rounds"
+
+
 def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
     # paper 160 x 10, seed 6, over 330 slots: 264,000 cells, under the size guard, but its
     # build (plain Python, no time limit reaches it) took 125 s on our machine
