@@ -301,6 +301,28 @@ VARIANTS = {
         dataclasses.replace(
             AUTO, name="auto-search-rounds", searchers=COUNTED_IMPROVERS[1:], search_share=0.5, search_rounds=8
         ),
+        # from LARGE_JOBS jobs on, the contention-free restriction with its placements written out
+        # (formulations/modes.py, whole) asked by the floor after the GPU bins (cut at 4 s), with
+        # 70% of the time left, before the probes (twenty-eighth session)
+        dataclasses.replace(
+            AUTO,
+            name="auto-large-patterns",
+            large_stages=("full", "bins", "restrict", "probe", "full"),
+            large_bins_seconds=4.0,
+            restrict_floor_share=0.7,
+            restrict_formulation="modes",
+        ),
+        # the same with CP-SAT's default search in the stage instead of no-lp: alone, by the
+        # optimum, it found the schedules of heavy-24x8x150-s1 and -s3 more often (twenty-eighth session)
+        dataclasses.replace(
+            AUTO,
+            name="auto-large-modes-default",
+            large_stages=("full", "bins", "restrict", "probe", "full"),
+            large_bins_seconds=4.0,
+            restrict_floor_share=0.7,
+            restrict_formulation="modes",
+            restrict_search="default",
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -1,5 +1,7 @@
 """The contention-free restriction with every placement written out: one mode per job and
-GPU-count vector, for large-neighbourhood search towards a floor.
+GPU-count vector, for large-neighbourhood search towards a floor (:func:`build`) and for
+the restriction solved whole (:func:`whole`, the stage ``"restrict"`` with
+``Plan.restrict_formulation = "modes"``).
 
 The restriction of :mod:`.cfree` (split jobs that share a server never overlap in time, so
 every split job sees contention level 1 and runs at phi_j(1, n)) is written here with the
@@ -16,7 +18,7 @@ The enumeration grows fast with the GPUs of a job and the servers (a 4-GPU job o
 servers has a few hundred modes); :func:`count_modes` counts before anything is built and
 :data:`MAX_MODES` bounds it. The model is built for a neighbourhood: the jobs of ``free``
 choose their mode and start; the others are fixed as the current solution has them
-(:func:`build`). The objective is the GPU-slots past a target slot, sum_j G_j max(0, e_j -
+(:func:`build`). Its objective is the GPU-slots past a target slot, sum_j G_j max(0, e_j -
 target), which has a slope where the makespan is flat (docs/exactness.md, "A gradient
 towards the floor"). :mod:`rar_opt.solvers.floor_lns` solves it.
 """
@@ -25,13 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from rar_opt.cluster.timemodel import NEVER, slots_needed
 from rar_opt.errors import InputError
-from rar_opt.formulations.base import require_star
+from rar_opt.formulations import symmetry as symmetry_rows
+from rar_opt.formulations.base import ModelData, require_star, resolve_horizon
+from rar_opt.formulations.cpsat import CpsatModel
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 
@@ -217,6 +222,77 @@ def build(
     # leave room for the next neighbourhood); the weight makes the order strict
     m.minimize((len(ends) * horizon + 1) * sum(past) + sum(ends))
     return Neighbourhood(m, choices)
+
+
+def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True) -> CpsatModel:
+    """The restriction with every job free, as one CP-SAT model over ``horizon`` slots (at
+    most T; default T) that minimises the makespan: each job's modes share one start a_j,
+    exactly one is present, and its GPU counts are read back as the y_j row
+    (:func:`~.cpsat.read_schedule`). With ``symmetry`` the rows of
+    :mod:`~rar_opt.formulations.symmetry` keep one schedule per orbit of equal servers and
+    jobs. Beside the servers' cumulatives, the cluster as one pool of GPUs (redundant, for
+    the search). Its optimum is the restriction's (that of :mod:`.cfree` with ``restrict``),
+    an upper bound on OPT; asked by a slot, a schedule it finds ends there (docs/exactness.md,
+    "The mode restriction solved whole")."""
+    horizon = resolve_horizon(horizon, instance)
+    modes = table(instance, horizon)
+    n_servers = len(modes.capacity)
+    m = cp_model.CpModel()
+    start: list[Any] = []
+    end: list[Any] = []
+    y: list[list[Any]] = []
+    used: list[list[Any]] = []
+    uses: list[list[tuple[cp_model.IntervalVar, int]]] = [[] for _ in range(n_servers)]
+    links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
+    pool = []
+    for j, own in enumerate(modes.modes):
+        release = modes.releases[j]
+        fitting = [mode for mode in own if release + mode.duration <= horizon]
+        if not fitting:
+            raise InputError(f"job {j} has no mode within {horizon} slots", where="horizon")
+        shortest, longest = min(mode.duration for mode in fitting), max(mode.duration for mode in fitting)
+        a = m.new_int_var(release, horizon - shortest, f"a{j}")  # a_j >= r_j
+        chosen = []
+        for k, mode in enumerate(fitting):
+            x = m.new_bool_var(f"x{j}_{k}")
+            m.add(a <= horizon - mode.duration).only_enforce_if(x)
+            interval = m.new_optional_fixed_size_interval_var(a, mode.duration, x, f"i{j}_{k}")
+            for s, count in enumerate(mode.placement):
+                if count:
+                    uses[s].append((interval, count))  # eq. (2): y_s GPUs of server s
+                    if mode.split:
+                        links[s].append(interval)  # the restriction: one split job per server at a time
+            chosen.append((x, mode))
+        m.add_exactly_one(x for x, _ in chosen)
+        duration = m.new_int_var(shortest, longest, f"d{j}")
+        m.add(duration == sum(mode.duration * x for x, mode in chosen))
+        e = m.new_int_var(release + shortest, horizon, f"e{j}")
+        pool.append(m.new_interval_var(a, duration, e, f"job{j}"))
+        row, flags = [], []
+        for s in range(n_servers):
+            on = [(x, mode.placement[s]) for x, mode in chosen if mode.placement[s]]
+            gpus_on = m.new_int_var(0, min(modes.gpus[j], modes.capacity[s]), f"y{j}_{s}")
+            flag = m.new_bool_var(f"z{j}_{s}")
+            m.add(gpus_on == sum(k * x for x, k in on))
+            m.add(flag == sum(x for x, _ in on))  # the modes are exclusive: at most one is on s
+            row.append(gpus_on)
+            flags.append(flag)
+        start.append(a)
+        end.append(e)
+        y.append(row)
+        used.append(flags)
+    for s in range(n_servers):
+        if uses[s]:
+            m.add_cumulative([i for i, _ in uses[s]], [k for _, k in uses[s]], modes.capacity[s])
+        if len(links[s]) > 1:
+            m.add_no_overlap(links[s])
+    m.add_cumulative(pool, list(modes.gpus), sum(modes.capacity))
+    if symmetry:  # equal servers, equal jobs: one schedule per orbit
+        symmetry_rows.add_rows(m, instance, start, used)
+    makespan = m.new_int_var(0, horizon, "makespan")
+    m.add_max_equality(makespan, end)
+    m.minimize(makespan)
+    return CpsatModel(m, start, end, y, makespan, ModelData("mode-restriction", instance.name, horizon, None, {}))
 
 
 def read(hood: Neighbourhood, solver: cp_model.CpSolver, solution: Sequence[Assignment]) -> list[Assignment]:

@@ -25,7 +25,7 @@ from typing import Any
 from rar_opt._version import __version__
 from rar_opt.bounds import registry
 from rar_opt.check import check
-from rar_opt.formulations import cfree, cpsat, gpubins
+from rar_opt.formulations import cfree, cpsat, gpubins, modes
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, RawOutcome
@@ -245,16 +245,26 @@ def restriction(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 
 def restriction_by(
-    instance: Instance, slot: int, budget: Budget, symmetry: bool = True
+    instance: Instance,
+    slot: int,
+    budget: Budget,
+    symmetry: bool = True,
+    formulation: str = "cfree",
+    search: str = "no-lp",
 ) -> tuple[RawOutcome, Schedule | None, int | None, float]:
     """The contention-free restriction asked for a schedule that ends by ``slot`` (horizon
-    ``slot``, CP-SAT's ``no-lp`` search, stopping at the first solution) within ``budget``:
+    ``slot``, the CP-SAT ``search``, stopping at the first solution) within ``budget``:
     CP-SAT's answer, the schedule read back and checked (or None), its makespan and the
     seconds. The restriction's solutions are schedules of the instance, so one found here
-    ends by ``slot``; no solution proves nothing about the instance."""
+    ends by ``slot``; no solution proves nothing about the instance. ``formulation``: the
+    restriction of :mod:`~rar_opt.formulations.cfree` or, ``"modes"``, the same restriction
+    with each job's placements written out (:func:`~rar_opt.formulations.modes.whole`)."""
     began = time.perf_counter()
-    model = cfree.build(instance, cfree.Options(restrict=True, horizon=slot, symmetry=symmetry))
-    raw, _ = solve_model(model, budget, "no-lp", stop_at=slot)
+    if formulation == "modes":
+        model = modes.whole(instance, slot, symmetry)
+    else:
+        model = cfree.build(instance, cfree.Options(restrict=True, horizon=slot, symmetry=symmetry))
+    raw, _ = solve_model(model, budget, search, stop_at=slot)
     judged = read_back(instance, cpsat.read_schedule(model, instance), MODEL_METHOD) if raw.has_solution else None
     schedule, span = (None, None) if judged is None else judged
     if span is not None and span > slot:
@@ -268,13 +278,18 @@ def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ``restrict_floor_share`` of the time left. Its solutions are schedules of the instance,
     so one by L meets the floor and is optimal; it proves nothing else (no solution in the
     restriction is no answer about the instance), so the stage ends after one ask."""
-    share = ctx.plan.restrict_floor_share
-    if share is None or ctx.budget.limit is None or cfree.too_large(ctx.instance) is not None:
+    share, formulation = ctx.plan.restrict_floor_share, ctx.plan.restrict_formulation
+    if share is None or ctx.budget.limit is None:
         return
-    if best.span is None or best.floor is None or best.floor >= best.span:
+    too_large = modes.count_modes(ctx.instance) > modes.MAX_MODES if formulation == "modes" else None
+    if too_large is None:
+        too_large = cfree.too_large(ctx.instance) is not None
+    if too_large or best.span is None or best.floor is None or best.floor >= best.span:
         return
     asked = best.floor
-    raw, schedule, span, seconds = restriction_by(ctx.instance, asked, ctx.budget.share(share), ctx.symmetry)
+    raw, schedule, span, seconds = restriction_by(
+        ctx.instance, asked, ctx.budget.share(share), ctx.symmetry, formulation, ctx.plan.restrict_search
+    )
     record = PhaseRecord(PhaseKind.RESTRICTION, raw.status, span, None, seconds, asked=asked)
     yield Found(record, schedule, span, raw=raw, horizon=asked, solver=raw.solver)
 

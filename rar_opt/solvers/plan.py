@@ -31,6 +31,9 @@ PRICINGS = ("all", "floor", "none")
 LNS_STARTS = ("best", "search")
 """The choices of :attr:`Plan.lns_start`."""
 
+RESTRICT_FORMULATIONS = ("cfree", "modes")
+"""The choices of :attr:`Plan.restrict_formulation`."""
+
 STAGES = ("probe", "bins", "search", "restrict", "lns", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
 (:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`,
@@ -118,6 +121,11 @@ class Plan:
     # the stage "restrict": the contention-free restriction (split jobs that share a server never
     # overlap) asked for a schedule that ends by the floor, within this share of the time left
     restrict_floor_share: float | None = None
+    # the model of that stage (RESTRICT_FORMULATIONS): "cfree" (rar_opt.formulations.cfree) or
+    # "modes", the same restriction with each job's placements written out (modes.whole)
+    restrict_formulation: str = "cfree"
+    # the CP-SAT search of that stage (a name of rar_opt.solvers.cpsat.SEARCHES)
+    restrict_search: str = "no-lp"
     # the stage "lns": the large-neighbourhood search on the mode restriction from the best
     # schedule towards the floor (rar_opt.solvers.floor_lns), within this share of the time left
     lns_share: float | None = None
@@ -203,9 +211,14 @@ class Plan:
             ("probe_reversal", self.probe_reversal, REVERSALS),
             ("probe_pricing", self.probe_pricing, PRICINGS),
             ("lns_start", self.lns_start, LNS_STARTS),
+            ("restrict_formulation", self.restrict_formulation, RESTRICT_FORMULATIONS),
         ):
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
+        if self.restrict_search not in SEARCHES:
+            raise InputError(
+                f"{self.restrict_search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="restrict_search"
+            )
         self._check_stages()
         self._check_large()
         if not self.full_searches:
@@ -398,6 +411,7 @@ __all__ = [
     "PACK_RESTARTS",
     "PLANS",
     "PRICINGS",
+    "RESTRICT_FORMULATIONS",
     "REVERSALS",
     "STAGES",
     "TIMED_IMPROVERS",

@@ -736,16 +736,19 @@ def test_the_large_plan_takes_its_own_bins_seconds() -> None:
             assert caught.value.where == where
 
 
+@pytest.mark.parametrize("formulation", ["cfree", "modes"])
 @pytest.mark.parametrize(("floor", "found"), [(6, True), (5, False)])
 def test_the_restrict_stage_asks_the_restriction_by_the_floor(
-    wait_beats_start: Instance, floor: int, found: bool
+    wait_beats_start: Instance, floor: int, found: bool, formulation: str
 ) -> None:
     # the stage "restrict": the contention-free restriction over exactly the floor's slots; its
     # optimum here is 6, so by 6 it gives a schedule that meets the floor, and by 5 it has none,
-    # which proves nothing about the instance (the bound stays)
+    # which proves nothing about the instance (the bound stays); either model of it
     from rar_opt.solvers.phases import restricted
 
-    plan = dataclasses.replace(AUTO, stages=("restrict", "full"), restrict_floor_share=0.5)
+    plan = dataclasses.replace(
+        AUTO, stages=("restrict", "full"), restrict_floor_share=0.5, restrict_formulation=formulation
+    )
     ctx = _context(wait_beats_start, plan)
     best = Incumbent(bound=float(floor))
     first = _only(list(PHASES[PhaseKind.HEURISTICS](ctx, Incumbent())))
@@ -762,6 +765,55 @@ def test_the_restrict_stage_asks_the_restriction_by_the_floor(
     best.offer(*_restriction_schedule(wait_beats_start), "restriction")
     assert floor < 6 or list(restricted(ctx, best)) == []
     assert list(restricted(_context(wait_beats_start, AUTO), Incumbent(span=8, bound=6.0))) == []
+
+
+def test_the_restrict_stage_with_modes_skips_an_instance_over_the_mode_guard(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rar_opt.formulations import modes
+    from rar_opt.solvers.phases import restricted
+
+    plan = dataclasses.replace(
+        AUTO, stages=("restrict", "full"), restrict_floor_share=0.5, restrict_formulation="modes"
+    )
+    ctx = _context(wait_beats_start, plan)
+    monkeypatch.setattr(modes, "MAX_MODES", modes.count_modes(wait_beats_start) - 1)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the mode restriction was built")
+
+    monkeypatch.setattr(modes, "whole", never)
+    assert list(restricted(ctx, Incumbent(span=8, bound=6.0))) == []
+    for field, bad in (("restrict_formulation", "patterns"), ("restrict_search", "fast")):
+        with pytest.raises(InputError) as caught:
+            dataclasses.replace(plan, **{field: bad})
+        assert caught.value.where == field
+
+
+@pytest.mark.parametrize("search", ["no-lp", "default"])
+def test_the_restrict_stage_searches_as_the_plan_says(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch, search: str
+) -> None:
+    import rar_opt.solvers.phases as module
+
+    asked: list[tuple[str, float | None]] = []
+    real = module.solve_model
+
+    def spy(model, budget, name="default", stop_at=None):
+        asked.append((name, stop_at))
+        return real(model, budget, name, stop_at)
+
+    monkeypatch.setattr(module, "solve_model", spy)
+    plan = dataclasses.replace(
+        AUTO,
+        stages=("restrict", "full"),
+        restrict_floor_share=0.5,
+        restrict_formulation="modes",
+        restrict_search=search,
+    )
+    answer = _only(list(module.restricted(_context(wait_beats_start, plan), Incumbent(span=8, bound=6.0))))
+    assert asked == [(search, 6)] and answer.span == 6  # stopped at the floor, which it meets
+    assert check(wait_beats_start, answer.schedule).result.makespan == 6
 
 
 def test_a_plan_with_the_restrict_stage_needs_its_share() -> None:
