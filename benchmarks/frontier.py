@@ -303,25 +303,20 @@ VARIANTS = {
         ),
         # from LARGE_JOBS jobs on, the contention-free restriction with its placements written out
         # (formulations/modes.py, whole) asked by the floor after the GPU bins (cut at 4 s), with
-        # 70% of the time left, before the probes (twenty-eighth session)
-        dataclasses.replace(
-            AUTO,
-            name="auto-large-patterns",
-            large_stages=("full", "bins", "restrict", "probe", "full"),
-            large_bins_seconds=4.0,
-            restrict_floor_share=0.7,
-            restrict_formulation="modes",
-        ),
-        # the same with CP-SAT's default search in the stage instead of no-lp: alone, by the
-        # optimum, it found the schedules of heavy-24x8x150-s1 and -s3 more often (twenty-eighth session)
-        dataclasses.replace(
-            AUTO,
-            name="auto-large-modes-default",
-            large_stages=("full", "bins", "restrict", "probe", "full"),
-            large_bins_seconds=4.0,
-            restrict_floor_share=0.7,
-            restrict_formulation="modes",
-            restrict_search="default",
+        # 70% of the time left, before the probes, with the no-lp search (auto-large-patterns) or
+        # CP-SAT's default one, which alone, by the optimum, found the schedules of
+        # heavy-24x8x150-s1 and -s3 more often (twenty-eighth session)
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=name,
+                large_stages=("full", "bins", "restrict", "probe", "full"),
+                large_bins_seconds=4.0,
+                restrict_floor_share=0.7,
+                restrict_formulation="modes",
+                restrict_search=search,
+            )
+            for name, search in (("auto-large-patterns", "no-lp"), ("auto-large-modes-default", "default"))
         ),
     )
 }

@@ -156,6 +156,30 @@ def table(instance: Instance, horizon: int | None = None) -> ModeTable:
     return ModeTable(capacity, tuple(int(g) for g in tm.gpus), releases, tuple(modes))
 
 
+Uses = list[list[tuple[cp_model.IntervalVar, int]]]
+"""Per server, the intervals that take its GPUs, each with its GPU count."""
+
+
+def _place(uses: Uses, links: list[list[cp_model.IntervalVar]], interval: cp_model.IntervalVar, mode: Mode) -> None:
+    """Enter a mode's interval in the rows of the servers it uses."""
+    for s, y in enumerate(mode.placement):
+        if y:
+            uses[s].append((interval, y))  # eq. (2): y_s GPUs of server s
+            if mode.split:
+                links[s].append(interval)  # the restriction: one split job per server at a time
+
+
+def _server_rows(
+    m: cp_model.CpModel, uses: Uses, links: list[list[cp_model.IntervalVar]], capacity: Sequence[int]
+) -> None:
+    """Each server's capacity (eq. 2) and the restriction's one split job at a time."""
+    for s, cap in enumerate(capacity):
+        if uses[s]:
+            m.add_cumulative([i for i, _ in uses[s]], [y for _, y in uses[s]], cap)
+        if len(links[s]) > 1:
+            m.add_no_overlap(links[s])
+
+
 @dataclass
 class Neighbourhood:
     """A built neighbourhood: the CP-SAT model and, per free job and mode, its literal and
@@ -174,23 +198,16 @@ def build(
     m = cp_model.CpModel()
     free = set(free)
     n_servers = len(modes.capacity)
-    uses: list[list[tuple[cp_model.IntervalVar, int]]] = [[] for _ in range(n_servers)]
+    uses: Uses = [[] for _ in range(n_servers)]
     links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
     choices: dict[tuple[int, int], tuple[cp_model.IntVar, cp_model.IntVar]] = {}
     past = []
     ends = []
 
-    def place(interval: cp_model.IntervalVar, mode: Mode) -> None:
-        for s, y in enumerate(mode.placement):
-            if y:
-                uses[s].append((interval, y))  # eq. (2): y_s GPUs of server s
-                if mode.split:
-                    links[s].append(interval)  # the restriction: one split job per server at a time
-
     for j, own in enumerate(modes.modes):
         if j not in free:
             k, start = solution[j]
-            place(m.new_fixed_size_interval_var(start, own[k].duration, f"fixed_{j}"), own[k])
+            _place(uses, links, m.new_fixed_size_interval_var(start, own[k].duration, f"fixed_{j}"), own[k])
             continue
         end = m.new_int_var(0, horizon, f"e_{j}")
         literals = []
@@ -199,7 +216,8 @@ def build(
                 continue
             chosen = m.new_bool_var(f"x_{j}_{k}")
             begin = m.new_int_var(modes.releases[j], horizon - mode.duration, f"a_{j}_{k}")  # a_j >= r_j
-            place(m.new_optional_fixed_size_interval_var(begin, mode.duration, chosen, f"i_{j}_{k}"), mode)
+            interval = m.new_optional_fixed_size_interval_var(begin, mode.duration, chosen, f"i_{j}_{k}")
+            _place(uses, links, interval, mode)
             m.add(end == begin + mode.duration).only_enforce_if(chosen)
             literals.append(chosen)
             choices[(j, k)] = (chosen, begin)
@@ -213,11 +231,7 @@ def build(
         m.add_max_equality(late, [end - target, 0])
         past.append(modes.gpus[j] * late)
         ends.append(end)
-    for s in range(n_servers):
-        if uses[s]:
-            m.add_cumulative([i for i, _ in uses[s]], [y for _, y in uses[s]], modes.capacity[s])
-        if len(links[s]) > 1:
-            m.add_no_overlap(links[s])
+    _server_rows(m, uses, links, modes.capacity)
     # first the GPU-slots past the target, then the free jobs' completions (earlier ends
     # leave room for the next neighbourhood); the weight makes the order strict
     m.minimize((len(ends) * horizon + 1) * sum(past) + sum(ends))
@@ -242,7 +256,7 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
     end: list[Any] = []
     y: list[list[Any]] = []
     used: list[list[Any]] = []
-    uses: list[list[tuple[cp_model.IntervalVar, int]]] = [[] for _ in range(n_servers)]
+    uses: Uses = [[] for _ in range(n_servers)]
     links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
     pool = []
     for j, own in enumerate(modes.modes):
@@ -256,12 +270,7 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
         for k, mode in enumerate(fitting):
             x = m.new_bool_var(f"x{j}_{k}")
             m.add(a <= horizon - mode.duration).only_enforce_if(x)
-            interval = m.new_optional_fixed_size_interval_var(a, mode.duration, x, f"i{j}_{k}")
-            for s, count in enumerate(mode.placement):
-                if count:
-                    uses[s].append((interval, count))  # eq. (2): y_s GPUs of server s
-                    if mode.split:
-                        links[s].append(interval)  # the restriction: one split job per server at a time
+            _place(uses, links, m.new_optional_fixed_size_interval_var(a, mode.duration, x, f"i{j}_{k}"), mode)
             chosen.append((x, mode))
         m.add_exactly_one(x for x, _ in chosen)
         duration = m.new_int_var(shortest, longest, f"d{j}")
@@ -281,11 +290,7 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
         end.append(e)
         y.append(row)
         used.append(flags)
-    for s in range(n_servers):
-        if uses[s]:
-            m.add_cumulative([i for i, _ in uses[s]], [k for _, k in uses[s]], modes.capacity[s])
-        if len(links[s]) > 1:
-            m.add_no_overlap(links[s])
+    _server_rows(m, uses, links, modes.capacity)
     m.add_cumulative(pool, list(modes.gpus), sum(modes.capacity))
     if symmetry:  # equal servers, equal jobs: one schedule per orbit
         symmetry_rows.add_rows(m, instance, start, used)
