@@ -1,0 +1,279 @@
+"""Variants of ``auto``'s plan that ``benchmarks/frontier.py --methods NAME`` runs.
+
+Each is a :class:`rar_opt.solvers.plan.Plan` built from ``auto``'s by ``dataclasses.replace``,
+with a comment on what it changes and the session that measured it; docs/exactness.md has
+the measurements and the verdicts. Most are not ``auto``'s plan: they stay so that every
+result file under ``benchmarks/results/`` can be run again by its method's name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rar_opt.solvers.plan import (
+    AUTO,
+    AUTO_LARGE,
+    BACKFILL_SEARCHERS,
+    COUNTED_IMPROVERS,
+    LANES_TRIES,
+    TIMED_IMPROVERS,
+)
+
+SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
+"""``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
+SMALL_BEFORE = dataclasses.replace(
+    SMALL, name="auto-small-before", stages=("probe", "bins", "full"), searchers=(), search_share=None
+)
+"""``auto``'s plan below ``LARGE_JOBS`` jobs before the backfill stage (2026-12-04, twelfth
+session): the variants measured against it are built from it, so that they still run as
+they were measured."""
+PACK_FIRST = dataclasses.replace(
+    AUTO_LARGE,
+    name="auto-pack-first",
+    early_full_share=0.6,
+    probe_restart_seconds=None,
+    fitting_improvers=None,
+    fitting_improve_share=0.1,
+)
+"""``auto``'s plan from ``LARGE_JOBS`` jobs on from 2026-12-04 (ninth session) until the
+restarted probes (tenth session): pack's search first, the early full model with 60% of
+the time, probes asked once."""
+LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fitting_improve_share=None)
+"""``auto``'s plan from ``LARGE_JOBS`` jobs on as it was before pack's search came first
+(2026-12-04): the variants measured against it are built from it, so that they still run
+as they were measured."""
+
+TIMED = dataclasses.replace(AUTO, name="auto-timed", fitting_improvers=TIMED_IMPROVERS, large_fitting_improve_share=0.1)
+"""``auto`` as it was from 2026-12-04 (twelfth session) to 2026-12-06: from ``LARGE_JOBS`` jobs
+on, ``pack``'s search and the backfill searches before the first full model stopped on
+seconds (10% of the time left) where they now stop on counts of work."""
+LARGE_TIMED = TIMED.for_jobs(TIMED.large_jobs or 0)
+"""``auto-timed``'s plan from ``LARGE_JOBS`` jobs on: the variants measured on it before
+2026-12-06 are built from it, so that they still run as they were measured."""
+
+VARIANTS = {
+    plan.name: plan
+    for plan in (
+        SMALL,
+        SMALL_BEFORE,
+        # the full model right after the floors (no probes, no GPU bins)
+        dataclasses.replace(SMALL_BEFORE, name="auto-full-first", stages=("full",), probe_share=None, bins_share=None),
+        # the bins for a short while, the full model early, then the probes and the full model again
+        dataclasses.replace(
+            SMALL_BEFORE,
+            name="auto-interleave",
+            stages=("bins", "full", "probe", "full"),
+            bins_share=0.15,
+            early_full_share=0.4,
+        ),
+        # the full model early for a third of the time, then the probes, the bins, the full model again
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-early-full", stages=("full", "probe", "bins", "full"), early_full_share=0.3
+        ),
+        # the full model early for up to 60% of the time, stopped once its schedule ends one slot
+        # above the floor; then the bins for a short while, the probes, the full model again
+        dataclasses.replace(
+            SMALL_BEFORE,
+            name="auto-early-stop",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.6,
+            early_full_stops_one_above=True,
+            bins_share=0.15,
+        ),
+        # the full model early for most of the time, then the bins, the probes, the full model
+        # again: auto's plan from LARGE_JOBS jobs on before pack's search came first (LARGE_BEFORE), at every size
+        dataclasses.replace(LARGE_BEFORE, name="auto-full-bins"),
+        # the full model early for a quarter of the time, then the probes (a step probe at
+        # L + 1 first), the bins, the full model again
+        dataclasses.replace(
+            LARGE_BEFORE, name="auto-short-full", stages=("full", "probe", "bins", "full"), early_full_share=0.25
+        ),
+        # the same with the early full model stopped once it ends one slot above the floor
+        dataclasses.replace(
+            LARGE_BEFORE,
+            name="auto-short-full-stop",
+            stages=("full", "probe", "bins", "full"),
+            early_full_share=0.25,
+            early_full_stops_one_above=True,
+        ),
+        # the full model early for a quarter of the time, then the bins, the probes, the full
+        # model again (the bins' raised floor reaches the probes and the last full model)
+        dataclasses.replace(
+            LARGE_BEFORE, name="auto-short-bins", stages=("full", "bins", "probe", "full"), early_full_share=0.25
+        ),
+        # the same without the step probe at L + 1: the probes start at the floor
+        dataclasses.replace(
+            LARGE_BEFORE,
+            name="auto-short-bins-nostep",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.25,
+            step_probe_share=None,
+        ),
+        # auto-short-full and auto-short-bins-nostep with the probes at the floor hinted with the best schedule
+        dataclasses.replace(
+            LARGE_BEFORE,
+            name="auto-short-full-hint",
+            stages=("full", "probe", "bins", "full"),
+            early_full_share=0.25,
+            probe_hint=True,
+        ),
+        dataclasses.replace(
+            LARGE_BEFORE,
+            name="auto-short-bins-nostep-hint",
+            stages=("full", "bins", "probe", "full"),
+            early_full_share=0.25,
+            step_probe_share=None,
+            probe_hint=True,
+        ),
+        # auto's 24-job plan with 10% of the time for pack's search first (Plan.fitting_improve_share):
+        # auto itself from 24 jobs on since 2026-12-04; and without it, auto's 24-job plan before
+        PACK_FIRST,
+        LARGE_BEFORE,
+        # PACK_FIRST with every probe at the floor asked again with the next CP-SAT seed after
+        # 8 s undecided (Plan.probe_restart_seconds); and the same with the early full model cut
+        # to 30% so that the restarted probes get more of the time: auto itself from 24 jobs on
+        # since the tenth session
+        dataclasses.replace(PACK_FIRST, name="auto-restarts", probe_restart_seconds=8.0),
+        dataclasses.replace(PACK_FIRST, name="auto-short-restarts", early_full_share=0.3, probe_restart_seconds=8.0),
+        # auto's plan below LARGE_JOBS jobs with the same restarts (measured on the hard instances: not kept)
+        dataclasses.replace(SMALL_BEFORE, name="auto-small-restarts", probe_restart_seconds=8.0),
+        # auto's plan below LARGE_JOBS jobs with the GPU bins first, for 5% of the time (about 3 s
+        # of a minute), so that a quick refutation raises the floor before the probes ask at it
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-bins-first-short", stages=("bins", "probe", "full"), bins_share=0.05
+        ),
+        # auto's plan below LARGE_JOBS jobs with the backfill search aimed at the makespan (scored
+        # past the floor) first, under each server rule in turn with the split rule "choose", for
+        # 10% of the time left, so that the stages start from its schedule
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-backfill-first", fitting_improve_share=0.1, improvers=BACKFILL_SEARCHERS
+        ),
+        # the same for 5% of the time (about 3 s of a minute)
+        dataclasses.replace(
+            SMALL_BEFORE, name="auto-backfill-first-short", fitting_improve_share=0.05, improvers=BACKFILL_SEARCHERS
+        ),
+        # auto's plan below LARGE_JOBS jobs with the backfill rules as a stage after the GPU bins, for
+        # a quarter of the time left: a search aimed at the bins' raised floor before the full model
+        dataclasses.replace(
+            SMALL_BEFORE,
+            name="auto-backfill-stage",
+            stages=("probe", "bins", "search", "full"),
+            searchers=BACKFILL_SEARCHERS,
+            search_share=0.25,
+        ),
+        # auto's plan from LARGE_JOBS jobs on before the twelfth session, with the backfill rules as a
+        # stage before the last full model
+        dataclasses.replace(
+            LARGE_TIMED,
+            fitting_improvers=None,
+            name="auto-large-search",
+            stages=("full", "bins", "probe", "search", "full"),
+            searchers=BACKFILL_SEARCHERS,
+            search_share=0.25,
+            large_jobs=None,
+        ),
+        # auto below LARGE_JOBS jobs with the GPU bins at the floor after an undecided step probe
+        # (6% of the time left), before the probe at the floor (Plan.step_bins_share)
+        dataclasses.replace(AUTO, name="auto-step-bins", step_bins_share=0.06, large_jobs=None),
+        # from LARGE_JOBS jobs on: pack's search for half of the first improvement phase, then the
+        # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
+        # these sizes): auto itself from 24 jobs on since the twelfth session
+        dataclasses.replace(LARGE_TIMED, name="auto-large-backfill", large_jobs=None),
+        # auto from LARGE_JOBS jobs on with the backfill rules as a stage after the GPU bins, before
+        # the probes: a search aimed at the floor as the bins leave it (the sixteenth session)
+        dataclasses.replace(
+            LARGE_TIMED,
+            name="auto-large-bins-search",
+            stages=("full", "bins", "search", "probe", "full"),
+            large_jobs=None,
+        ),
+        # auto from LARGE_JOBS jobs on with the last full model on another CP-SAT seed than the
+        # early one (Plan.full_reseed); and the same without the probes, so that the last full
+        # model gets their time (the seventeenth session: 24 and 23 of 50 against auto's 25, not kept)
+        dataclasses.replace(LARGE_TIMED, name="auto-large-reseed", full_reseed=True, large_jobs=None),
+        dataclasses.replace(
+            LARGE_TIMED,
+            name="auto-large-reseed-no-probes",
+            full_reseed=True,
+            stages=("full", "bins", "full"),
+            large_jobs=None,
+        ),
+        # auto from LARGE_JOBS jobs on with the contention-free restriction asked by the floor
+        # (the stage "restrict", half of the time left) instead of the probes (the seventeenth
+        # session: it found tiny-24x8x150-s4's optimum, which no other route had)
+        dataclasses.replace(
+            LARGE_TIMED,
+            name="auto-large-restrict",
+            stages=("full", "bins", "restrict", "full"),
+            restrict_floor_share=0.5,
+            large_jobs=None,
+        ),
+        # auto before its searches counted their work (the twenty-fourth session): the A/B control
+        TIMED,
+        # auto with pack's count of restarts halved and doubled against the first setting, 500: the
+        # other choices; auto-pack-250 has been auto's own plan since (docs/exactness.md)
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=f"auto-pack-{restarts}",
+                fitting_improvers=(
+                    ("pack", 1.0, (("iterations", restarts), ("lanes_tries", LANES_TRIES))),
+                    *COUNTED_IMPROVERS[1:],
+                ),
+            )
+            for restarts in (250, 1000)
+        ),
+        # auto with the large-neighbourhood search on the mode restriction (the stage "lns",
+        # rar_opt.solvers.floor_lns) after the GPU bins from LARGE_JOBS jobs on, with half of the
+        # time left, before the probes (the twenty-fifth session)
+        dataclasses.replace(
+            AUTO, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5
+        ),
+        # the same, with the search started from the searches' schedule before the early full
+        # model (pack's and the backfill searches' best), not the full model's (Plan.lns_start)
+        dataclasses.replace(
+            AUTO,
+            name="auto-lns-search",
+            large_stages=("full", "bins", "lns", "probe", "full"),
+            lns_share=0.5,
+            lns_start="search",
+        ),
+        # the GPU bins' stage cut at a few seconds from LARGE_JOBS jobs on (Plan.bins_seconds):
+        # at 24 x 8 x 150 every refutation on record took at most 3.3 s, every undecided
+        # answer its whole share (about 9.4 s), time the probes then lack (twenty-sixth session)
+        *(dataclasses.replace(AUTO, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap) for cap in (2.0, 4.0)),
+        # the last full model asked again with the next seed after 8 s undecided
+        # (Plan.full_restart_seconds), from the best schedule then: below LARGE_JOBS jobs it
+        # proves only where a schedule at the floor is the last question (twenty-sixth session)
+        dataclasses.replace(AUTO, name="auto-full-restart-8s", full_restart_seconds=8.0),
+        # the counted searches before the first full model from LARGE_JOBS jobs on capped at half
+        # of the time left instead of a quarter: on a machine half as fast as the one the counts
+        # were set on, the quarter cut them in 64 of 100 runs at 24 x 8 x 150 (twenty-sixth session)
+        dataclasses.replace(AUTO, name="auto-searches-half", large_fitting_improve_share=0.5),
+        # the stage "search" below LARGE_JOBS jobs as rounds of the counted backfill searches
+        # (8,000 moves each), each round with a new seed, within half of the time left instead of
+        # three timed searches in a quarter (Plan.search_rounds; measured on the two 20 x 8 x 120
+        # instances that reach the stage, not kept: twenty-eighth session)
+        dataclasses.replace(
+            AUTO, name="auto-search-rounds", searchers=COUNTED_IMPROVERS[1:], search_share=0.5, search_rounds=8
+        ),
+        # from LARGE_JOBS jobs on, the contention-free restriction with its placements written out
+        # (formulations/modes.py, whole) asked by the floor after the GPU bins (cut at 4 s), with
+        # 70% of the time left, before the probes, with the no-lp search (auto-large-patterns) or
+        # CP-SAT's default one, which alone, by the optimum, found the schedules of
+        # heavy-24x8x150-s1 and -s3 more often (twenty-eighth session)
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=name,
+                large_stages=("full", "bins", "restrict", "probe", "full"),
+                large_bins_seconds=4.0,
+                restrict_floor_share=0.7,
+                restrict_formulation="modes",
+                restrict_search=search,
+            )
+            for name, search in (("auto-large-patterns", "no-lp"), ("auto-large-modes-default", "default"))
+        ),
+    )
+}
+"""Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
