@@ -281,8 +281,9 @@ def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
     share, formulation = ctx.plan.restrict_floor_share, ctx.plan.restrict_formulation
     if share is None or ctx.budget.limit is None:
         return
-    too_large = modes.count_modes(ctx.instance) > modes.MAX_MODES if formulation == "modes" else None
-    if too_large is None:
+    if formulation == "modes":
+        too_large = modes.count_modes(ctx.instance) > modes.MAX_MODES
+    else:
         too_large = cfree.too_large(ctx.instance) is not None
     if too_large or best.span is None or best.floor is None or best.floor >= best.span:
         return
