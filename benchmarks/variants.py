@@ -274,6 +274,25 @@ VARIANTS = {
             )
             for name, search in (("auto-large-patterns", "no-lp"), ("auto-large-modes-default", "default"))
         ),
+        # from LARGE_JOBS jobs on, the race at the floor (solvers/race.py) in place of the probes,
+        # after the GPU bins (cut at 4 s), with 90% of the time left: the probe, the mode
+        # restriction with CP-SAT's default search and with no-lp, in turn, 6-s slices growing
+        # by half each turn (twenty-ninth session)
+        # (auto-large-race), or with the two restrictions before the probe (auto-large-race-modes-first)
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=name,
+                large_stages=("full", "bins", "race", "full"),
+                large_bins_seconds=4.0,
+                race_share=0.9,
+                race_entries=entries,
+            )
+            for name, entries in (
+                ("auto-large-race", ("probe", "modes:default", "modes:no-lp")),
+                ("auto-large-race-modes-first", ("modes:default", "modes:no-lp", "probe")),
+            )
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -55,7 +55,7 @@ from rar_opt.formulations import formulation as get_formulation
 from rar_opt.formulations.sizes import NOT_BUILT
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.solvers import floor_lns
+from rar_opt.solvers import floor_lns, race
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.context import Context, Found, Incumbent, Phase
@@ -99,6 +99,7 @@ STAGE_KINDS = {
     "search": PhaseKind.IMPROVE,
     "restrict": PhaseKind.RESTRICTION,
     "lns": PhaseKind.IMPROVE,
+    "race": PhaseKind.PROBE,
     "full": PhaseKind.FULL,
 }
 """The phase of each name in :data:`~.plan.STAGES`."""
@@ -119,6 +120,8 @@ def steps(plan: Plan) -> tuple[tuple[PhaseKind, Phase], ...]:
             stages.append((kind, restricted))
         elif stage == "lns":
             stages.append((kind, floor_lns.stage))
+        elif stage == "race":
+            stages.append((kind, race.stage))
         elif kind == PhaseKind.FULL and k < last:
             stages.append((kind, functools.partial(full_model, share=plan.early_full_share)))
         else:

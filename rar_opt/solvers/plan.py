@@ -34,11 +34,28 @@ LNS_STARTS = ("best", "search")
 RESTRICT_FORMULATIONS = ("cfree", "modes")
 """The choices of :attr:`Plan.restrict_formulation`."""
 
-STAGES = ("probe", "bins", "search", "restrict", "lns", "full")
+STAGES = ("probe", "bins", "search", "restrict", "lns", "race", "full")
 """The stages a plan orders after its heuristics, floors and contention-free phases
 (:attr:`Plan.stages`): the probes, the GPU bins, the searches of :attr:`Plan.searchers`,
 the contention-free restriction asked by the floor, the large-neighbourhood search towards
-the floor (:mod:`.floor_lns`) and the full model."""
+the floor (:mod:`.floor_lns`), the race of questions at the floor (:mod:`.race`) and the
+full model."""
+
+
+def race_entry(name: str) -> tuple[str, str]:
+    """An entry of :attr:`Plan.race_entries` as (model, CP-SAT search): ``"probe"`` is the
+    probe at the floor (its search is the probes' own), ``"modes:SEARCH"`` and
+    ``"cfree:SEARCH"`` a restriction of :data:`RESTRICT_FORMULATIONS` under a search of
+    :data:`~rar_opt.solvers.cpsat.SEARCHES`."""
+    if name == "probe":
+        return "probe", "no-lp"
+    formulation, _, search = name.partition(":") if isinstance(name, str) else ("", "", "")
+    if formulation not in RESTRICT_FORMULATIONS or search not in SEARCHES:
+        choices = ", ".join(f"{f}:SEARCH" for f in RESTRICT_FORMULATIONS)
+        raise InputError(
+            f"{name!r} is not an entry (probe, {choices}; SEARCH one of {', '.join(SEARCHES)})", where="race_entries"
+        )
+    return formulation, search
 
 
 @dataclass(frozen=True)
@@ -132,6 +149,13 @@ class Plan:
     # where that search starts: "best", the best schedule so far; "search", the best schedule
     # an improvement search handed on (before any full model has moved it)
     lns_start: str = "best"
+    # the stage "race" (rar_opt.solvers.race): the questions race_entries (race_entry) asked
+    # by the floor in turn, each for race_slice_seconds, the slice times race_growth after each
+    # turn, within race_share of the time left
+    race_share: float | None = None
+    race_entries: tuple[str, ...] = ("probe", "modes:default", "modes:no-lp")
+    race_slice_seconds: float = 6.0
+    race_growth: float = 1.5
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
     contention_free: bool = True
@@ -191,7 +215,9 @@ class Plan:
             shares["restrict_floor_share"] = self.restrict_floor_share
         if self.lns_share is not None:
             shares["lns_share"] = self.lns_share
-        for where in ("probe_restart_seconds", "bins_seconds", "full_restart_seconds"):
+        if self.race_share is not None:
+            shares["race_share"] = self.race_share
+        for where in ("probe_restart_seconds", "bins_seconds", "full_restart_seconds", "race_slice_seconds"):
             seconds = getattr(self, where)
             if seconds is not None and (not is_real(seconds) or not 0 < seconds < float("inf")):
                 raise InputError(f"must be a positive number of seconds or None, got {seconds!r}", where=where)
@@ -244,6 +270,20 @@ class Plan:
             raise InputError('the stage "restrict" needs restrict_floor_share', where="restrict_floor_share")
         if "lns" in self.stages and self.lns_share is None:
             raise InputError('the stage "lns" needs lns_share', where="lns_share")
+        self._check_race()
+
+    def _check_race(self) -> None:
+        if "race" in self.stages and self.race_share is None:
+            raise InputError('the stage "race" needs race_share', where="race_share")
+        if not isinstance(self.race_entries, tuple) or not self.race_entries:
+            raise InputError(f"must be a non-empty tuple of entries, got {self.race_entries!r}", where="race_entries")
+        for name in self.race_entries:
+            race_entry(name)
+        if len(set(self.race_entries)) != len(self.race_entries):
+            raise InputError(f"an entry may come once, got {self.race_entries!r}", where="race_entries")
+        growth = self.race_growth
+        if not is_real(growth) or not 1 <= growth < float("inf"):
+            raise InputError(f"must be a number >= 1, got {growth!r}", where="race_growth")
 
     def _check_stages(self) -> None:
         stages = self.stages
@@ -252,7 +292,7 @@ class Plan:
         for stage in stages:
             if stage not in STAGES:
                 raise InputError(f"{stage!r} is not a stage ({', '.join(STAGES)})", where="stages")
-        for stage in ("probe", "bins", "search", "restrict", "lns"):
+        for stage in ("probe", "bins", "search", "restrict", "lns", "race"):
             if stages.count(stage) > 1:
                 raise InputError(f"{stage!r} may come at most once, got {stages!r}", where="stages")
         if not isinstance(self.early_full_stops_one_above, bool) or (
@@ -416,4 +456,5 @@ __all__ = [
     "STAGES",
     "TIMED_IMPROVERS",
     "Plan",
+    "race_entry",
 ]
