@@ -245,6 +245,7 @@ class Plan:
             raise InputError(
                 f"{self.restrict_search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="restrict_search"
             )
+        self._check_race()
         self._check_stages()
         self._check_large()
         if not self.full_searches:
@@ -270,11 +271,10 @@ class Plan:
             raise InputError('the stage "restrict" needs restrict_floor_share', where="restrict_floor_share")
         if "lns" in self.stages and self.lns_share is None:
             raise InputError('the stage "lns" needs lns_share', where="lns_share")
-        self._check_race()
-
-    def _check_race(self) -> None:
         if "race" in self.stages and self.race_share is None:
             raise InputError('the stage "race" needs race_share', where="race_share")
+
+    def _check_race(self) -> None:
         if not isinstance(self.race_entries, tuple) or not self.race_entries:
             raise InputError(f"must be a non-empty tuple of entries, got {self.race_entries!r}", where="race_entries")
         for name in self.race_entries:

@@ -865,7 +865,7 @@ def test_a_plan_with_the_lns_stage_needs_its_share() -> None:
 
 
 def test_every_stage_name_has_its_phase_in_the_run() -> None:
-    from rar_opt.solvers import floor_lns
+    from rar_opt.solvers import floor_lns, race
     from rar_opt.solvers.decompose import STAGE_KINDS, steps
     from rar_opt.solvers.phases import restricted, search
     from rar_opt.solvers.plan import STAGES
@@ -873,14 +873,16 @@ def test_every_stage_name_has_its_phase_in_the_run() -> None:
     assert set(STAGE_KINDS) == set(STAGES)
     plan = dataclasses.replace(
         AUTO,
-        stages=("full", "bins", "search", "restrict", "lns", "probe", "full"),
+        stages=("full", "bins", "search", "restrict", "lns", "race", "probe", "full"),
         early_full_share=0.3,
         restrict_floor_share=0.5,
         lns_share=0.5,
+        race_share=0.5,
     )
-    staged = steps(plan)[-7:]
+    staged = steps(plan)[-8:]
     assert [kind for kind, _ in staged] == [STAGE_KINDS[s] for s in plan.stages]
     assert staged[2][1] is search and staged[3][1] is restricted and staged[4][1] is floor_lns.stage
+    assert staged[5][1] is race.stage
     assert staged[0][1] is not PHASES[PhaseKind.FULL] and staged[-1][1] is PHASES[PhaseKind.FULL]  # early, last
 
 
