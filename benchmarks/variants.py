@@ -293,6 +293,29 @@ VARIANTS = {
                 ("auto-large-race-modes-first", ("modes:default", "modes:no-lp", "probe")),
             )
         ),
+        # the race of the three restriction entries that found the optima alone (cfree with no-lp,
+        # the mode restriction with the default search and with no-lp), 7-s slices: in the place
+        # of the probes (auto-large-race-restrictions), or right after the counted searches,
+        # and the GPU bins (cut at 4 s), before the early full model, with 40% of the time left
+        # (auto-large-race-early)
+        dataclasses.replace(
+            AUTO,
+            name="auto-large-race-restrictions",
+            large_stages=("full", "bins", "race", "full"),
+            large_bins_seconds=4.0,
+            race_share=0.9,
+            race_entries=("cfree:no-lp", "modes:default", "modes:no-lp"),
+            race_slice_seconds=7.0,
+        ),
+        dataclasses.replace(
+            AUTO,
+            name="auto-large-race-early",
+            large_stages=("bins", "race", "full", "probe", "full"),
+            large_bins_seconds=4.0,
+            race_share=0.4,
+            race_entries=("cfree:no-lp", "modes:default", "modes:no-lp"),
+            race_slice_seconds=7.0,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
