@@ -12,14 +12,27 @@ import dataclasses
 
 from rar_opt.solvers.plan import (
     AUTO,
-    AUTO_LARGE,
     BACKFILL_SEARCHERS,
     COUNTED_IMPROVERS,
     LANES_TRIES,
+    LARGE_JOBS,
     TIMED_IMPROVERS,
 )
 
-SMALL = dataclasses.replace(AUTO, name="auto-small", large_jobs=None)
+BEFORE_RACE = dataclasses.replace(
+    AUTO,
+    name="auto-before-race",
+    large_stages=("full", "bins", "probe", "full"),
+    large_bins_seconds=None,
+    large_probe_restart_seconds=8.0,
+    race_share=None,
+)
+"""``auto``'s plan until the race at the floor took the probes' place from ``LARGE_JOBS``
+jobs on (2026-12-06, twenty-ninth session): the GPU bins with a quarter of the time left,
+then the probes, each probe at the floor asked again with the next CP-SAT seed after 8 s
+undecided. The variants measured before are built from it, so that they still run as they
+were measured."""
+SMALL = dataclasses.replace(BEFORE_RACE, name="auto-small", large_jobs=None)
 """``auto``'s plan below ``LARGE_JOBS`` jobs, at every size (no switch)."""
 SMALL_BEFORE = dataclasses.replace(
     SMALL, name="auto-small-before", stages=("probe", "bins", "full"), searchers=(), search_share=None
@@ -28,7 +41,7 @@ SMALL_BEFORE = dataclasses.replace(
 session): the variants measured against it are built from it, so that they still run as
 they were measured."""
 PACK_FIRST = dataclasses.replace(
-    AUTO_LARGE,
+    BEFORE_RACE.for_jobs(LARGE_JOBS),
     name="auto-pack-first",
     early_full_share=0.6,
     probe_restart_seconds=None,
@@ -43,7 +56,9 @@ LARGE_BEFORE = dataclasses.replace(PACK_FIRST, name="auto-no-pack-first", fittin
 (2026-12-04): the variants measured against it are built from it, so that they still run
 as they were measured."""
 
-TIMED = dataclasses.replace(AUTO, name="auto-timed", fitting_improvers=TIMED_IMPROVERS, large_fitting_improve_share=0.1)
+TIMED = dataclasses.replace(
+    BEFORE_RACE, name="auto-timed", fitting_improvers=TIMED_IMPROVERS, large_fitting_improve_share=0.1
+)
 """``auto`` as it was from 2026-12-04 (twelfth session) to 2026-12-06: from ``LARGE_JOBS`` jobs
 on, ``pack``'s search and the backfill searches before the first full model stopped on
 seconds (10% of the time left) where they now stop on counts of work."""
@@ -54,6 +69,7 @@ LARGE_TIMED = TIMED.for_jobs(TIMED.large_jobs or 0)
 VARIANTS = {
     plan.name: plan
     for plan in (
+        BEFORE_RACE,
         SMALL,
         SMALL_BEFORE,
         # the full model right after the floors (no probes, no GPU bins)
@@ -174,7 +190,7 @@ VARIANTS = {
         ),
         # auto below LARGE_JOBS jobs with the GPU bins at the floor after an undecided step probe
         # (6% of the time left), before the probe at the floor (Plan.step_bins_share)
-        dataclasses.replace(AUTO, name="auto-step-bins", step_bins_share=0.06, large_jobs=None),
+        dataclasses.replace(BEFORE_RACE, name="auto-step-bins", step_bins_share=0.06, large_jobs=None),
         # from LARGE_JOBS jobs on: pack's search for half of the first improvement phase, then the
         # backfill rules (Plan.fitting_improvers; measured with them as the improvers, the same at
         # these sizes): auto itself from 24 jobs on since the twelfth session
@@ -214,7 +230,7 @@ VARIANTS = {
         # other choices; auto-pack-250 has been auto's own plan since (docs/exactness.md)
         *(
             dataclasses.replace(
-                AUTO,
+                BEFORE_RACE,
                 name=f"auto-pack-{restarts}",
                 fitting_improvers=(
                     ("pack", 1.0, (("iterations", restarts), ("lanes_tries", LANES_TRIES))),
@@ -227,12 +243,12 @@ VARIANTS = {
         # rar_opt.solvers.floor_lns) after the GPU bins from LARGE_JOBS jobs on, with half of the
         # time left, before the probes (the twenty-fifth session)
         dataclasses.replace(
-            AUTO, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5
+            BEFORE_RACE, name="auto-lns", large_stages=("full", "bins", "lns", "probe", "full"), lns_share=0.5
         ),
         # the same, with the search started from the searches' schedule before the early full
         # model (pack's and the backfill searches' best), not the full model's (Plan.lns_start)
         dataclasses.replace(
-            AUTO,
+            BEFORE_RACE,
             name="auto-lns-search",
             large_stages=("full", "bins", "lns", "probe", "full"),
             lns_share=0.5,
@@ -241,21 +257,21 @@ VARIANTS = {
         # the GPU bins' stage cut at a few seconds from LARGE_JOBS jobs on (Plan.bins_seconds):
         # at 24 x 8 x 150 every refutation on record took at most 3.3 s, every undecided
         # answer its whole share (about 9.4 s), time the probes then lack (twenty-sixth session)
-        *(dataclasses.replace(AUTO, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap) for cap in (2.0, 4.0)),
+        *(dataclasses.replace(BEFORE_RACE, name=f"auto-bins-{cap:g}s", large_bins_seconds=cap) for cap in (2.0, 4.0)),
         # the last full model asked again with the next seed after 8 s undecided
         # (Plan.full_restart_seconds), from the best schedule then: below LARGE_JOBS jobs it
         # proves only where a schedule at the floor is the last question (twenty-sixth session)
-        dataclasses.replace(AUTO, name="auto-full-restart-8s", full_restart_seconds=8.0),
+        dataclasses.replace(BEFORE_RACE, name="auto-full-restart-8s", full_restart_seconds=8.0),
         # the counted searches before the first full model from LARGE_JOBS jobs on capped at half
         # of the time left instead of a quarter: on a machine half as fast as the one the counts
         # were set on, the quarter cut them in 64 of 100 runs at 24 x 8 x 150 (twenty-sixth session)
-        dataclasses.replace(AUTO, name="auto-searches-half", large_fitting_improve_share=0.5),
+        dataclasses.replace(BEFORE_RACE, name="auto-searches-half", large_fitting_improve_share=0.5),
         # the stage "search" below LARGE_JOBS jobs as rounds of the counted backfill searches
         # (8,000 moves each), each round with a new seed, within half of the time left instead of
         # three timed searches in a quarter (Plan.search_rounds; measured on the two 20 x 8 x 120
         # instances that reach the stage, not kept: twenty-eighth session)
         dataclasses.replace(
-            AUTO, name="auto-search-rounds", searchers=COUNTED_IMPROVERS[1:], search_share=0.5, search_rounds=8
+            BEFORE_RACE, name="auto-search-rounds", searchers=COUNTED_IMPROVERS[1:], search_share=0.5, search_rounds=8
         ),
         # from LARGE_JOBS jobs on, the contention-free restriction with its placements written out
         # (formulations/modes.py, whole) asked by the floor after the GPU bins (cut at 4 s), with
@@ -264,7 +280,7 @@ VARIANTS = {
         # heavy-24x8x150-s1 and -s3 more often (twenty-eighth session)
         *(
             dataclasses.replace(
-                AUTO,
+                BEFORE_RACE,
                 name=name,
                 large_stages=("full", "bins", "restrict", "probe", "full"),
                 large_bins_seconds=4.0,
@@ -281,12 +297,13 @@ VARIANTS = {
         # (auto-large-race), or with the two restrictions before the probe (auto-large-race-modes-first)
         *(
             dataclasses.replace(
-                AUTO,
+                BEFORE_RACE,
                 name=name,
                 large_stages=("full", "bins", "race", "full"),
                 large_bins_seconds=4.0,
                 race_share=0.9,
                 race_entries=entries,
+                race_slice_seconds=6.0,
             )
             for name, entries in (
                 ("auto-large-race", ("probe", "modes:default", "modes:no-lp")),
@@ -299,7 +316,7 @@ VARIANTS = {
         # and the GPU bins (cut at 4 s), before the early full model, with 40% of the time left
         # (auto-large-race-early)
         dataclasses.replace(
-            AUTO,
+            BEFORE_RACE,
             name="auto-large-race-restrictions",
             large_stages=("full", "bins", "race", "full"),
             large_bins_seconds=4.0,
@@ -308,7 +325,7 @@ VARIANTS = {
             race_slice_seconds=7.0,
         ),
         dataclasses.replace(
-            AUTO,
+            BEFORE_RACE,
             name="auto-large-race-early",
             large_stages=("bins", "race", "full", "probe", "full"),
             large_bins_seconds=4.0,

@@ -102,7 +102,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("store")
     p.add_argument("--worst", type=int, metavar="K", help="the K instances of largest ALG/OPT")
     p.add_argument("--policy", choices=list(POLICIES), help="rank by this policy's ratio (default: any policy's)")
-    p.add_argument("-o", "--dir", dest="directory", metavar="DIR", help="the directory the instance files go to")
+    p.add_argument(
+        "-o", "--output", "--dir", dest="directory", metavar="DIR", help="the directory the instance files go to"
+    )
     p.add_argument(
         "--tables",
         metavar="DIR",

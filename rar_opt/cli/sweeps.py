@@ -164,7 +164,7 @@ def _bounds_note(rows: list[dict[str, Any]]) -> str:
         return ", ".join(seen) or "-"
 
     return (
-        f"bounds (proven, rounded down; per instance, averaged over the seeds): makespan by "
+        f"bounds (proven, rounded down to three decimals; per instance, averaged over the seeds): makespan by "
         f"{names('lower_bound_makespan_by')}, average JCT by {names('lower_bound_avg_jct_by')} "
         "(rar-opt bounds INSTANCE lists them all)"
     )

@@ -153,8 +153,8 @@ class Plan:
     # by the floor in turn, each for race_slice_seconds, the slice times race_growth after each
     # turn, within race_share of the time left
     race_share: float | None = None
-    race_entries: tuple[str, ...] = ("probe", "modes:default", "modes:no-lp")
-    race_slice_seconds: float = 6.0
+    race_entries: tuple[str, ...] = ("cfree:no-lp", "modes:default", "modes:no-lp")
+    race_slice_seconds: float = 7.0
     race_growth: float = 1.5
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
@@ -415,22 +415,25 @@ AUTO = Plan(
     fitting_improvers=COUNTED_IMPROVERS,
     contention_free=False,
     large_jobs=LARGE_JOBS,
+    large_stages=("full", "bins", "race", "full"),
     large_early_full_share=0.3,
     large_fitting_improve_share=0.25,
-    large_probe_restart_seconds=8.0,
+    large_bins_seconds=4.0,
+    race_share=0.9,
 )
 """The default method: the probes, the GPU bins, the backfill search aimed at the makespan
 past the bound (:data:`BACKFILL_SEARCHERS`, a quarter of the time left), then the full
 model, below :data:`LARGE_JOBS` jobs; from there on ``pack``'s search and the backfill searches,
 each stopped on a count of work (:data:`COUNTED_IMPROVERS`; a quarter of the time left is
-their cap), the full model (hinted with its schedule) with 30% of the rest, then the GPU bins, the probes
-(each probe at the floor asked again with the next CP-SAT seed after 8 s undecided) and
-the full model again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100
-instances whose refutation needs most of the time, which restarts would cut short; from
-24 jobs on the full model's schedules prove more, and more so from a better schedule,
-and the probes there look for schedules at the floor, whose time varies most with the
-seed (measured: docs/exactness.md, "The plan chosen by size", "Pack's search first, from
-24 jobs on" and "Restarted probes")."""
+their cap), the full model (hinted with its schedule) with 30% of the rest, the GPU bins
+(at most 4 s), the race at the floor (:mod:`.race`: the contention-free restriction of
+``cfree`` with ``no-lp``, the mode restriction with CP-SAT's default search and with
+``no-lp``, in turn, 7-s slices growing by half, 90% of the time left) and the full model
+again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100 instances whose
+refutation needs most of the time; from 24 jobs on the bound is at the optimum where
+``auto`` misses it, and the race looks for a schedule there by the questions that find one
+on different instances (measured: docs/exactness.md, "The plan chosen by size", "Pack's
+search first, from 24 jobs on" and "The race at the floor")."""
 
 AUTO_LARGE = AUTO.for_jobs(LARGE_JOBS)
 """``auto``'s plan from :data:`LARGE_JOBS` jobs on."""

@@ -238,11 +238,14 @@ def test_a_fitting_improve_share_searches_first_and_the_stages_still_prove(wait_
     assert plain.makespan == res.makespan
     large = dataclasses.replace(AUTO, large_fitting_improve_share=0.1)
     assert large.for_jobs(LARGE_JOBS).fitting_improve_share == 0.1 and large.for_jobs(LARGE_JOBS - 1) is large
-    # auto restarts its probes at the floor from LARGE_JOBS jobs on only (below, a refutation needs all its time)
-    assert AUTO.probe_restart_seconds is None and AUTO.for_jobs(LARGE_JOBS).probe_restart_seconds == 8.0
-    assert (
-        dataclasses.replace(AUTO, large_probe_restart_seconds=None).for_jobs(LARGE_JOBS).probe_restart_seconds is None
-    )
+    # from LARGE_JOBS jobs on the race at the floor takes the probes' place, after the bins cut
+    # at 4 s; below, the probes keep all their time (a refutation there needs it)
+    large_plan = AUTO.for_jobs(LARGE_JOBS)
+    assert "probe" in AUTO.stages and "race" not in AUTO.stages
+    assert "probe" not in large_plan.stages and "race" in large_plan.stages and large_plan.race_share is not None
+    assert AUTO.bins_seconds is None and large_plan.bins_seconds == 4.0
+    restarted = dataclasses.replace(AUTO, large_probe_restart_seconds=8.0)
+    assert restarted.probe_restart_seconds is None and restarted.for_jobs(LARGE_JOBS).probe_restart_seconds == 8.0
 
 
 def test_auto_floors_prove_what_the_relaxation_cannot(wait_beats_start: Instance) -> None:

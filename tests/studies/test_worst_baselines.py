@@ -118,6 +118,10 @@ def test_the_exported_worst_instances_carry_the_baselines(tmp_path, capsys) -> N
     capsys.readouterr()
     files = sorted((tmp_path / "out").glob("*.json"))
     assert len(files) == 2
+    for spelling in ("--output", "--dir"):  # -o's long form, as in every command, and its older spelling
+        assert main(["study", "export", str(path), "--worst", "2", spelling, str(tmp_path / spelling[2:])]) == 0
+        assert sorted(p.name for p in (tmp_path / spelling[2:]).glob("*.json")) == [f.name for f in files]
+    capsys.readouterr()
     for file in [*files, tmp_path / "w.json"]:
         study = json.loads(file.read_text())["meta"]["study"]
         at = study["beside"]
