@@ -386,45 +386,69 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             limit = min(limit, restart)
         if limit <= MIN_SOLVER_SECONDS:
             return
-        reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first)
-        try:
-            answer = probe(
-                ctx.instance,
-                asked,
-                time_limit=limit,
-                seed=ctx.budget.seed + attempt,
-                threads=ctx.budget.threads,
-                symmetry=ctx.symmetry,
-                reversal=reversal,
-                pricing=pricing,
-                hint=best.schedule if ctx.plan.probe_hint and not stepping else None,
-            )
-        except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
-            log.warning("the probe at %d failed (%s); the full model goes on without it", asked, exc)
-            yield Found(PhaseRecord(PhaseKind.PROBE, Status.ERROR, seconds=time.perf_counter() - began, asked=asked))
+        found = ask_probe(ctx, best, asked, limit, ctx.budget.seed + attempt, stepping=stepping, first=first)
+        yield found
+        status = found.record.status
+        if status == Status.ERROR:
             return
-        record = PhaseRecord(
-            PhaseKind.PROBE,
-            answer.status,
-            objective=answer.schedule_makespan,
-            bound=answer.lower_bound,
-            seconds=time.perf_counter() - began,
-            asked=asked,
-        )
-        solver = answer.record.solver
-        yield Found(record, answer.schedule, answer.schedule_makespan, solver=solver, source="probe")
         if stepping:
             bins = ctx.plan.step_bins_share
-            if answer.status == Status.NO_SOLUTION and bins is not None and stop_requested() is None:
+            if status == Status.NO_SOLUTION and bins is not None and stop_requested() is None:
                 yield from _bins(ctx, best, bins)  # undecided: perhaps the bins refute the floor quickly
             continue  # whatever it said, the probes go on at the floor
         again = None
-        if answer.status == Status.NO_SOLUTION and restart is not None and stop_requested() is None:
+        if status == Status.NO_SOLUTION and restart is not None and stop_requested() is None:
             again = (attempt + 1, until)  # undecided within its slice: ask again with the next seed
             continue
-        if answer.status not in (Status.INFEASIBLE, Status.FEASIBLE):
+        if status not in (Status.INFEASIBLE, Status.FEASIBLE):
             return
         first = False
+
+
+def ask_probe(
+    ctx: Context,
+    best: Incumbent,
+    asked: int,
+    limit: float,
+    seed: int,
+    *,
+    stepping: bool,
+    first: bool,
+    label: str | None = None,
+) -> Found:
+    """One probe at slot ``asked`` (:mod:`.probe`) within ``limit`` seconds with ``seed``,
+    carrying the rows the plan gives it (:meth:`~.plan.Plan.probe_rows`: ``stepping`` for
+    the step probe at L + 1, ``first`` for the first probe at the floor) and, with the
+    plan's ``probe_hint``, the best schedule as a hint (not on the step probe): its record
+    (``label`` as its ``search``), and its schedule where it found one. A probe that fails
+    (a CP-SAT error, a schedule the checker refuses) is logged and recorded as an error."""
+    began = time.perf_counter()
+    reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first)
+    try:
+        answer = probe(
+            ctx.instance,
+            asked,
+            time_limit=limit,
+            seed=seed,
+            threads=ctx.budget.threads,
+            symmetry=ctx.symmetry,
+            reversal=reversal,
+            pricing=pricing,
+            hint=best.schedule if ctx.plan.probe_hint and not stepping else None,
+        )
+    except RuntimeError as exc:
+        log.warning("the probe at %d failed (%s); the run goes on without it", asked, exc)
+        return Found(PhaseRecord(PhaseKind.PROBE, Status.ERROR, seconds=time.perf_counter() - began, asked=asked))
+    record = PhaseRecord(
+        PhaseKind.PROBE,
+        answer.status,
+        objective=answer.schedule_makespan,
+        bound=answer.lower_bound,
+        seconds=time.perf_counter() - began,
+        asked=asked,
+        search=label,
+    )
+    return Found(record, answer.schedule, answer.schedule_makespan, solver=answer.record.solver, source="probe")
 
 
 def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Iterator[Found]:

@@ -24,8 +24,6 @@ cover more draws; the growth leaves room for the answers that need longer.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -33,14 +31,11 @@ from rar_opt.formulations import cfree, modes
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.budget import run_seed
 from rar_opt.solvers.context import Context, Found, Incumbent
-from rar_opt.solvers.phases import restriction_by
+from rar_opt.solvers.phases import ask_probe, restriction_by
 from rar_opt.solvers.plan import race_entry
-from rar_opt.solvers.probe import probe
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.status import Status
 from rar_opt.support.processes import stop_requested
-
-log = logging.getLogger(__name__)
 
 
 def _fits(ctx: Context, formulation: str) -> bool:
@@ -74,8 +69,9 @@ def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
             limit = left if left < 1.5 * slice_seconds else slice_seconds
             seed = run_seed(ctx.budget.seed, asks[k])
             asks[k] += 1
-            if formulation == "probe":
-                found = _probe(ctx, best, asked, limit, seed, first_probe)
+            if formulation == "probe":  # the rows of the plan's probes at the floor
+                label = f"probe, seed {seed}"
+                found = ask_probe(ctx, best, asked, limit, seed, stepping=False, first=first_probe, label=label)
                 first_probe = False
             else:
                 found = _restriction(ctx, asked, limit, seed, formulation, search)
@@ -88,37 +84,6 @@ def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
         if not probing and all(refuted.get(k) == best.floor for k in range(len(entries))):
             return  # every restriction is refuted at the floor, and no probe can raise it
         slice_seconds *= ctx.plan.race_growth
-
-
-def _probe(ctx: Context, best: Incumbent, asked: int, limit: float, seed: int, first: bool) -> Found:
-    """One probe at the floor ``asked`` (the rows of the plan's probes at the floor)."""
-    began = time.perf_counter()
-    reversal, pricing = ctx.plan.probe_rows(stepping=False, first=first)
-    try:
-        answer = probe(
-            ctx.instance,
-            asked,
-            time_limit=limit,
-            seed=seed,
-            threads=ctx.budget.threads,
-            symmetry=ctx.symmetry,
-            reversal=reversal,
-            pricing=pricing,
-            hint=best.schedule if ctx.plan.probe_hint else None,
-        )
-    except RuntimeError as exc:  # a CP-SAT error, or a schedule the checker refuses
-        log.warning("the race's probe at %d failed (%s); the run goes on without it", asked, exc)
-        return Found(PhaseRecord(PhaseKind.PROBE, Status.ERROR, seconds=time.perf_counter() - began, asked=asked))
-    record = PhaseRecord(
-        PhaseKind.PROBE,
-        answer.status,
-        objective=answer.schedule_makespan,
-        bound=answer.lower_bound,
-        seconds=time.perf_counter() - began,
-        asked=asked,
-        search=f"probe, seed {seed}",
-    )
-    return Found(record, answer.schedule, answer.schedule_makespan, solver=answer.record.solver, source="probe")
 
 
 def _restriction(ctx: Context, asked: int, limit: float, seed: int, formulation: str, search: str) -> Found:

@@ -14,7 +14,7 @@ import pytest
 from rar_opt import Instance
 from rar_opt.check import check
 from rar_opt.errors import InputError
-from rar_opt.solvers import Budget, PhaseKind, Status
+from rar_opt.solvers import Budget, PhaseKind, Status, phases
 from rar_opt.solvers import race as module
 from rar_opt.solvers.backend import RawOutcome
 from rar_opt.solvers.budget import run_seed
@@ -117,7 +117,7 @@ def test_the_entries_take_turns_with_seeds_of_their_own_and_growing_slices(
 ) -> None:
     log: list[tuple[str, int, float]] = []
     probe, restriction_by = _undecided(log)
-    monkeypatch.setattr(module, "probe", probe)
+    monkeypatch.setattr(phases, "probe", probe)
     monkeypatch.setattr(module, "restriction_by", restriction_by)
     entries = ("probe", "modes:default", "cfree:no-lp")
     plan = _plan(entries=entries, share=1.0, slice_seconds=0.01, growth=2.0)
@@ -141,7 +141,7 @@ def test_restrictions_over_their_size_guard_are_left_out(
 
     log: list[tuple[str, int, float]] = []
     probe, restriction_by = _undecided(log)
-    monkeypatch.setattr(module, "probe", probe)
+    monkeypatch.setattr(phases, "probe", probe)
     monkeypatch.setattr(module, "restriction_by", restriction_by)
     monkeypatch.setattr(modes, "MAX_MODES", modes.count_modes(wait_beats_start) - 1)
     monkeypatch.setattr(cfree, "too_large", lambda instance: "too large")
