@@ -519,18 +519,26 @@ def _bounds_line(found: dict[str, Any], instance: Instance) -> str:
 
 
 def _gloss(phase: Any, planned: Sequence[str] = ()) -> str:
-    """What a probe's or the GPU bins' status means, in words (docs/formats.md): a probe or
-    the bins with no answer in their time are undecided, not a proof of anything; the
-    heuristics phase names the ``planned`` policies that the clock or a signal left unrun."""
+    """What a probe's, the GPU bins' or a restriction's status means, in words
+    (docs/formats.md): a probe or the bins with no answer in their time are undecided, not
+    a proof of anything, and a restriction asked by a slot with no schedule there bounds
+    nothing (the race's asks also name their model, search and seed); the heuristics phase
+    names the ``planned`` policies that the clock or a signal left unrun."""
     from rar_opt.solvers import PhaseKind, Status
 
     if phase.kind == PhaseKind.HEURISTICS and phase.tried is not None:
         unrun = [name for name in planned if name not in phase.tried]
         return f" (stopped by the clock or a signal before {', '.join(unrun)})" if unrun else ""
-    if phase.kind not in (PhaseKind.PROBE, PhaseKind.BINS):
+    asks = phase.kind == PhaseKind.RESTRICTION and phase.asked is not None  # a restriction by a slot
+    if phase.kind not in (PhaseKind.PROBE, PhaseKind.BINS) and not asks:
         return ""
+    by = f"; {phase.search}" if asks and phase.search else ""  # the race's model, search and seed
     if phase.status == Status.NO_SOLUTION:
-        return " (undecided in its time)"
+        return f" (undecided in its time{by})"
+    if asks and phase.status == Status.INFEASIBLE:  # the restriction's no is not the instance's
+        return f" (the restriction has no schedule by {phase.asked}, which bounds nothing{by})"
+    if asks:
+        return f" ({phase.search})" if phase.search else ""
     if phase.status == Status.INFEASIBLE:
         return f" (refuted: no schedule ends by {phase.asked})"
     if phase.status == Status.FEASIBLE and phase.kind == PhaseKind.BINS:

@@ -203,6 +203,16 @@ def test_solve_says_what_an_unproven_run_rests_on() -> None:
     assert _gloss(refuted) == " (refuted: no schedule ends by 57)"
     assert _gloss(relaxed) == " (a relaxed solution: the floor stands)"
     assert _gloss(floor) == ""
+    # a restriction asked by a slot (the race at the floor): its no is not the instance's
+    race = "cfree:no-lp, seed 3"
+    no = PhaseRecord(PhaseKind.RESTRICTION, Status.INFEASIBLE, asked=74, search=race)
+    assert _gloss(no) == f" (the restriction has no schedule by 74, which bounds nothing; {race})"
+    assert no.lower_bound() is None
+    assert _gloss(PhaseRecord(PhaseKind.RESTRICTION, Status.NO_SOLUTION, asked=74)) == " (undecided in its time)"
+    assert _gloss(PhaseRecord(PhaseKind.RESTRICTION, Status.FEASIBLE, objective=74, asked=74, search=race)) == (
+        f" ({race})"
+    )
+    assert _gloss(PhaseRecord(PhaseKind.RESTRICTION, Status.OPTIMAL, objective=8)) == ""  # decompose's restriction
     cut = PhaseRecord(PhaseKind.HEURISTICS, Status.FEASIBLE, objective=327, tried={"sjf-bco": 327, "ls": 330})
     assert _gloss(cut, ("sjf-bco", "ls", "lpt", "pack")) == " (stopped by the clock or a signal before lpt, pack)"
     assert _gloss(cut, ("sjf-bco", "ls")) == ""
