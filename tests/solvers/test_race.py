@@ -95,8 +95,10 @@ def test_nothing_is_asked_without_a_gap_a_share_or_a_time_limit(wait_beats_start
     assert list(module.stage(no_limit, _heuristic_best(inst, no_limit, 5.0))) == []
 
 
-def _undecided(log: list[tuple[str, int, float]]):
-    """Spies for the probe and the restriction that answer "undecided" after a short wait."""
+def _undecided(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, float]]:
+    """Spies in place of the probe and the restriction that answer "undecided" after a short
+    wait; the asks they saw, as (entry, seed, seconds allowed)."""
+    log: list[tuple[str, int, float]] = []
 
     def probe(instance, makespan, *, time_limit, seed, **kwargs):
         log.append(("probe", seed, time_limit))
@@ -109,16 +111,15 @@ def _undecided(log: list[tuple[str, int, float]]):
         time.sleep(min(budget.limit, 0.03))
         return RawOutcome(status=Status.NO_SOLUTION, termination="UNKNOWN"), None, None, 0.03
 
-    return probe, restriction_by
+    monkeypatch.setattr(phases, "probe", probe)
+    monkeypatch.setattr(module, "restriction_by", restriction_by)
+    return log
 
 
 def test_the_entries_take_turns_with_seeds_of_their_own_and_growing_slices(
     wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log: list[tuple[str, int, float]] = []
-    probe, restriction_by = _undecided(log)
-    monkeypatch.setattr(phases, "probe", probe)
-    monkeypatch.setattr(module, "restriction_by", restriction_by)
+    log = _undecided(monkeypatch)
     entries = ("probe", "modes:default", "cfree:no-lp")
     plan = _plan(entries=entries, share=1.0, slice_seconds=0.01, growth=2.0)
     ctx = _context(wait_beats_start, plan, 0.6, seed=7)
@@ -139,10 +140,7 @@ def test_restrictions_over_their_size_guard_are_left_out(
 ) -> None:
     from rar_opt.formulations import cfree, modes
 
-    log: list[tuple[str, int, float]] = []
-    probe, restriction_by = _undecided(log)
-    monkeypatch.setattr(phases, "probe", probe)
-    monkeypatch.setattr(module, "restriction_by", restriction_by)
+    log = _undecided(monkeypatch)
     monkeypatch.setattr(modes, "MAX_MODES", modes.count_modes(wait_beats_start) - 1)
     monkeypatch.setattr(cfree, "too_large", lambda instance: "too large")
     plan = _plan(entries=("modes:default", "cfree:no-lp", "probe"), share=1.0, slice_seconds=0.05)
