@@ -333,6 +333,18 @@ VARIANTS = {
             race_entries=("cfree:no-lp", "modes:default", "modes:no-lp"),
             race_slice_seconds=7.0,
         ),
+        # the race with the mode restriction under CP-SAT's own search with no presolve probing
+        # (cpsat.SEARCHES "no-probing") in the place of no-lp, CP-SAT's default search last (it
+        # then gets what is left), in 8-s or 7-s slices (2026-12-07, thirtieth session)
+        *(
+            dataclasses.replace(
+                AUTO,
+                name=name,
+                race_entries=("cfree:no-lp", "modes:no-probing", "modes:default"),
+                race_slice_seconds=slice_seconds,
+            )
+            for name, slice_seconds in (("auto-race-no-probing", 8.0), ("auto-race-no-probing-7", 7.0))
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -21,6 +21,7 @@ SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
     "default": (),
     "no-lp": (("linearization_level", 0),),
     "core": (("optimize_with_core", True),),
+    "no-probing": (("cp_model_probing_level", 0),),
 }
 """CP-SAT searches by name, as parameter settings (docs/exactness.md, "Searches"):
 
@@ -30,9 +31,12 @@ SEARCHES: dict[str, tuple[tuple[str, Any], ...]] = {
   our full model a node costs much less, and in our measurements at 16 x 8 x 100 it
   proved more within a minute than the other two;
 * ``core``: the core-based search (``optimize_with_core``), which raises the objective's
-  lower bound by unsatisfiable cores; it needs an objective.
+  lower bound by unsatisfiable cores; it needs an objective;
+* ``no-probing``: CP-SAT's own search with no probing in its presolve (probing level 0).
+  On the mode restriction at 24 x 8 x 150 the probing alone takes 6-7 s before any
+  search, which is most of a slice of the race (:mod:`rar_opt.solvers.race`).
 
-All three search the same model, so each is as exact as the model: only the route to a
+All of them search the same model, so each is as exact as the model: only the route to a
 proof differs."""
 
 
