@@ -153,8 +153,8 @@ class Plan:
     # by the floor in turn, each for race_slice_seconds, the slice times race_growth after each
     # turn, within race_share of the time left
     race_share: float | None = None
-    race_entries: tuple[str, ...] = ("cfree:no-lp", "modes:default", "modes:no-lp")
-    race_slice_seconds: float = 7.0
+    race_entries: tuple[str, ...] = ("cfree:no-lp", "modes:no-probing", "modes:default")
+    race_slice_seconds: float = 8.0
     race_growth: float = 1.5
     # the contention-free relaxation and restriction (rar_opt.formulations.cfree) before the
     # probes and the full model; False leaves them out
@@ -427,8 +427,8 @@ model, below :data:`LARGE_JOBS` jobs; from there on ``pack``'s search and the ba
 each stopped on a count of work (:data:`COUNTED_IMPROVERS`; a quarter of the time left is
 their cap), the full model (hinted with its schedule) with 30% of the rest, the GPU bins
 (at most 4 s), the race at the floor (:mod:`.race`: the contention-free restriction of
-``cfree`` with ``no-lp``, the mode restriction with CP-SAT's default search and with
-``no-lp``, in turn, 7-s slices growing by half, 90% of the time left) and the full model
+``cfree`` with ``no-lp``, the mode restriction with CP-SAT's own search without and with
+its presolve probing, in turn, 8-s slices growing by half, 90% of the time left) and the full model
 again (:data:`AUTO_LARGE`). The probes first prove the 16 x 8 x 100 instances whose
 refutation needs most of the time; from 24 jobs on the bound is at the optimum where
 ``auto`` misses it, and the race looks for a schedule there by the questions that find one
