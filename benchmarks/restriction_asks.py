@@ -6,6 +6,9 @@ CP-SAT's presolve probing as it is or off (``cp_model_probing_level`` 0: on the 
 restriction at 24 x 8 x 150 the probing alone takes 6-7 s before any search), for each seed.
 
     PYTHONPATH=. python benchmarks/restriction_asks.py --seeds 0,1,2 --time-limit 20 --out NAME
+
+``--asks`` and ``--instances`` narrow the run (comma lists); ``--probing as-is`` asks only
+with the search's own presolve probing (the ``no-probing`` search sets it off itself).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.phases import restriction_by
 
 FRONTIER = Path(__file__).resolve().parent.parent / "instances" / "frontier"
-OPTIMA = {"heavy-24x8x150-s1": 84, "heavy-24x8x150-s2": 74, "heavy-24x8x150-s3": 56}
+OPTIMA = {"heavy-24x8x150-s1": 84, "heavy-24x8x150-s2": 74, "heavy-24x8x150-s3": 56, "heavy-20x8x120-s0": 58}
 """The instances asked and their proven optima (instances/README.md)."""
 ASKS = ("modes:default", "modes:no-lp", "cfree:no-lp")
 
@@ -54,15 +57,29 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=20.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=result_name, default="restriction-asks")
+    parser.add_argument("--asks", default=",".join(ASKS), help="entries formulation:search (default: %(default)s)")
+    parser.add_argument("--instances", default=",".join(n for n in OPTIMA if n.startswith("heavy-24")))
+    parser.add_argument("--probing", choices=("both", "as-is"), default="both")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    tasks = [(n, e, p, s, args.time_limit) for n in OPTIMA for e in ASKS for p in (None, 0) for s in seeds]
+    names, asks = args.instances.split(","), args.asks.split(",")
+    unknown = sorted(set(names) - set(OPTIMA))
+    if unknown:
+        parser.error(f"--instances: no stored optimum for {', '.join(unknown)} (known: {', '.join(OPTIMA)})")
+    for entry in asks:
+        formulation, _, search = entry.partition(":")
+        if formulation not in ("modes", "cfree") or search not in cpsat.SEARCHES:
+            parser.error(f"--asks: {entry!r} is not modes:SEARCH or cfree:SEARCH ({', '.join(cpsat.SEARCHES)})")
+    levels = (None, 0) if args.probing == "both" else (None,)
+    tasks = [(n, e, p, s, args.time_limit) for n in names for e in asks for p in levels for s in seeds]
     rows = []
     with run_pool(args.workers) as pool:
         for row in pool.map(ask, *zip(*tasks, strict=True)):
             rows.append(row)
             print(table([row]).splitlines()[-1], flush=True)
-    path = save(args.out, rows, time_limit_s=args.time_limit, seeds=seeds, threads=1, workers=args.workers)
+    path = save(
+        args.out, rows, time_limit_s=args.time_limit, seeds=seeds, threads=1, workers=args.workers, optima=OPTIMA
+    )
     print(f"written: {path}", file=sys.stderr)
 
 

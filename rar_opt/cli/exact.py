@@ -135,7 +135,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--search",
         choices=list(SEARCHES),
         default="no-lp",
-        help="CP-SAT's search: no-lp (the default: no linear relaxation), default (CP-SAT's own), core",
+        help="CP-SAT's search: no-lp (the default: no linear relaxation), default (CP-SAT's own), core, "
+        "no-probing (CP-SAT's own with no probing in its presolve); docs/exactness.md, Searches",
     )
     p.add_argument(
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"

@@ -84,6 +84,19 @@ def test_a_refuted_restriction_leaves_the_race_until_the_floor_rises(wait_beats_
     assert best.floor == 5 and best.span == 8
 
 
+@pytest.mark.parametrize("entry", AUTO.race_entries)
+def test_every_entry_of_autos_race_answers_alike(wait_beats_start: Instance, entry: str) -> None:
+    # the searches differ in their route, not in the answer: each of auto's entries, alone,
+    # has no schedule by 5 and meets 6 with a schedule the checker passes
+    ctx = _context(wait_beats_start, _plan(entries=(entry,)))
+    refuted = _run(ctx, _heuristic_best(wait_beats_start, ctx, 5.0))
+    assert [(f.record.asked, f.record.status) for f in refuted] == [(5, Status.INFEASIBLE)]
+    best = _heuristic_best(wait_beats_start, ctx, 6.0)
+    (met,) = _run(ctx, best)
+    assert met.record.status == Status.FEASIBLE and entry in (met.record.search or "")
+    assert best.closed and check(wait_beats_start, met.schedule).result.makespan == 6
+
+
 def test_nothing_is_asked_without_a_gap_a_share_or_a_time_limit(wait_beats_start: Instance) -> None:
     inst = wait_beats_start
     ctx = _context(inst, _plan())
