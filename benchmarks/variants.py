@@ -345,6 +345,10 @@ VARIANTS = {
             )
             for name, slice_seconds in (("auto-race-no-probing", 8.0), ("auto-race-no-probing-7", 7.0))
         ),
+        # more time for the race: the early full model with 20% of the time left (auto: 30%),
+        # and the race with all of what is left after the bins (auto: 90%; the last full model
+        # then has none) (2026-12-06, thirtieth session)
+        dataclasses.replace(AUTO, name="auto-race-more", large_early_full_share=0.2, race_share=1.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
