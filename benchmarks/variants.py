@@ -335,7 +335,7 @@ VARIANTS = {
         ),
         # the race with the mode restriction under CP-SAT's own search with no presolve probing
         # (cpsat.SEARCHES "no-probing") in the place of no-lp, CP-SAT's default search last (it
-        # then gets what is left), in 8-s or 7-s slices (2026-12-07, thirtieth session)
+        # then gets what is left), in 8-s or 7-s slices (2026-12-06, thirtieth session)
         *(
             dataclasses.replace(
                 AUTO,
@@ -348,7 +348,15 @@ VARIANTS = {
         # more time for the race: the early full model with 20% of the time left (auto: 30%),
         # and the race with all of what is left after the bins (auto: 90%; the last full model
         # then has none) (2026-12-06, thirtieth session)
-        dataclasses.replace(AUTO, name="auto-race-more", large_early_full_share=0.2, race_share=1.0),
+        # (the race's entries and slices as measured, so that a later change of auto's leaves it be)
+        dataclasses.replace(
+            AUTO,
+            name="auto-race-more",
+            large_early_full_share=0.2,
+            race_share=1.0,
+            race_entries=("cfree:no-lp", "modes:no-probing", "modes:default"),
+            race_slice_seconds=8.0,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
