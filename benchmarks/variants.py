@@ -357,6 +357,15 @@ VARIANTS = {
             race_entries=("cfree:no-lp", "modes:no-probing", "modes:default"),
             race_slice_seconds=8.0,
         ),
+        # the probe (the full model at the floor, the only entry that can meet an optimum that
+        # needs contention) in the race, second or last (2026-12-07, thirty-first session)
+        *(
+            dataclasses.replace(AUTO, name=name, race_entries=entries, race_slice_seconds=8.0)
+            for name, entries in (
+                ("auto-race-probe-2nd", ("cfree:no-lp", "probe", "modes:no-probing", "modes:default")),
+                ("auto-race-probe-last", ("cfree:no-lp", "modes:no-probing", "modes:default", "probe")),
+            )
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
