@@ -1,6 +1,7 @@
 """Seconds to a schedule at the optimum: each restriction ask of the race (rar_opt.solvers.race) alone.
 
-Asks the contention-free restriction (``cfree``) or the mode restriction (``modes``) by the
+Asks the contention-free restriction (``cfree``), the mode restriction (``modes``) or the mode
+restriction with links shared by the modes that lose no slot at contention 2 (``shared``) by the
 stored optimum of frontier instances in ``instances/frontier/``, under a CP-SAT search, with
 CP-SAT's presolve probing as it is or off (``cp_model_probing_level`` 0: on the mode
 restriction at 24 x 8 x 150 the probing alone takes 6-7 s before any search), for each seed.
@@ -23,9 +24,17 @@ from rar_opt import Instance
 from rar_opt.solvers import cpsat
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.phases import restriction_by
+from rar_opt.solvers.plan import RESTRICT_FORMULATIONS
 
 FRONTIER = Path(__file__).resolve().parent.parent / "instances" / "frontier"
-OPTIMA = {"heavy-24x8x150-s1": 84, "heavy-24x8x150-s2": 74, "heavy-24x8x150-s3": 56, "heavy-20x8x120-s0": 58}
+OPTIMA = {
+    "heavy-24x8x150-s1": 84,
+    "heavy-24x8x150-s2": 74,
+    "heavy-24x8x150-s3": 56,
+    "heavy-20x8x120-s0": 58,
+    "tiny-24x8x150-s3": 55,
+    "tiny-24x8x150-s4": 66,
+}
 """The instances asked and their proven optima (instances/README.md)."""
 ASKS = ("modes:default", "modes:no-lp", "cfree:no-lp")
 
@@ -68,8 +77,9 @@ def main() -> None:
         parser.error(f"--instances: no stored optimum for {', '.join(unknown)} (known: {', '.join(OPTIMA)})")
     for entry in asks:
         formulation, _, search = entry.partition(":")
-        if formulation not in ("modes", "cfree") or search not in cpsat.SEARCHES:
-            parser.error(f"--asks: {entry!r} is not modes:SEARCH or cfree:SEARCH ({', '.join(cpsat.SEARCHES)})")
+        if formulation not in RESTRICT_FORMULATIONS or search not in cpsat.SEARCHES:
+            choices = ", ".join(f"{f}:SEARCH" for f in RESTRICT_FORMULATIONS)
+            parser.error(f"--asks: {entry!r} is not one of {choices} (SEARCH: {', '.join(cpsat.SEARCHES)})")
     levels = (None, 0) if args.probing == "both" else (None,)
     tasks = [(n, e, p, s, args.time_limit) for n in names for e in asks for p in levels for s in seeds]
     rows = []

@@ -14,6 +14,19 @@ n >= 2, the link of each server it uses in one no-overlap per server (the restri
 row). Every solution is a schedule of the instance whose true completions are the model's
 (the argument of :mod:`.cfree`), so the model only ever gives upper bounds.
 
+*Sharing* (``sharing=True``, the restriction ``"shared"``) widens the restriction by the split
+modes that lose no slot at contention 2: when ceil(F_j / phi_j(2, n)) equals the mode's
+time at contention 1, the job ends in the same slot whether or not a second split job
+shares its servers (its iterations per slot lie between the two rates in every slot, so
+its completion lies between the two equal times). Such a mode takes one unit of each of
+its servers' links, any other split mode two, in one cumulative of capacity 2 per server:
+two sharing modes may overlap on a server (contention 2, which costs neither of them a
+slot), a third split job or a mode that would slow down may not. Every solution is still a
+schedule whose true completions are the model's, and the restriction holds schedules that
+need contention, such as the optimum of ``tiny-24x8x150-s3`` (docs/exactness.md, "Sharing
+the links"). Three or more split jobs on one server are left out: their tolerances do not
+fit one cumulative exactly.
+
 The enumeration grows fast with the GPUs of a job and the servers (a 4-GPU job on 8
 servers has a few hundred modes); :func:`count_modes` counts before anything is built and
 :data:`MAX_MODES` bounds it. The model is built for a neighbourhood: the jobs of ``free``
@@ -50,11 +63,13 @@ Assignment = tuple[int, int]
 
 @dataclass(frozen=True)
 class Mode:
-    """A placement (GPUs per server), its execution time in slots, and whether it splits."""
+    """A placement (GPUs per server), its execution time in slots, whether it splits, and
+    whether it may share its servers' links with one other such mode (module docstring)."""
 
     placement: Placement
     duration: int
     split: bool
+    shares: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,16 +146,17 @@ def count_modes(instance: Instance) -> int:
     return int(sum(ways[int(g)] for g in instance.time_model.gpus))
 
 
-def table(instance: Instance, horizon: int | None = None) -> ModeTable:
-    """Every job's modes (those longer than ``horizon`` left out, where given)."""
+def table(instance: Instance, horizon: int | None = None, sharing: bool = False) -> ModeTable:
+    """Every job's modes (those longer than ``horizon`` left out, where given); with
+    ``sharing``, the split modes that lose no slot at contention 2 marked as sharing."""
     require_star(instance, "the mode restriction")
     count = count_modes(instance)
     if count > MAX_MODES:
         raise InputError(f"{count:,} modes (limit {MAX_MODES:,})", where="modes")
     tm = instance.time_model
     capacity = tuple(int(c) for c in tm.capacity)
-    # rho_j(p, n) = ceil(F_j / phi_j(p, n)) from the one time model, for p = 0 and 1
-    times = slots_needed(tm.iterations[:, None, None], tm.phi_table(1))
+    # rho_j(p, n) = ceil(F_j / phi_j(p, n)) from the one time model, for p = 0, 1 and 2
+    times = slots_needed(tm.iterations[:, None, None], tm.phi_table(2))
     modes = []
     for j, g in enumerate(tm.gpus):
         own = []
@@ -150,34 +166,41 @@ def table(instance: Instance, horizon: int | None = None) -> ModeTable:
             if duration >= NEVER:  # no progress on this span (not a span of the job)
                 continue
             if horizon is None or duration <= horizon:
-                own.append(Mode(y, duration, n > 1))
+                shares = sharing and n > 1 and int(times[j, 2, n]) == duration
+                own.append(Mode(y, duration, n > 1, shares))
         modes.append(tuple(own))
     releases = tuple(int(job.release) for job in instance.jobs)
     return ModeTable(capacity, tuple(int(g) for g in tm.gpus), releases, tuple(modes))
 
 
 Uses = list[list[tuple[cp_model.IntervalVar, int]]]
-"""Per server, the intervals that take its GPUs, each with its GPU count."""
+"""Per server, the intervals that take its GPUs (or its link), each with its demand."""
+
+LINK = 2
+"""A server link's capacity in the restriction's row: a split mode takes all of it, a
+sharing mode half (module docstring)."""
 
 
-def _place(uses: Uses, links: list[list[cp_model.IntervalVar]], interval: cp_model.IntervalVar, mode: Mode) -> None:
+def _place(uses: Uses, links: Uses, interval: cp_model.IntervalVar, mode: Mode) -> None:
     """Enter a mode's interval in the rows of the servers it uses."""
     for s, y in enumerate(mode.placement):
         if y:
             uses[s].append((interval, y))  # eq. (2): y_s GPUs of server s
-            if mode.split:
-                links[s].append(interval)  # the restriction: one split job per server at a time
+            if mode.split:  # the restriction: one split job per server at a time, or two that share
+                links[s].append((interval, 1 if mode.shares else LINK))
 
 
-def _server_rows(
-    m: cp_model.CpModel, uses: Uses, links: list[list[cp_model.IntervalVar]], capacity: Sequence[int]
-) -> None:
-    """Each server's capacity (eq. 2) and the restriction's one split job at a time."""
+def _server_rows(m: cp_model.CpModel, uses: Uses, links: Uses, capacity: Sequence[int]) -> None:
+    """Each server's capacity (eq. 2) and the restriction's one split job at a time (a
+    no-overlap), or two sharing ones (a cumulative of capacity :data:`LINK`)."""
     for s, cap in enumerate(capacity):
         if uses[s]:
             m.add_cumulative([i for i, _ in uses[s]], [y for _, y in uses[s]], cap)
         if len(links[s]) > 1:
-            m.add_no_overlap(links[s])
+            if all(demand == LINK for _, demand in links[s]):
+                m.add_no_overlap([i for i, _ in links[s]])
+            else:
+                m.add_cumulative([i for i, _ in links[s]], [d for _, d in links[s]], LINK)
 
 
 @dataclass
@@ -199,7 +222,7 @@ def build(
     free = set(free)
     n_servers = len(modes.capacity)
     uses: Uses = [[] for _ in range(n_servers)]
-    links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
+    links: Uses = [[] for _ in range(n_servers)]
     choices: dict[tuple[int, int], tuple[cp_model.IntVar, cp_model.IntVar]] = {}
     past = []
     ends = []
@@ -238,7 +261,7 @@ def build(
     return Neighbourhood(m, choices)
 
 
-def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True) -> CpsatModel:
+def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True, sharing: bool = False) -> CpsatModel:
     """The restriction with every job free, as one CP-SAT model over ``horizon`` slots (at
     most T; default T) that minimises the makespan: each job's modes share one start a_j,
     exactly one is present, and its GPU counts are read back as the y_j row
@@ -247,9 +270,10 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
     jobs. Beside the servers' cumulatives, the cluster as one pool of GPUs (redundant, for
     the search). Its optimum is the restriction's (that of :mod:`.cfree` with ``restrict``),
     an upper bound on OPT; asked by a slot, a schedule it finds ends there (docs/exactness.md,
-    "The mode restriction solved whole")."""
+    "The mode restriction solved whole"). With ``sharing``, the wider restriction of the
+    module docstring, still an upper bound."""
     horizon = resolve_horizon(horizon, instance)
-    modes = table(instance, horizon)
+    modes = table(instance, horizon, sharing)
     n_servers = len(modes.capacity)
     m = cp_model.CpModel()
     start: list[Any] = []
@@ -257,7 +281,7 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
     y: list[list[Any]] = []
     used: list[list[Any]] = []
     uses: Uses = [[] for _ in range(n_servers)]
-    links: list[list[cp_model.IntervalVar]] = [[] for _ in range(n_servers)]
+    links: Uses = [[] for _ in range(n_servers)]
     pool = []
     for j, own in enumerate(modes.modes):
         release = modes.releases[j]
@@ -297,7 +321,8 @@ def whole(instance: Instance, horizon: int | None = None, symmetry: bool = True)
     makespan = m.new_int_var(0, horizon, "makespan")
     m.add_max_equality(makespan, end)
     m.minimize(makespan)
-    return CpsatModel(m, start, end, y, makespan, ModelData("mode-restriction", instance.name, horizon, None, {}))
+    name = "mode-restriction-sharing" if sharing else "mode-restriction"
+    return CpsatModel(m, start, end, y, makespan, ModelData(name, instance.name, horizon, None, {}))
 
 
 def read(hood: Neighbourhood, solver: cp_model.CpSolver, solution: Sequence[Assignment]) -> list[Assignment]:

@@ -258,10 +258,12 @@ def restriction_by(
     seconds. The restriction's solutions are schedules of the instance, so one found here
     ends by ``slot``; no solution proves nothing about the instance. ``formulation``: the
     restriction of :mod:`~rar_opt.formulations.cfree` or, ``"modes"``, the same restriction
-    with each job's placements written out (:func:`~rar_opt.formulations.modes.whole`)."""
+    with each job's placements written out (:func:`~rar_opt.formulations.modes.whole`), or,
+    ``"shared"``, that one with the split modes that lose no slot at contention 2 sharing
+    links in pairs (``sharing=True``)."""
     began = time.perf_counter()
-    if formulation == "modes":
-        model = modes.whole(instance, slot, symmetry)
+    if formulation in ("modes", "shared"):
+        model = modes.whole(instance, slot, symmetry, sharing=formulation == "shared")
     else:
         model = cfree.build(instance, cfree.Options(restrict=True, horizon=slot, symmetry=symmetry))
     raw, _ = solve_model(model, budget, search, stop_at=slot)
@@ -270,6 +272,14 @@ def restriction_by(
     if span is not None and span > slot:
         raise RuntimeError(f"the restriction by {slot} gave a schedule of makespan {span}")
     return raw, schedule, span, time.perf_counter() - began
+
+
+def restriction_fits(instance: Instance, formulation: str) -> bool:
+    """Whether the restriction ``formulation`` may be built for ``instance`` (its size guard:
+    :data:`~rar_opt.formulations.modes.MAX_MODES` or :func:`~rar_opt.formulations.cfree.too_large`)."""
+    if formulation in ("modes", "shared"):
+        return modes.count_modes(instance) <= modes.MAX_MODES
+    return cfree.too_large(instance) is None
 
 
 def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -281,11 +291,9 @@ def restricted(ctx: Context, best: Incumbent) -> Iterator[Found]:
     share, formulation = ctx.plan.restrict_floor_share, ctx.plan.restrict_formulation
     if share is None or ctx.budget.limit is None:
         return
-    if formulation == "modes":
-        too_large = modes.count_modes(ctx.instance) > modes.MAX_MODES
-    else:
-        too_large = cfree.too_large(ctx.instance) is not None
-    if too_large or best.span is None or best.floor is None or best.floor >= best.span:
+    if not restriction_fits(ctx.instance, formulation):
+        return
+    if best.span is None or best.floor is None or best.floor >= best.span:
         return
     asked = best.floor
     raw, schedule, span, seconds = restriction_by(

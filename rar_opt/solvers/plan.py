@@ -31,7 +31,7 @@ PRICINGS = ("all", "floor", "none")
 LNS_STARTS = ("best", "search")
 """The choices of :attr:`Plan.lns_start`."""
 
-RESTRICT_FORMULATIONS = ("cfree", "modes")
+RESTRICT_FORMULATIONS = ("cfree", "modes", "shared")
 """The choices of :attr:`Plan.restrict_formulation`."""
 
 STAGES = ("probe", "bins", "search", "restrict", "lns", "race", "full")
@@ -44,8 +44,8 @@ full model."""
 
 def race_entry(name: str) -> tuple[str, str]:
     """An entry of :attr:`Plan.race_entries` as (model, CP-SAT search): ``"probe"`` is the
-    probe at the floor (its search is the probes' own), ``"modes:SEARCH"`` and
-    ``"cfree:SEARCH"`` a restriction of :data:`RESTRICT_FORMULATIONS` under a search of
+    probe at the floor (its search is the probes' own), ``"modes:SEARCH"``,
+    ``"shared:SEARCH"`` and ``"cfree:SEARCH"`` a restriction of :data:`RESTRICT_FORMULATIONS` under a search of
     :data:`~rar_opt.solvers.cpsat.SEARCHES`."""
     if name == "probe":
         return "probe", "no-lp"
@@ -138,8 +138,9 @@ class Plan:
     # the stage "restrict": the contention-free restriction (split jobs that share a server never
     # overlap) asked for a schedule that ends by the floor, within this share of the time left
     restrict_floor_share: float | None = None
-    # the model of that stage (RESTRICT_FORMULATIONS): "cfree" (rar_opt.formulations.cfree) or
-    # "modes", the same restriction with each job's placements written out (modes.whole)
+    # the model of that stage (RESTRICT_FORMULATIONS): "cfree" (rar_opt.formulations.cfree),
+    # "modes", the same restriction with each job's placements written out (modes.whole), or
+    # "shared", that one widened by the split modes that may share a link (modes.whole, sharing)
     restrict_formulation: str = "cfree"
     # the CP-SAT search of that stage (a name of rar_opt.solvers.cpsat.SEARCHES)
     restrict_search: str = "no-lp"

@@ -9,6 +9,8 @@ on instances where the others do not (docs/exactness.md, "The race at the floor"
   only one that can also answer no (then the floor rises by one);
 * ``"modes:SEARCH"``: the contention-free restriction with every placement written out
   (:func:`~rar_opt.formulations.modes.whole`) under the CP-SAT search ``SEARCH``;
+* ``"shared:SEARCH"``: the mode restriction widened by the split modes that lose no slot at
+  contention 2, which may share a server's link in pairs (``modes.whole(sharing=True)``);
 * ``"cfree:SEARCH"``: the same restriction as :mod:`~rar_opt.formulations.cfree` writes it.
 
 The restrictions' schedules are schedules of the instance, so one by the floor is optimal;
@@ -27,22 +29,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from rar_opt.formulations import cfree, modes
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.budget import run_seed
 from rar_opt.solvers.context import Context, Found, Incumbent
-from rar_opt.solvers.phases import ask_probe, restriction_by
+from rar_opt.solvers.phases import ask_probe, restriction_by, restriction_fits
 from rar_opt.solvers.plan import race_entry
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.status import Status
 from rar_opt.support.processes import stop_requested
-
-
-def _fits(ctx: Context, formulation: str) -> bool:
-    """Whether the restriction ``formulation`` may be built for the instance (its size guard)."""
-    if formulation == "modes":
-        return modes.count_modes(ctx.instance) <= modes.MAX_MODES
-    return cfree.too_large(ctx.instance) is None
 
 
 def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -51,7 +45,7 @@ def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
     if share is None or ctx.budget.limit is None:
         return  # as the probes: without a time limit there is no share to give
     entries = [race_entry(name) for name in ctx.plan.race_entries]
-    entries = [(f, s) for f, s in entries if f == "probe" or _fits(ctx, f)]
+    entries = [(f, s) for f, s in entries if f == "probe" or restriction_fits(ctx.instance, f)]
     stage_budget = ctx.budget.share(share)
     asks = [0] * len(entries)  # the asks of each entry so far (the seeds)
     refuted: dict[int, int] = {}  # restriction entry -> the floor it has no schedule by
