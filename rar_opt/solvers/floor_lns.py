@@ -45,7 +45,9 @@ class Params:
 
     ``steps``: the most neighbourhoods asked; ``step_work``: CP-SAT's deterministic time per
     step; ``free_min``/``free_max``: the jobs freed per neighbourhood (before growth);
-    ``grow_every``/``max_extra``: growth without progress."""
+    ``grow_every``/``max_extra``: growth without progress; ``sharing``: search the mode
+    restriction widened by the split modes that lose no slot at contention 2
+    (:func:`~rar_opt.formulations.modes.table`, ``sharing``)."""
 
     steps: int = 2_000
     step_work: float = 0.3
@@ -53,6 +55,7 @@ class Params:
     free_max: int = 8
     grow_every: int = 40
     max_extra: int = 8
+    sharing: bool = False
 
     def __post_init__(self) -> None:
         for name in ("steps", "free_min", "free_max", "grow_every"):
@@ -65,6 +68,8 @@ class Params:
             raise ParameterError(f"must be at least free_min ({self.free_min}), got {self.free_max}", where="free_max")
         if not is_real(self.step_work) or not 0 < self.step_work < float("inf"):
             raise ParameterError(f"must be a positive number, got {self.step_work!r}", where="step_work")
+        if not isinstance(self.sharing, bool):
+            raise ParameterError(f"must be true or false, got {self.sharing!r}", where="sharing")
 
 
 @dataclass
@@ -139,7 +144,7 @@ def search(
     began = time.perf_counter()
     until = None if time_limit is None else began + time_limit
     try:
-        table = modes_model.table(instance)
+        table = modes_model.table(instance, sharing=params.sharing)
     except InputError as error:
         return Outcome(None, None, None, refused=error.message)
     solution = table.solution_of(start)

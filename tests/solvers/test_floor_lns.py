@@ -82,6 +82,21 @@ def test_a_start_with_split_jobs_sharing_a_server_is_refused():
     assert outcome.schedule is None and outcome.refused is not None and "share a server" in outcome.refused
 
 
+def test_with_sharing_a_start_whose_contention_costs_nothing_is_taken():
+    # tiny-24x8x150-s3's optimum puts two split jobs on one server, neither of which loses a
+    # slot at contention 2: the sharing restriction holds it, the contention-free one does not
+    from pathlib import Path
+
+    frontier = Path(__file__).resolve().parents[2] / "instances" / "frontier"
+    inst = Instance.read(frontier / "tiny-24x8x150-s3.json")
+    start = Schedule.read(frontier / "schedules" / "tiny-24x8x150-s3.schedule.json")
+    shared = floor_lns.search(inst, start, 55, seed=0, params=floor_lns.Params(sharing=True))
+    assert shared.refused is None and shared.makespan == 55 and shared.past == 0 and shared.steps == 0
+    assert shared.schedule is not None and simulate(inst, shared.schedule).makespan == 55
+    plain = floor_lns.search(inst, start, 55, seed=0)
+    assert plain.schedule is None and "share a server" in (plain.refused or "")
+
+
 def test_too_many_modes_is_refused(monkeypatch):
     inst, start = _contended()
     monkeypatch.setattr(modes, "MAX_MODES", 1)
@@ -140,6 +155,7 @@ def test_the_same_seed_gives_the_same_schedule(frontier_like):
         ("free_min", 0),
         ("max_extra", -1),
         ("free_max", 1),
+        ("sharing", 1),
     ],
 )
 def test_params_are_validated(field, value):

@@ -84,10 +84,10 @@ def test_a_refuted_restriction_leaves_the_race_until_the_floor_rises(wait_beats_
     assert best.floor == 5 and best.span == 8
 
 
-@pytest.mark.parametrize("entry", AUTO.race_entries)
+@pytest.mark.parametrize("entry", (*AUTO.race_entries, "shared:no-probing"))
 def test_every_entry_of_autos_race_answers_alike(wait_beats_start: Instance, entry: str) -> None:
-    # the searches differ in their route, not in the answer: each of auto's entries, alone,
-    # has no schedule by 5 and meets 6 with a schedule the checker passes
+    # the searches differ in their route, not in the answer: each of auto's entries (and the
+    # sharing restriction), alone, has no schedule by 5 and meets 6 with a schedule the checker passes
     ctx = _context(wait_beats_start, _plan(entries=(entry,)))
     refuted = _run(ctx, _heuristic_best(wait_beats_start, ctx, 5.0))
     assert [(f.record.asked, f.record.status) for f in refuted] == [(5, Status.INFEASIBLE)]
