@@ -347,20 +347,25 @@ def check_not_an_input(args: argparse.Namespace, written: str | None = None, wha
     output = written if written is not None else getattr(args, "output", None)
     if not output or output == "-":
         return
+    from rar_opt.support.jsonio import output_target
+
+    target = output_target(output)
+    if target is None:
+        return  # no file can be written there: the output checks refuse it before any work
     folder = getattr(args, "models", None)  # variants: every *.json of the folder is a spec it reads
-    real = os.path.realpath(output)
+    real = str(target)
     if isinstance(folder, str) and real.endswith(".json") and _same_file(os.path.dirname(real), folder):
         # a new file too: the next run of the folder would read it as a spec, and refuse it
         raise InputError(
             f"the output would overwrite or add a model spec in --models {folder}; give -o another path", file=output
         )
-    if not os.path.exists(output):
+    if not target.exists():
         return  # a file that does not exist yet cannot be an input
     for dest, what in INPUTS:
         given = getattr(args, dest, None)
         for name in given if isinstance(given, list) else [given] if isinstance(given, str) else []:
             path = _input_file(name, dest)
-            if path is None or not _same_file(output, path):
+            if path is None or not _same_file(real, path):
                 continue
             named = "" if os.path.abspath(name) == os.path.abspath(output) else f" {name}"
             raise InputError(

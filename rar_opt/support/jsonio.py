@@ -109,6 +109,34 @@ def output_kind(path: str | Path) -> str:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
+LINKS_FOLLOWED = 40
+"""The most symlinks :func:`output_target` follows (the kernel's own limit, MAXSYMLINKS)."""
+
+
+def output_target(path: str | Path) -> Path | None:
+    """The file that writing ``path`` creates or replaces, resolved as the kernel resolves it
+    when the file is opened: every directory on the way must exist (``missing/../x`` names
+    no file, although ``os.path.realpath`` folds it into ``x``), and a final symlink is
+    followed to its target, resolved the same way. None when a directory on the way is
+    missing or the links loop. The input-identity check, the checks before any work and the
+    write itself all ask this one function, so that what is checked is what is written."""
+    current = os.fspath(path)
+    for _ in range(LINKS_FOLLOWED):
+        parent, name = os.path.split(current)
+        try:
+            real_parent = os.path.realpath(parent or ".", strict=True)
+        except OSError:
+            return None
+        if not os.path.isdir(real_parent):
+            return None
+        candidate = os.path.join(real_parent, name)
+        if not os.path.islink(candidate):
+            return Path(candidate)
+        link = os.readlink(candidate)
+        current = link if os.path.isabs(link) else os.path.join(real_parent, link)
+    return None
+
+
 def writable_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be written as an output, or None. A regular file that exists
     must be writable by the user and not marked read-only (no write permission bit at all:
@@ -116,11 +144,16 @@ def writable_problem(path: str | Path) -> str | None:
     kind = output_kind(path)
     if kind == "stdout":
         return None
-    real = Path(os.path.realpath(path))
-    if kind == "other":
-        return "is a directory" if real.is_dir() else "is not a regular file, a character device or a pipe"
     if kind == "stream":  # asked of the path as given: /dev/stdout on a pipe resolves to no file at all
         return None if os.access(path, os.W_OK) else "cannot be written (permission denied)"
+    real = output_target(path)
+    if real is None:  # named as given: a resolved name would hide the missing directory
+        if os.path.islink(path):
+            return f"is a link to {os.readlink(path)!r}, which names no file that can be written"
+        folder = os.path.dirname(os.fspath(path)) or "."
+        return f"the directory {folder!r} does not exist (or the links on the way loop)"
+    if kind == "other":
+        return "is a directory" if real.is_dir() else "is not a regular file, a character device or a pipe"
     if real.exists():
         if not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222:
             return "is read-only; make it writable or choose another path"
@@ -172,7 +205,8 @@ def atomic_target(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
     if problem is not None:
         raise InputError(problem, file=where)
     kind = output_kind(path)
-    target = Path(os.path.realpath(path)) if kind == "file" else Path(where)
+    real = output_target(path) if kind == "file" else None
+    target = real if real is not None else Path(where)
     directory = target.parent if kind == "file" else None
     if directory is not None:
         _sweep(directory, target.name, suffix)

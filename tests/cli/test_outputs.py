@@ -181,6 +181,30 @@ def test_an_output_over_an_input_exits_2_and_leaves_the_input(tmp_path, capsys) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["inst.json", "link.json", "sched.json", "trace.csv"]
 
 
+def test_a_path_through_a_missing_directory_never_lands_on_the_input(tmp_path, capsys) -> None:
+    # missing/../inst.json names no file for the kernel (missing does not exist), although
+    # os.path.realpath folds it into inst.json; neither it nor a link to it may replace the input
+    from rar_opt.cli import main
+
+    inst = tmp_path / "inst.json"
+    Instance.read(INSTANCES / "wait-beats-start.json").write(inst)
+    before = inst.read_bytes()
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to("missing/../inst.json")
+    for output, text in [
+        (str(tmp_path / "missing" / ".." / "inst.json"), "does not exist"),
+        (str(dangling), "names no file that can be written"),
+    ]:
+        assert main(["schedule", str(inst), "-o", output]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {output}: ") and text in err and err.count("\n") == 1
+        assert inst.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.json", "inst.json"]
+    (tmp_path / "real").mkdir()  # through a directory that exists, the same file: refused as the input
+    assert main(["schedule", str(inst), "-o", str(tmp_path / "real" / ".." / "inst.json")]) == 2
+    assert "would overwrite the input instance" in capsys.readouterr().err and inst.read_bytes() == before
+
+
 def test_a_bundled_instance_is_an_input_too(tmp_path, capsys) -> None:
     from rar_opt.cli import main
     from rar_opt.instances.library import instance_path
