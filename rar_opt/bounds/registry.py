@@ -96,6 +96,9 @@ class Bound:
     flag: str = ""  # solver bounds offered by ``rar-opt bounds``: the flag of their seconds
     default_seconds: float = 0.0  # solver bounds: the command line's default time limit
     guard: str = ""  # solver bounds: "module:function", instance -> why the model is too large (None: build it)
+    # cheap bounds that may take up to about a second (an LP, and the import of its solver):
+    # left out of a quick computation (compute(quick=True): a command whose clock has run out)
+    slow: bool = False
 
     def __post_init__(self) -> None:
         solver = self.family == "solver"
@@ -120,16 +123,18 @@ class Bound:
     def compute(self, instance: Instance, ask: Ask | None = None) -> NamedBound:
         """This bound on ``instance``, timed (solver bounds need ``ask``); a solver bound over
         its size guard is skipped: no value, the note says why."""
-        began = time.perf_counter()
         if isinstance(self.function, str):
             if ask is None:
                 raise ValueError(f"bound {self.name!r} solves a model: give it a time limit")
+            solve = _load(self.function)  # imported before the clock starts: the time limit is the solve's
+            began = time.perf_counter()
             why = self.too_large(instance)
             if why is not None:
                 return NamedBound(self.name, None, time.perf_counter() - began, f"{NOT_BUILT}{why}")
-            answer: Answer = _load(self.function)(instance, ask)
+            answer: Answer = solve(instance, ask)
             seconds = time.perf_counter() - began
             return NamedBound(self.name, answer.value, seconds, answer.note or self.summary, answer.exact, answer.order)
+        began = time.perf_counter()
         value = int(self.function(instance))
         return NamedBound(self.name, value, time.perf_counter() - began, self.summary)
 
@@ -175,11 +180,13 @@ def compute(
     time_limits: Mapping[str, float | None] | None = None,
     seed: int = 0,
     options: Mapping[str, Mapping[str, object]] | None = None,
+    quick: bool = False,
 ) -> list[NamedBound]:
     """Every bound on ``objective`` that applies to ``instance``: the basic ones, the
-    structural ones (unless ``structural=False``), and each solver bound given a positive
-    finite time limit in ``time_limits`` (by name), in registry order; solver bounds run
-    after the cheap ones and are told the best of what came before (:attr:`Ask.floor`)."""
+    structural ones (unless ``structural=False``; with ``quick``, not the :attr:`Bound.slow`
+    ones), and each solver bound given a positive finite time limit in ``time_limits`` (by
+    name), in registry order; solver bounds run after the cheap ones and are told the best
+    of what came before (:attr:`Ask.floor`)."""
     limits = dict(time_limits or {})
     known = [b.name for b in entries(objective, families=("solver",))]
     unknown = sorted(set(limits) - set(known), key=str)
@@ -198,6 +205,8 @@ def compute(
         for bound in entries(objective, families=(family,)):
             if bound.applies is not None and not bound.applies(instance):
                 continue
+            if quick and bound.slow:
+                continue
             if family != "solver":
                 out.append(bound.compute(instance))
                 continue
@@ -210,9 +219,10 @@ def compute(
     return out
 
 
-def cheap(instance: Instance, objective: Objective = "makespan") -> list[NamedBound]:
-    """The bounds on ``objective`` that need no solver (the floor phase of ``auto``)."""
-    return compute(instance, objective)
+def cheap(instance: Instance, objective: Objective = "makespan", quick: bool = False) -> list[NamedBound]:
+    """The bounds on ``objective`` that need no solver (the floor phase of ``auto``); with
+    ``quick``, only those that take milliseconds (not the :attr:`Bound.slow` ones)."""
+    return compute(instance, objective, quick=quick)
 
 
 def floor(instance: Instance) -> int:
@@ -222,6 +232,11 @@ def floor(instance: Instance) -> int:
 
 def _star(instance: Instance) -> bool:
     return instance.time_model.links is None
+
+
+SLOW_FLOORS = ("gpu_bins_lp",)
+"""The cheap makespan bounds that may take up to about a second: ``gpu_bins_lp`` solves LPs
+by column generation (0.6 s at 32 jobs) and imports scipy on its first call (about 0.5 s)."""
 
 
 def _builtin() -> None:
@@ -292,7 +307,7 @@ def _builtin() -> None:
     ]
     for name, family, fn, summary, section in makespan:
         where = section if section.startswith("docs/") else f"docs/exactness.md, {section}"
-        register(Bound(name, "makespan", family, summary, where, fn))
+        register(Bound(name, "makespan", family, summary, where, fn, slow=name in SLOW_FLOORS))
     register(
         Bound(
             "relaxation",

@@ -78,13 +78,16 @@ def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 
 def floor(ctx: Context, best: Incumbent) -> Iterator[Found]:
-    """The cheap lower bounds of :mod:`rar_opt.bounds.registry` (no model, milliseconds to a few
-    seconds): each bound by name, and the best of them as this phase's bound on OPT. A best
-    bound past the horizon proves that no schedule fits (the run ends ``infeasible``)."""
+    """The cheap lower bounds of :mod:`rar_opt.bounds.registry` (no model, milliseconds to a
+    second): each bound by name, and the best of them as this phase's bound on OPT. When the
+    command's clock has already run out, only the bounds that take milliseconds (not the
+    registry's ``slow`` ones), so that a short time limit is kept. A best bound past the
+    horizon proves that no schedule fits (the run ends ``infeasible``)."""
     if not ctx.plan.structural:
         return
     began = time.perf_counter()
-    values = {b.name: b.value for b in registry.cheap(ctx.instance) if b.value is not None}
+    quick = ctx.budget.expired()
+    values = {b.name: b.value for b in registry.cheap(ctx.instance, quick=quick) if b.value is not None}
     best_floor = float(max(values.values()))
     seconds = time.perf_counter() - began
     solver = {

@@ -38,6 +38,7 @@ from rar_opt.formulations import symmetry as symmetry_rows
 from rar_opt.formulations.base import require_star
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.result import read_back, result_meta
@@ -181,6 +182,10 @@ def probe(
         why = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
         record = replace(record, solver=why)
         return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
+    if budget.limit is not None and budget.limit <= MIN_SOLVER_SECONDS:  # the caller's clock has run out
+        spent = "the time limit was spent before the model could be built"
+        record = replace(record, solver={"name": "rar-opt", "reason": spent})
+        return Probe(makespan, Status.NO_SOLUTION, None, None, None, budget.elapsed(), spent, record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry, pricing=pricing))
     model.model.clear_objective()
     if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H

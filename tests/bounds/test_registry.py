@@ -70,6 +70,31 @@ def test_a_solver_bound_is_asked_with_its_time_limit_and_the_floor(wait_beats_st
         del sys.modules[module.__name__]
 
 
+def test_a_solver_bounds_clock_starts_after_its_import(
+    wait_beats_start: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its time limit is the solve's: loading the solver's module (OR-Tools: about a second)
+    # is not counted in the seconds it reports
+    import time
+
+    def slow_load(where: str):
+        time.sleep(0.3)
+        return lambda instance, a: Answer(a.floor, exact=False, note="loaded slowly")
+
+    monkeypatch.setattr(registry, "_load", slow_load)
+    bound = Bound("slowload", "makespan", "solver", "s", "tests only", "nowhere:ask")
+    answer = bound.compute(wait_beats_start, Ask(1.0, 0, 3))
+    assert answer.value == 3 and answer.seconds < 0.3
+
+
+def test_a_quick_computation_leaves_out_the_slow_floors(wait_beats_start: Instance) -> None:
+    full = {b.name: b.value for b in registry.cheap(wait_beats_start)}
+    quick = {b.name: b.value for b in registry.cheap(wait_beats_start, quick=True)}
+    assert set(registry.SLOW_FLOORS) <= set(full)
+    assert quick == {k: v for k, v in full.items() if k not in registry.SLOW_FLOORS}
+    assert all(BOUNDS[name].slow for name in registry.SLOW_FLOORS)
+
+
 def test_entries_are_validated() -> None:
     with pytest.raises(ValueError, match="module:function"):
         Bound("x", "makespan", "solver", "s", "d", _dummy)

@@ -84,6 +84,21 @@ def test_the_floor_phase_reports_each_bound_and_the_best(wait_beats_start: Insta
     assert list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start, DECOMPOSE), Incumbent())) == []  # off
 
 
+def test_a_floor_phase_past_the_clock_leaves_out_the_slow_floors(wait_beats_start: Instance) -> None:
+    # a clock run out before the floor phase (a short limit, a slow start-up): only the floors
+    # that take milliseconds, so that the limit is kept; the others give the same values
+    from rar_opt.bounds import registry
+
+    slow = set(registry.SLOW_FLOORS)
+    full = _only(list(PHASES[PhaseKind.FLOOR](_context(wait_beats_start), Incumbent()))).record.floors
+    spent = Context(
+        wait_beats_start, AUTO, Budget(limit=0.01, began=time.perf_counter() - 1.0), wait_beats_start.horizon, True, ()
+    )
+    quick = _only(list(PHASES[PhaseKind.FLOOR](spent, Incumbent()))).record.floors
+    assert slow and slow <= set(full) and not slow & set(quick)
+    assert quick == {name: value for name, value in full.items() if name not in slow}
+
+
 def test_auto_leaves_out_the_contention_free_phases(wait_beats_start: Instance) -> None:
     for kind in (PhaseKind.RELAXATION, PhaseKind.RESTRICTION):
         assert list(PHASES[kind](_context(wait_beats_start), Incumbent(span=8))) == []

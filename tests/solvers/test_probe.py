@@ -117,6 +117,23 @@ def test_a_probe_out_of_time_is_undecided() -> None:
     assert answer.summary()["time_limit"] == 1.0
 
 
+def test_a_probe_whose_clock_is_spent_builds_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the command line passes the least solver time when its start-up ate the limit: the probe
+    # answers undecided at once rather than build a model that takes longer than the limit
+    from rar_opt.formulations import cpsat as cpsat_model
+    from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
+
+    inst = Instance.read(instance_path("heavy-20x8x120-s0"))
+    built: list[int] = []
+    real_build = cpsat_model.build
+    monkeypatch.setattr(cpsat_model, "build", lambda *a, **k: built.append(1) or real_build(*a, **k))
+    answer = probe(inst, 58, time_limit=MIN_SOLVER_SECONDS)
+    assert (answer.status, answer.schedule, answer.lower_bound) == (Status.NO_SOLUTION, None, None)
+    assert "spent before the model" in answer.termination and built == []
+    probe(inst, 58, time_limit=2 * MIN_SOLVER_SECONDS)  # with a little more time the model is built
+    assert built == [1]
+
+
 def test_a_probe_names_a_bad_time_limit(wait_beats_start: Instance) -> None:
     for bad in (0, -1.0, float("nan"), float("inf"), "10"):
         with pytest.raises(InputError, match="time_limit"):
