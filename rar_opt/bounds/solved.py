@@ -25,7 +25,8 @@ def relaxation(instance: Instance, ask: Ask) -> Answer:
         return Answer(instance.horizon + 1, True, why)
     if found.bound is None:
         return Answer(None, None, f"nothing proven in {ask.time_limit:g} s ({found.status})")
-    note = "the relaxation's optimum" if found.proven else "CP-SAT's bound on the relaxation (time limit)"
+    stopped = "stopped by a signal" if found.status == Status.INTERRUPTED else "time limit"
+    note = "the relaxation's optimum" if found.proven else f"CP-SAT's bound on the relaxation ({stopped})"
     return Answer(found.bound, found.proven, note)
 
 

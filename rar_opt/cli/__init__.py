@@ -29,7 +29,7 @@ from rar_opt.cli.output import (
     writes_to_stdout,
 )
 from rar_opt.errors import InputError, ParameterError
-from rar_opt.support.processes import graceful_stops, stop_requested
+from rar_opt.support.processes import SecondSignal, graceful_stops, stop_requested
 from rar_opt.support.provenance import full_version
 
 COMMAND_MODULES = ("instances", "exact", "bounds", "sweeps", "study", "variants")
@@ -60,6 +60,8 @@ ends at the first signal."""
 
 KEPT = "what was finished is kept"
 KEPT_STUDY = "what was finished is kept (a study resumes from its last stored row)"
+AT_ONCE = "a second signal ended it at once; nothing more was written"
+AT_ONCE_STUDY = "a second signal ended it at once; nothing more was written (a study resumes from its last stored row)"
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
@@ -201,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt as exc:  # a second signal, a loop's safe point, or a command that does not stop gently
         signum = getattr(exc, "signum", signal.SIGINT)
+        if isinstance(exc, SecondSignal):  # the first signal asked for a safe stop that did not come in time
+            kept = AT_ONCE_STUDY if args.command == "study" else AT_ONCE
         print(f"interrupted ({signal.Signals(signum).name}); {kept}", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line

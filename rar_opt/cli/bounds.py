@@ -60,6 +60,14 @@ def _dest(bound: Bound) -> str:
     return bound.flag.removeprefix("--").replace("-", "_")
 
 
+def _asked(bound: Bound, instance: Instance, limits: dict[str, float]) -> bool:
+    """Whether this run would have computed ``bound``: it applies to the instance and, if it
+    solves a model, its time limit is positive (what a signal leaves unrun is among these)."""
+    if bound.applies is not None and not bound.applies(instance):
+        return False
+    return not bound.needs_solver or limits.get(bound.name, 0.0) > 0
+
+
 def cmd_bounds(args: argparse.Namespace) -> int:
     """``rar-opt bounds``: each bound by name, the best of them, and what each took."""
     from rar_opt.bounds import every_bound
@@ -80,7 +88,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     signum = stop_requested()  # a stop cut the list short: say so, and which bounds never ran
     stopped = None if signum is None else signal.Signals(signum).name
     ran = {o: {x.name for x in report[o]} for o in OBJECTIVES} if stopped is not None else {}
-    not_run = {o: [b.name for b in entries(o) if b.name not in names] for o, names in ran.items()}
+    not_run = {
+        o: [b.name for b in entries(o) if b.name not in names and _asked(b, instance, limits)]
+        for o, names in ran.items()
+    }
     if args.json:
         emit_json(
             {

@@ -240,6 +240,15 @@ def native_sigint() -> bool:
     )
 
 
+class SecondSignal(KeyboardInterrupt):
+    """A second SIGINT or SIGTERM within :func:`graceful_stops`: the command ends at once,
+    without the safe stop the first one asked for (``signum``: the second signal)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 @contextlib.contextmanager
 def graceful_stops() -> Iterator[_Stops]:
     """Within the block (main thread only), a first SIGINT or SIGTERM does not raise: it asks
@@ -248,7 +257,12 @@ def graceful_stops() -> Iterator[_Stops]:
 
     A solver deep in native code does not return to Python until it stops, so Python's own
     handler would run too late: the signal's byte on the wakeup fd reaches a watcher thread
-    at once, which calls the running solver's stop function (:func:`on_stop`)."""
+    at once, which calls the running solver's stop function (:func:`on_stop`).
+
+    A signal the process was started with ignored (SIG_IGN: a job put in the background by a
+    shell without job control, ``nohup`` for SIGHUP's kin) stays ignored for the whole run, as
+    POSIX tools do: a Ctrl-C at the terminal is not meant for such a job, before its start-up
+    is over or after."""
     with _STOPS.lock:
         _STOPS.signum = None
     calls = [0]
@@ -257,7 +271,7 @@ def graceful_stops() -> Iterator[_Stops]:
         calls[0] += 1
         request_stop(signum)
         if calls[0] >= 2:
-            raise KeyboardInterrupt
+            raise SecondSignal(signum)
         if _STOPS.sections > 0:  # Python work (a model build) that a deadline would cut short too
             raise TimeUp
 
@@ -275,7 +289,7 @@ def graceful_stops() -> Iterator[_Stops]:
             if data[0] in stopping:
                 request_stop(data[0])
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, handler) for s in stopping if signal.getsignal(s) is not signal.SIG_IGN}
     old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     watcher = threading.Thread(target=watch, name="rar-opt-stops", daemon=True)
     watcher.start()

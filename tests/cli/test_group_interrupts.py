@@ -50,6 +50,39 @@ def test_probe_says_it_was_stopped(tmp_path: Path, signum: int) -> None:
     assert "undecided: stopped by a signal" in out.stdout and "interrupted" in out.stdout, out.stdout
 
 
+def test_a_ctrl_c_the_command_was_started_to_ignore_stays_ignored(tmp_path: Path) -> None:
+    # a shell without job control starts a background job with SIGINT ignored: a Ctrl-C at the
+    # terminal is not meant for it, neither during its start-up nor after; SIGTERM still stops
+    # it as documented (before, the command took SIGINT over once its start-up was done)
+    import os
+    import shlex
+    import time
+
+    argv = [sys.executable, "-m", "rar_opt", "solve", str(HARD), "--time-limit", "300", "--quiet"]
+    proc = subprocess.Popen(
+        ["sh", "-c", f"trap '' INT; exec {shlex.join(argv)}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        for wait in (0.3, 4.0):  # during the start-up, then while it solves
+            time.sleep(wait)
+            os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.communicate()[1]
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=4 * GROUP_EXIT_S)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 143 and "interrupted (SIGTERM)" in err and "Traceback" not in err, err
+    assert "interrupted (SIGINT)" not in err
+
+
 def test_bounds(tmp_path: Path) -> None:
     args = ["bounds", str(HARD), "--relaxation-time", "120", "--bins-time", "120", "--quiet"]
     out, took = _group_signalled(args, 5.0, tmp_path)
@@ -67,6 +100,7 @@ def test_bounds_json_says_it_was_stopped(tmp_path: Path) -> None:
     listed = {b["name"] for b in data["bounds"]} | {b["name"] for b in data["total_bounds"]}
     assert data["interrupted"] == "SIGINT" and data["not_run"]["makespan"] + data["not_run"]["total"]
     assert not listed & set(data["not_run"]["makespan"] + data["not_run"]["total"])
+    assert "load" not in data["not_run"]["makespan"]  # never asked without a time limit of its own
 
 
 def test_experiment(tmp_path: Path) -> None:

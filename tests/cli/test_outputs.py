@@ -205,6 +205,26 @@ def test_a_path_through_a_missing_directory_never_lands_on_the_input(tmp_path, c
     assert "would overwrite the input instance" in capsys.readouterr().err and inst.read_bytes() == before
 
 
+def test_a_second_signal_says_that_nothing_more_was_written(tmp_path, capsys, monkeypatch) -> None:
+    # a second Ctrl-C ends the command before the safe stop the first asked for: the line
+    # said "what was finished is kept" although no output had been written
+    import signal
+
+    import rar_opt.solvers
+    from rar_opt.cli import main
+    from rar_opt.support.processes import SecondSignal
+
+    def interrupted_twice(*args, **kwargs):
+        raise SecondSignal(signal.SIGTERM)
+
+    monkeypatch.setattr(rar_opt.solvers, "solve", interrupted_twice)  # the command imports it when it runs
+    out = tmp_path / "s.json"
+    assert main(["solve", "tiny-4x2-s13", "--time-limit", "5", "-o", str(out)]) == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    assert err == "interrupted (SIGTERM); a second signal ended it at once; nothing more was written\n"
+    assert not out.exists()
+
+
 def test_a_bundled_instance_is_an_input_too(tmp_path, capsys) -> None:
     from rar_opt.cli import main
     from rar_opt.instances.library import instance_path
