@@ -68,11 +68,15 @@ def _depth(text: str) -> int:
 
 def load_json(path: str | Path) -> Any:
     """Parse a JSON file; an unreadable, non-UTF-8, malformed or too deeply nested file, or
-    one with a duplicate key, is an InputError naming it."""
+    one with a duplicate key, is an InputError naming it. A UTF-8 byte-order mark at the
+    start (as some editors write) is skipped, as RFC 8259 allows a parser to."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"is not UTF-8 text (byte {exc.start}): not a JSON file", file=str(path)) from None
+        bad = exc.object[exc.start : exc.start + 1].hex()
+        raise InputError(
+            f"is not UTF-8 text (the byte 0x{bad} at offset {exc.start}): not a JSON file", file=str(path)
+        ) from None
     except OSError as exc:
         raise InputError(f"cannot read file ({exc.strerror or exc})", file=str(path)) from None
     if _depth(text) > MAX_DEPTH:

@@ -34,12 +34,20 @@ def _one_line_exit_2(out: subprocess.CompletedProcess, *expected: str) -> None:
 
 def test_files_that_are_not_json_text(tmp_path) -> None:
     (tmp_path / "bytes.json").write_bytes(bytes(range(256)))
-    _one_line_exit_2(run("schedule", str(tmp_path / "bytes.json")), "bytes.json", "not UTF-8")
+    _one_line_exit_2(run("schedule", str(tmp_path / "bytes.json")), "bytes.json", "not UTF-8", "0x80 at offset 128")
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     _one_line_exit_2(run("schedule", str(tmp_path / "deep.json")), "deep.json", "deeper than 64 levels")
     text = TINY.read_text().replace('"horizon":', '"horizon": 3, "horizon":', 1)
     (tmp_path / "dup.json").write_text(text)
     _one_line_exit_2(run("schedule", str(tmp_path / "dup.json")), "dup.json", "duplicate key 'horizon'")
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path) -> None:
+    # some editors start a UTF-8 file with EF BB BF; RFC 8259 lets a parser ignore it
+    from rar_opt import Instance
+
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + TINY.read_bytes())
+    assert Instance.read(tmp_path / "bom.json") == Instance.read(TINY)
 
 
 @pytest.mark.parametrize(
