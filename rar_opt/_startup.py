@@ -35,6 +35,11 @@ def _started_as_command(argv: list[str]) -> bool:
     return False
 
 
+def is_command_process() -> bool:
+    """Whether this process is the command line (the console script or ``-m rar_opt``)."""
+    return _started_as_command(list(getattr(_sys, "orig_argv", ())))
+
+
 def _interrupted_while_starting(signum: int, frame: object) -> None:
     _os.write(2, b"interrupted (SIGINT) while starting; nothing was done\n")
     _os._exit(128 + _signal.SIGINT)
@@ -42,7 +47,5 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 
 def guard_command_start() -> None:
     """Install the start-up's SIGINT handler, if this process is the command line."""
-    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and _started_as_command(
-        list(getattr(_sys, "orig_argv", ()))
-    ):
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and is_command_process():
         _signal.signal(_signal.SIGINT, _interrupted_while_starting)

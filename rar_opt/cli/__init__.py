@@ -16,10 +16,12 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
+from rar_opt._startup import is_command_process
 from rar_opt.cli.output import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -29,7 +31,7 @@ from rar_opt.cli.output import (
     writes_to_stdout,
 )
 from rar_opt.errors import InputError, ParameterError
-from rar_opt.support.processes import SecondSignal, graceful_stops, stop_requested
+from rar_opt.support.processes import SecondSignal, command_began, graceful_stops, stop_requested
 from rar_opt.support.provenance import full_version
 
 COMMAND_MODULES = ("instances", "exact", "bounds", "sweeps", "study", "variants")
@@ -143,7 +145,10 @@ class _Said(logging.Formatter):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal failure).
+    Its time limits count from the start of the process when this process is the command
+    line, and from this call when a program (a test, a notebook) calls it."""
+    command_began(None if is_command_process() else time.perf_counter())
     argv = sys.argv[1:] if argv is None else list(argv)
     if _command(argv) is None and "--version" in argv and not {"-h", "--help"} & set(argv):
         # what argparse would print, without importing every command's module to build the parser

@@ -119,8 +119,9 @@ LINKS_FOLLOWED = 40
 
 def output_target(path: str | Path) -> Path | None:
     """The file that writing ``path`` creates or replaces, resolved as the kernel resolves it
-    when the file is opened: every directory on the way must exist (``missing/../x`` names
-    no file, although ``os.path.realpath`` folds it into ``x``), and a final symlink is
+    when the file is opened: every directory on the way must exist (a path into a missing
+    directory and back out with ``..`` names no file, although ``os.path.realpath`` folds it
+    into the file beside that directory), and a final symlink is
     followed to its target, resolved the same way. None when a directory on the way is
     missing or the links loop. The input-identity check, the checks before any work and the
     write itself all ask this one function, so that what is checked is what is written."""

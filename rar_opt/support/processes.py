@@ -46,9 +46,26 @@ def worker_init(parent: int) -> None:
     die_with_parent(parent)
 
 
+_CALLED_AT: list[float | None] = [None]
+"""Where a command run inside another program began (:func:`command_began`), or None."""
+
+
+def command_began(at: float | None) -> None:
+    """Start the command's clock at ``at`` (a ``time.perf_counter()`` value), or, with None,
+    at the start of the process. :func:`rar_opt.cli.main` sets it for each command: the
+    command line's own process counts from its start (imports included); a command run
+    from another program (a test, a notebook) counts from its call, not from that
+    program's start, which may be hours before."""
+    _CALLED_AT[0] = at
+
+
 def seconds_since_start() -> float:
-    """Wall seconds since this process started (Linux: from /proc; elsewhere 0). The command
-    line counts its time limits from the start of the process, imports included."""
+    """Wall seconds since the command began (:func:`command_began`): by default since this
+    process started (Linux: from /proc; elsewhere 0). The command line counts its time
+    limits from the start of the process, imports included."""
+    called = _CALLED_AT[0]
+    if called is not None:
+        return max(0.0, time.perf_counter() - called)
     try:
         with open("/proc/self/stat") as f:
             start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])

@@ -122,3 +122,22 @@ def test_probe_file_records_the_run_and_reads_back(tmp_path, capsys) -> None:
     # the file is still a schedule of the instance: simulate reads it and finds the same makespan
     simulated = _json(capsys, "simulate", "wait-beats-start", str(path))
     assert simulated["feasible"] and simulated["makespan"] == 6
+
+
+def test_a_command_called_from_a_program_counts_its_limit_from_the_call(capsys) -> None:
+    # the command line counts from the start of its process (imports included); called from
+    # a program that has run for minutes (a test session, a notebook), the limit counted from
+    # the program's start was spent before the command began, and a probe got no time at all
+    import time
+
+    from rar_opt.support.processes import command_began, seconds_since_start
+
+    command_began(None)  # the process's age, as the command line's own process counts it
+    if seconds_since_start() < 6.0:
+        time.sleep(6.0 - seconds_since_start())
+    age = seconds_since_start()
+    data = _json(capsys, "probe", "wait-beats-start", "--makespan", "6", "--time-limit", "30")
+    assert data["status"] == "feasible" and 0 <= data["startup_s"] < age  # from the call, not the process's start
+    command_began(time.perf_counter() - 2.0)
+    assert 2.0 <= seconds_since_start() < 3.0
+    command_began(None)
