@@ -163,9 +163,7 @@ def writable_problem(path: str | Path) -> str | None:
         if not os.access(real, os.W_OK) or not real.stat().st_mode & 0o222:
             return "is read-only; make it writable or choose another path"
         return None
-    parent = real.parent
-    if not parent.is_dir():
-        return f"the directory {str(parent)!r} does not exist"
+    parent = real.parent  # it exists: output_target resolved it
     if not os.access(parent, os.W_OK):
         return f"the directory {str(parent)!r} is not writable"
     return None

@@ -276,10 +276,10 @@ def graceful_stops() -> Iterator[_Stops]:
     handler would run too late: the signal's byte on the wakeup fd reaches a watcher thread
     at once, which calls the running solver's stop function (:func:`on_stop`).
 
-    A signal the process was started with ignored (SIG_IGN: a job put in the background by a
-    shell without job control, ``nohup`` for SIGHUP's kin) stays ignored for the whole run, as
-    POSIX tools do: a Ctrl-C at the terminal is not meant for such a job, before its start-up
-    is over or after."""
+    A signal the process was started with ignored (SIG_IGN: SIGINT for a job put in the
+    background by a shell without job control) stays ignored for the whole run, as POSIX
+    tools do: a Ctrl-C at the terminal is not meant for such a job, before its start-up is
+    over or after."""
     with _STOPS.lock:
         _STOPS.signum = None
     calls = [0]
