@@ -102,9 +102,15 @@ def run_pool(workers: int, written: str = "") -> Iterator[ProcessPoolExecutor]:
                 yield pool
             except BaseException:
                 running = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+                manager = getattr(pool, "_executor_manager_thread", None)
                 pool.shutdown(wait=False, cancel_futures=True)  # do not run the queued runs for nothing
                 for process in running:
                     process.kill()
+                # The pool's manager thread notices the killed workers and closes its wake-up pipe.
+                # Let it finish first: CPython's exit hook writes to that pipe without the pool's
+                # lock, and a close racing with that write printed an OSError traceback at exit.
+                if manager is not None:
+                    manager.join(timeout=5.0)
                 raise
     except (KeyboardInterrupt, _Stopped) as stop:
         signum = stop.signum if isinstance(stop, _Stopped) else signal.SIGINT
