@@ -98,8 +98,15 @@ def milp_fed(inst: Instance, time_limit: float, seed: int):
     return solve(inst, "compact", time_limit=left, seed=seed, start=start, lower_bound=bound, **options)
 
 
-def run(method: str, inst: Instance, time_limit: float, seed: int = 0):
-    """One method on one instance; returns the SolveResult."""
+def run(method: str, inst: Instance, time_limit: float, seed: int = 0, work_limit: float | None = None):
+    """One method on one instance; returns the SolveResult. With ``work_limit``, ``auto`` and
+    its variants get that many units of work instead of ``time_limit`` seconds."""
+    if work_limit is not None:
+        if method in VARIANTS:
+            return decompose(inst, seed=seed, plan=VARIANTS[method], work_limit=work_limit)
+        if method != "auto":
+            raise SystemExit(f"--work-limit: {method} takes seconds only (auto and its variants take work)")
+        return solve(inst, method, seed=seed, work_limit=work_limit)
     if method == "milp-cold":
         return solve(inst, "compact", time_limit=time_limit, seed=seed)
     if method == "milp-warm":
@@ -125,13 +132,19 @@ def parse_name(name: str) -> tuple[str, int, int, int, int]:
     return family, jobs, servers, horizon, int(seed.removeprefix("s"))
 
 
-def task(method: str, key: tuple[str, int, int, int, int], cpsat_seed: int, time_limit: float) -> dict:
+def task(
+    method: str,
+    key: tuple[str, int, int, int, int],
+    cpsat_seed: int,
+    time_limit: float,
+    work_limit: float | None = None,
+) -> dict:
     """One run: ``method`` on the instance ``key`` with CP-SAT (and HiGHS) seed ``cpsat_seed``."""
     family, jobs, servers, horizon, seed = key
     inst = instance(*key)
     load_before = os.getloadavg()[0]
     began, cpu_began = time.perf_counter(), time.process_time()
-    res = run(method, inst, time_limit, cpsat_seed)
+    res = run(method, inst, time_limit, cpsat_seed, work_limit)
     cpu_s = time.process_time() - cpu_began
     return {
         "size": f"{jobs}x{servers}x{horizon}",
@@ -146,6 +159,7 @@ def task(method: str, key: tuple[str, int, int, int, int], cpsat_seed: int, time
         "gap": None if res.gap is None else round(res.gap, 4),
         "wall_s": round(time.perf_counter() - began, 2),
         "cpu_s": round(cpu_s, 2),  # this process's CPU seconds: below wall_s when the machine is loaded
+        **({"work": res.options.get("work_spent")} if work_limit is not None else {}),  # units of work spent
         "proved_by": res.options.get("proved_by"),
         "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],  # when it began, when it ended
         # decompose/auto: each phase's status, objective, bound and seconds
@@ -168,6 +182,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="runs at once (processes)")
     parser.add_argument("--note", default="", help="recorded in the result file")
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT)
+    parser.add_argument(
+        "--work-limit", type=float, help="units of work instead of seconds for auto and its variants (reproducible)"
+    )
     parser.add_argument("--out", type=result_name, default="frontier")
     parser.add_argument("--update", action="store_true", help="keep the rows of --out that this run does not recompute")
     args = parser.parse_args()
@@ -196,7 +213,8 @@ def main() -> None:
         old = json.loads((RESULTS / f"{args.out}.json").read_text())["rows"]
         kept = [r for r in old if (r["size"], r["family"], r["seed"], r.get("cpsat_seed", 0), r["method"]) not in redo]
     header = {
-        "time_limit_s": args.time_limit,
+        "time_limit_s": None if args.work_limit is not None else args.time_limit,
+        **({"work_limit": args.work_limit} if args.work_limit is not None else {}),
         "threads": 1,
         "seeds": sorted({key[4] for key in keys}),  # the instance seeds and methods of this run
         "methods": methods,
@@ -207,7 +225,7 @@ def main() -> None:
         "load_1min_at_start": round(os.getloadavg()[0], 2),
     }
     with run_pool(args.workers, written=str(RESULTS / f"{args.out}.json")) as pool:
-        futures = [pool.submit(task, m, key, cs, args.time_limit) for m, key, cs in jobs_to_run]
+        futures = [pool.submit(task, m, key, cs, args.time_limit, args.work_limit) for m, key, cs in jobs_to_run]
         for future in futures:
             rows.append(future.result())
             lines = table([{k: v for k, v in rows[-1].items() if k != "phases"}]).splitlines()

@@ -70,6 +70,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--time-limit", type=float, help="seconds; the best schedule found so far is kept")
     p.add_argument(
+        "--work-limit",
+        type=float,
+        metavar="UNITS",
+        help="instead of --time-limit, for the makespan under auto and the other plans on one thread: "
+        "units of work (CP-SAT's deterministic time and counted search steps), so that one seed gives "
+        "one result on any machine, however loaded (docs/exactness.md, 'Budgets of work')",
+    )
+    p.add_argument(
         "--warm-start",
         metavar="POLICY",
         choices=list(POLICIES),
@@ -250,6 +258,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 makespan_within=args.makespan_within,
                 jct_within=args.jct_within,
+                work_limit=args.work_limit,
                 **options,
             )
     except InputError as exc:
@@ -281,6 +290,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if scale is not None and scale != 1:
             rows.append(("objective_reads", f"K x sum_j w_j C_j, K = {scale}"))
         rows += _cap_rows(record.options)
+        if record.options.get("work_limit") is not None:  # a budget of work: what it spent of it
+            rows.append(("work", f"{record.options.get('work_spent')} of {record.options['work_limit']:g} units"))
         if res.model_size:  # auto builds one model per phase, or none: its phases follow
             rows.append(("model", ", ".join(f"{k} {v}" for k, v in res.model_size.items())))
         if record.proved_by is not None:

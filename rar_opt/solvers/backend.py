@@ -40,6 +40,24 @@ FINISH_RESERVE = 0.03
 """Share of a call's time limit kept for reading the schedule back and checking it."""
 
 
+class WorkMeter:
+    """The clock of a budget given in units of work rather than seconds (``work_limit``):
+    the sum of CP-SAT's deterministic time over its solves and of the counted searches'
+    work (docs/exactness.md, "Budgets of work"). Shared by every share of one budget; only
+    the solves and searches that spend it add to it, so a run under a work limit takes the
+    same decisions however loaded the machine is."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+
+    def charge(self, units: float) -> None:
+        """Add ``units`` of work done (never less than nothing)."""
+        self.spent += max(float(units), 0.0)
+
+    def __repr__(self) -> str:
+        return f"WorkMeter(spent={self.spent:.3f})"
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     """Solver settings, the same for every backend (each uses what it understands)."""
@@ -52,6 +70,8 @@ class SolveOptions:
     deadline: float | None = None  # time.perf_counter() by which the backend must have returned
     params: tuple[tuple[str, Any], ...] = ()  # the backend's own parameters (CP-SAT: its search)
     stop_at: float | None = None  # stop once a solution's objective is at most this (CP-SAT only)
+    # with a meter, time_limit is in units of work (CP-SAT's deterministic time), charged to it
+    meter: WorkMeter | None = field(default=None, compare=False)
 
     def seconds(self) -> float | None:
         """The seconds the solver may run: its time limit, cut to what is left before the
@@ -71,6 +91,7 @@ class SolveOptions:
             "abs_gap": self.abs_gap,
             **({"params": dict(self.params)} if self.params else {}),
             **({"stop_at": self.stop_at} if self.stop_at is not None else {}),
+            **({"clock": "work"} if self.meter is not None else {}),
         }
 
 

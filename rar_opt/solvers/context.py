@@ -40,7 +40,8 @@ class Context:
 
     def fits(self, horizon: int) -> bool:
         """Whether the full CP-SAT model over ``horizon`` slots can be built: small enough
-        (``max_cells``) and, with a time limit, built in half the time left (estimated)."""
+        (``max_cells``) and, with a time limit (not a work limit), built in half the time left
+        (estimated)."""
         return self.too_large(horizon) is None
 
     def too_large(self, horizon: int) -> str | None:
@@ -48,8 +49,8 @@ class Context:
         cells = cpsat.count_cells(self.instance, horizon)
         if cells > self.max_cells:
             return "too large"
-        left = self.budget.left()
-        if left is not None and build_seconds(self.instance, horizon) > 0.5 * left:
+        left = self.budget.left()  # a budget of work: building costs none of it, so the size alone decides
+        if left is not None and self.budget.meter is None and build_seconds(self.instance, horizon) > 0.5 * left:
             return "too large for the time left"
         return None
 

@@ -71,7 +71,9 @@ class Cpsat:
         for name, value in options.params:  # e.g. a search of SEARCHES
             setattr(solver.parameters, name, value)
         limit = options.seconds()
-        if limit is not None:
+        if limit is not None and options.meter is not None:  # a budget of work: deterministic time
+            solver.parameters.max_deterministic_time = limit
+        elif limit is not None:
             solver.parameters.max_time_in_seconds = limit
         # Ctrl-C: CP-SAT's own handler only where Python's default one is in place (a script or
         # notebook); in rar-opt's commands and in workers, a stop request stops the search
@@ -82,6 +84,8 @@ class Cpsat:
         with on_stop(solver.stop_search):
             code = solver.solve(model.model, None if options.stop_at is None else _StopAt(options.stop_at))
         solver_s = time.perf_counter() - began
+        if options.meter is not None:
+            options.meter.charge(solver.response_proto.deterministic_time)
         name = solver.status_name(code)
         has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         if has_solution:

@@ -147,12 +147,14 @@ def decompose(
     seed: int = 0,
     threads: int = 1,
     plan: Plan = DECOMPOSE,
+    work_limit: float | None = None,
     **inputs: Any,
 ) -> SolveResult:
     """Solve ``instance`` (makespan) by the phases of the module docstring, as ``plan`` says,
-    within ``time_limit`` seconds for the whole call: :func:`run_plan` with a new budget
-    (``inputs``: its ``warm_start``, ``horizon``, ``start``, ``lower_bound``, ``symmetry``)."""
-    return run_plan(instance, plan, Budget.start(time_limit, threads, seed), **inputs)
+    within ``time_limit`` seconds (or ``work_limit`` units of work, :mod:`.budget`) for the
+    whole call: :func:`run_plan` with a new budget (``inputs``: its ``warm_start``,
+    ``horizon``, ``start``, ``lower_bound``, ``symmetry``)."""
+    return run_plan(instance, plan, Budget.start(time_limit, threads, seed, work_limit=work_limit), **inputs)
 
 
 def run_plan(
@@ -183,7 +185,8 @@ def run_plan(
         method,
         "cpsat",
         {
-            "time_limit": budget.limit,
+            "time_limit": None if budget.meter is not None else budget.limit,
+            **({"work_limit": budget.limit} if budget.meter is not None else {}),
             "seed": budget.seed,
             "threads": budget.threads,
             "plan": dataclasses.asdict(plan),
@@ -238,7 +241,8 @@ class _Run:
                 ended = self._apply(kind, found)
                 if ended is not None:
                     return ended
-        why = "interrupted in the full model" if stop_requested() is not None else "time limit in the full model"
+        limit = "work limit" if self.ctx.budget.meter is not None else "time limit"
+        why = "interrupted in the full model" if stop_requested() is not None else f"{limit} in the full model"
         return self._unproven(why)
 
     def cheap_proof(self) -> SolveResult | None:
@@ -273,7 +277,7 @@ class _Run:
                 self.record = dataclasses.replace(self.record, full_model=f"skipped: {why}")
             if stop_requested() is not None:
                 return f"interrupted (signal {stop_requested()}) after the {last}"
-            return f"time limit after the {last}"
+            return f"{'work' if self.ctx.budget.meter is not None else 'time'} limit after the {last}"
         if kind in NEED_FULL_MODEL and why is not None:  # its build would not end in time
             return self._skip_full(why)
         return None
@@ -368,6 +372,9 @@ class _Run:
     def _finish(self, outcome: RawOutcome) -> SolveResult:
         """The outcome through the shared finish (check, re-simulate, record)."""
         record = dataclasses.replace(self.record, phases=tuple(self.best.phases))
+        meter = self.ctx.budget.meter
+        if meter is not None:  # what the run spent of its budget of work (docs/exactness.md, "Budgets of work")
+            record = dataclasses.replace(record, options={**record.options, "work_spent": round(meter.spent, 3)})
         incumbent = self.best.schedule if outcome.has_solution else None
         return finish(
             self.ctx.instance,
@@ -376,7 +383,7 @@ class _Run:
             outcome,
             record=record,
             build_s=0.0,
-            wall_s=self.ctx.budget.elapsed(),
+            wall_s=self.ctx.budget.wall_elapsed(),
             incumbent=incumbent,
         )
 

@@ -129,6 +129,21 @@ WORK = ("iterations", "lanes_tries")
 ``pack``'s buddy-lanes tries; with counted searches (:data:`~.plan.COUNTED_IMPROVERS`) a
 count below the one asked says the time cap cut the search short."""
 
+WORK_RATES: dict[str, dict[str, float]] = {
+    "pack": {"iterations": 100.0, "lanes_tries": 4_000.0},
+    "backfill": {"iterations": 5_000.0},
+}
+"""Under a budget of work (:mod:`.budget`): how many of a search's counted steps make one
+unit of work, about what one second held on the unloaded 2-core machine of 2026-12-06
+(``pack``'s 250 restarts in 2-2.4 s, its buddy-lanes tries at thousands a second, 4,000-6,000
+backfill moves a second). A search's share of such a budget becomes these counts, and what
+it did is charged back at the same rates, so its part of the run never depends on the
+machine's pace. A search without rates here does not run under a work limit."""
+
+WORK_WALL_SECONDS = 3_600.0
+"""The wall-clock cap of a search under a budget of work, only a guard: its counts stop it
+long before (docs/exactness.md, "Budgets of work")."""
+
 CAPPED = ("backfill",)
 """Searches that score a schedule by the slots it ends past a makespan cap, then by its sum
 of completion times: the phase gives them the best proven bound as the cap, so that they
@@ -164,16 +179,17 @@ def _searches(
     left = ctx.budget.left()
     if share is None or left is None or stop_requested() is not None:
         return
-    until = time.perf_counter() + left * share
+    until = ctx.budget.now() + left * share
     for k in range(rounds):
-        if until - time.perf_counter() <= MIN_SOLVER_SECONDS or stop_requested() is not None:
+        if until - ctx.budget.now() <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         yield from _round(ctx, best, searches, until, k)
 
 
 def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until: float, index: int) -> Iterator[Found]:
-    """One round of ``searches`` until ``until`` (a ``time.perf_counter()`` value), with the
-    seed of round ``index`` (the budget's own seed in round 0)."""
+    """One round of ``searches`` until ``until`` (a value of the budget's clock), with the
+    seed of round ``index`` (the budget's own seed in round 0). Under a budget of work each
+    search runs on counts (:func:`_work_counts`) and its work is charged to the meter."""
     from rar_opt.algorithms import run_policy
     from rar_opt.algorithms.backfill import NoTimeToBuild
 
@@ -184,9 +200,13 @@ def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until:
         if index:  # a later round: the seed tells its walk apart
             named = {**named, "seed": seed}
         label = name if not named else f"{name} ({', '.join(f'{k}={v}' for k, v in named.items())})"
-        budget = (until - time.perf_counter()) * part
+        budget = (until - ctx.budget.now()) * part
         if budget <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
+        metered = ctx.budget.meter is not None
+        if metered and name not in WORK_RATES:
+            log.warning("the search %s counts no work, so it does not run under a work limit", name)
+            continue
         began = time.perf_counter()
         options: dict[str, Any] = {
             "iterations": IMPROVE_ITERATIONS,
@@ -194,6 +214,8 @@ def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until:
             **LONG.get(name, {}),
             **given,
         }
+        if metered:
+            options = {**options, **_work_counts(name, budget, given), "time_limit": WORK_WALL_SECONDS}
         if name in CAPPED and best.floor is not None:  # scored past the cap first: the makespan above the floor
             options["makespan_cap"] = max(1, best.floor)
         try:
@@ -205,9 +227,18 @@ def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until:
         schedule = run.schedule.with_meta({**run.schedule.meta, "method": label}) if fits else None
         status = Status.FEASIBLE if fits else Status.NO_SOLUTION
         work = {k: v for k in WORK if isinstance(v := (run.search or {}).get(k), int) and not isinstance(v, bool)}
+        if metered:
+            ctx.budget.charge(sum(work.get(k, 0) / rate for k, rate in WORK_RATES[name].items()))
         seconds = time.perf_counter() - began
         record = PhaseRecord(PhaseKind.IMPROVE, status, span, seconds=seconds, search=label, work=work or None)
         yield Found(record, schedule, span if fits else None, source=label)
+
+
+def _work_counts(name: str, units: float, given: dict[str, Any]) -> dict[str, int]:
+    """The counts a search runs on within ``units`` of work (:data:`WORK_RATES`): those the
+    plan gives it (a counted search, :data:`~.plan.COUNTED_IMPROVERS`), else its share turned
+    into counts at the rates, at least one of each."""
+    return {key: int(given.get(key, max(1, int(units * rate)))) for key, rate in WORK_RATES[name].items()}
 
 
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -318,7 +349,7 @@ def bins_answers(
     while asked < top:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
-        began = time.perf_counter()
+        began, spent = time.perf_counter(), stage.now()
         model = gpubins.build(instance, gpubins.Options(makespan=asked, symmetry=symmetry))
         budget = stage if last is None else stage.share(min(1.0, 2 * last / (stage.left() or 1.0)))
         raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
@@ -326,7 +357,7 @@ def bins_answers(
         yield asked, raw, seconds
         if raw.status != Status.INFEASIBLE:
             return
-        asked, last = asked + 1, max(seconds, MIN_SOLVER_SECONDS)
+        asked, last = asked + 1, max(stage.now() - spent, MIN_SOLVER_SECONDS)
 
 
 def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -383,7 +414,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
             return
-        asked, began = best.floor, time.perf_counter()
+        asked, began = best.floor, ctx.budget.now()
         limit = stage.left() or 0.0
         stepping = step is not None and best.span >= asked + 2
         if stepping and step is not None:  # one step probe per stage, at L + 1 (Plan.step_probe_share)
@@ -446,6 +477,7 @@ def ask_probe(
             reversal=reversal,
             pricing=pricing,
             hint=best.schedule if ctx.plan.probe_hint and not stepping else None,
+            meter=ctx.budget.meter,
         )
     except RuntimeError as exc:
         log.warning("the probe at %d failed (%s); the run goes on without it", asked, exc)

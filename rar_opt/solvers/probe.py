@@ -29,6 +29,7 @@ instead of 262-300 s (docs/exactness.md, "Searches").
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,7 +39,7 @@ from rar_opt.formulations import symmetry as symmetry_rows
 from rar_opt.formulations.base import require_star
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
-from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
+from rar_opt.solvers.backend import MIN_SOLVER_SECONDS, WorkMeter
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.cpsat import SEARCHES, Cpsat
 from rar_opt.solvers.result import read_back, result_meta
@@ -143,18 +144,25 @@ def probe(
     reversal: bool = True,
     pricing: bool = True,
     hint: Schedule | None = None,
+    meter: WorkMeter | None = None,
 ) -> Probe:
     """Ask whether some schedule of ``instance`` ends by slot ``makespan`` (module docstring).
     ``reversal`` adds the time-reversal row (with ``symmetry`` only; docs/exactness.md);
     ``pricing`` the redundant rows that price contention on intervals
     (:mod:`rar_opt.formulations.pricing`); ``hint`` a schedule (which may end later) where
-    CP-SAT's search looks first: it changes the route to an answer, never the answer."""
+    CP-SAT's search looks first: it changes the route to an answer, never the answer.
+    ``meter``: ``time_limit`` is in units of work, charged to this meter (a probe within a
+    budget of work, :mod:`.budget`); the answer's seconds are still wall-clock seconds."""
     if not is_int(makespan) or makespan < 1:
         raise ParameterError(f"must be a whole number of slots >= 1, got {makespan!r}", where="makespan")
     makespan = int(makespan)
     if makespan > instance.horizon:
         raise ParameterError(f"= {makespan} is beyond the instance's horizon T = {instance.horizon}", where="makespan")
-    budget = Budget.start(time_limit, threads, seed)  # the same checks as solve's; the clock starts
+    began = time.perf_counter()
+    if meter is None:
+        budget = Budget.start(time_limit, threads, seed)  # the same checks as solve's; the clock starts
+    else:
+        budget = Budget.start(None, threads, seed, work_limit=time_limit, meter=meter)
     if not isinstance(search, str) or search not in SEARCHES:
         raise ParameterError(
             f"= {search!r} is not a CP-SAT search; choose one of {', '.join(SEARCHES)}", where="search"
@@ -181,11 +189,12 @@ def probe(
     if makespan < longest:  # a job alone needs longer: no model to build, and OPT >= that job's time
         why = {"name": "rar-opt", "reason": "a job's fastest execution time exceeds the makespan"}
         record = replace(record, solver=why)
-        return Probe(makespan, Status.INFEASIBLE, None, None, longest, budget.elapsed(), "longest job", record)
+        took = time.perf_counter() - began
+        return Probe(makespan, Status.INFEASIBLE, None, None, longest, took, "longest job", record)
     if budget.limit is not None and budget.limit <= MIN_SOLVER_SECONDS:  # the caller's clock has run out
         spent = "the time limit was spent before the model could be built"
         record = replace(record, solver={"name": "rar-opt", "reason": spent})
-        return Probe(makespan, Status.NO_SOLUTION, None, None, None, budget.elapsed(), spent, record)
+        return Probe(makespan, Status.NO_SOLUTION, None, None, None, time.perf_counter() - began, spent, record)
     model = cpsat.build(instance, cpsat.Options(horizon=makespan, symmetry=symmetry, pricing=pricing))
     model.model.clear_objective()
     if symmetry and reversal:  # no objective: the mirror of a schedule that ends by H ends by H
@@ -196,7 +205,7 @@ def probe(
         record = replace(record, hint=hint.meta.get("method", "given"))
     raw = Cpsat().solve(model, budget.settings(params=SEARCHES[search]))
     record = replace(record, solver=raw.solver, model_size=raw.model_size)
-    seconds = budget.elapsed()
+    seconds = time.perf_counter() - began
     if raw.has_solution:
         judged = read_back(instance, cpsat.read_schedule(model, instance), "probe")
         if judged is None or judged[1] > makespan:

@@ -94,6 +94,7 @@ def solve(
     lower_bound: float | None = None,
     makespan_within: float | None = None,
     jct_within: float | None = None,
+    work_limit: float | None = None,
     **options: Any,
 ) -> SolveResult:
     """Solve ``instance`` exactly with a formulation and a backend.
@@ -120,6 +121,9 @@ def solve(
     >= 1, with the makespan objective under ``auto``) is the other way round: the shortest
     schedule whose flow time (the average JCT times J) is within that factor of the
     smallest the heuristics find (:func:`.tradeoff.solve_span_within`).
+    ``work_limit`` replaces ``time_limit`` by units of work (CP-SAT's deterministic time and
+    the counted searches' steps, :mod:`.budget`), for the makespan under ``auto`` and the
+    other plans on one thread: the same seed then gives the same result on any machine.
     """
     _check_arguments(instance, start, lower_bound)
     if formulation != "auto" and formulation not in PLANS:
@@ -130,8 +134,19 @@ def solve(
 
             known = ", ".join([*PLANS, *FORMULATIONS])
             raise InputError(f"unknown method {formulation!r} (known: {known})", where="formulation") from None
-    budget = Budget.start(time_limit, threads, seed)
+    budget = Budget.start(time_limit, threads, seed, work_limit=work_limit)
     request = Request(backend, warm_start, mip_start, heuristic_horizon, start, lower_bound, options)
+    if budget.meter is not None and (
+        formulation not in PLANS
+        or jct_within is not None
+        or makespan_within is not None
+        or compact_only(instance, request) is not None
+    ):
+        raise ParameterError(
+            "a work limit applies to the makespan under auto and the other plans on CP-SAT (no other "
+            "objective, option or backend, no cap); give a time limit instead",
+            where="work_limit",
+        )
     if jct_within is not None:
         check_factor(jct_within, "jct_within")
         if makespan_within is not None or formulation != "auto" or not _span_method(instance, request):

@@ -55,11 +55,11 @@ def seed_problem(seed: Any, largest: int) -> str | None:
     return f"must be an integer in 0..{largest}, got {seed!r}"
 
 
-def seconds_problem(seconds: Any) -> str | None:
-    """What is wrong with ``seconds`` as a time limit (a finite number > 0), or None."""
+def seconds_problem(seconds: Any, unit: str = "seconds") -> str | None:
+    """What is wrong with ``seconds`` as a time limit (a finite number > 0 of ``unit``), or None."""
     if is_finite(seconds) and seconds > 0:
         return None
-    return f"must be a finite number of seconds > 0, got {seconds!r}"
+    return f"must be a finite number of {unit} > 0, got {seconds!r}"
 
 
 def check_search(iterations: Any, time_limit: Any, seed: Any, start_order: Any) -> None:

@@ -81,6 +81,9 @@ def test_usage_errors_exit_2() -> None:
         ("generate", "paper", "--seed", "1", "--budget", "-1"),
         ("schedule", str(INSTANCES / "wait-beats-start.json"), "--policy", "rand", "--seed", "-3"),
         ("solve", str(INSTANCES / "wait-beats-start.json"), "--time-limit", "-5"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--work-limit", "-5"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--work-limit", "5", "--time-limit", "5"),
+        ("solve", str(INSTANCES / "wait-beats-start.json"), "--work-limit", "5", "--formulation", "compact"),
         ("solve", str(INSTANCES / "wait-beats-start.json"), "--threads", "-1"),
         ("solve", str(INSTANCES / "wait-beats-start.json"), "--seed", "99999999999"),  # beyond 32 bits
         ("probe", str(INSTANCES / "wait-beats-start.json"), "--makespan", "5", "--seed", "99999999999"),
