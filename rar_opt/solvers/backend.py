@@ -40,6 +40,15 @@ FINISH_RESERVE = 0.03
 """Share of a call's time limit kept for reading the schedule back and checking it."""
 
 
+UNITS_PER_SECOND = 0.4
+"""About how many units of CP-SAT's deterministic time one wall-clock second of one thread
+holds: 0.35-0.45 on the 2-core machine of 2026-12-07 (8-unit probes at 45 on
+``heavy-16x8x100-s1``, 55 on ``tiny-24x8x150-s3`` and 57 on ``heavy-20x8x120-s0`` took
+18-24 s, their builds included). Under a budget of work, the plan's constants given in
+seconds (a slice of the race, the GPU bins' cap, a restart) are this many units per second,
+so that a plan keeps its proportions (docs/exactness.md, "Budgets of work")."""
+
+
 class WorkMeter:
     """The clock of a budget given in units of work rather than seconds (``work_limit``):
     the sum of CP-SAT's deterministic time over its solves and of the counted searches'

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from rar_opt.errors import ParameterError
-from rar_opt.solvers.backend import FINISH_RESERVE, MIN_SOLVER_SECONDS, SolveOptions, WorkMeter, check_settings
+from rar_opt.solvers.backend import (
+    FINISH_RESERVE,
+    MIN_SOLVER_SECONDS,
+    UNITS_PER_SECOND,
+    SolveOptions,
+    WorkMeter,
+    check_settings,
+)
 from rar_opt.support.checks import SOLVER_MAX_SEED, seconds_problem
 from rar_opt.support.processes import stop_requested
 
@@ -83,6 +90,11 @@ class Budget:
     def now(self) -> float:
         """The budget's clock: ``time.perf_counter()``, or the work spent on its meter."""
         return time.perf_counter() if self.meter is None else self.meter.spent
+
+    def per_seconds(self, seconds: float) -> float:
+        """A span given in seconds (a plan's constant) on this budget's clock: the same
+        seconds, or :data:`~.backend.UNITS_PER_SECOND` units of work for each."""
+        return seconds if self.meter is None else seconds * UNITS_PER_SECOND
 
     def elapsed(self) -> float:
         """Seconds (or units of work) since the budget began."""

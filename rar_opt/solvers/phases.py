@@ -130,15 +130,17 @@ WORK = ("iterations", "lanes_tries")
 count below the one asked says the time cap cut the search short."""
 
 WORK_RATES: dict[str, dict[str, float]] = {
-    "pack": {"iterations": 100.0, "lanes_tries": 4_000.0},
-    "backfill": {"iterations": 5_000.0},
+    "pack": {"iterations": 130.0, "lanes_tries": 7_500.0},
+    "backfill": {"iterations": 6_500.0},
 }
 """Under a budget of work (:mod:`.budget`): how many of a search's counted steps make one
-unit of work, about what one second held on the unloaded 2-core machine of 2026-12-06
-(``pack``'s 250 restarts in 2-2.4 s, its buddy-lanes tries at thousands a second, 4,000-6,000
-backfill moves a second). A search's share of such a budget becomes these counts, and what
-it did is charged back at the same rates, so its part of the run never depends on the
-machine's pace. A search without rates here does not run under a work limit."""
+unit of work, the steps it made in the wall-clock time that CP-SAT took for one unit of
+deterministic time on the same machine (2026-12-07, 24 x 8 x 150: ``pack``'s 250 restarts in
+4.7 s, 589 buddy-lanes tries in 0.2 s, 8,000 backfill moves in 3.1 s; CP-SAT 0.35-0.45 units
+a second, :data:`~.backend.UNITS_PER_SECOND`). A search's share of such a budget becomes
+these counts, and what it did is charged back at the same rates, so its part of the run
+never depends on the machine's pace. A search without rates here does not run under a
+work limit."""
 
 WORK_WALL_SECONDS = 3_600.0
 """The wall-clock cap of a search under a budget of work, only a guard: its counts stop it
@@ -235,10 +237,12 @@ def _round(ctx: Context, best: Incumbent, searches: tuple[Improver, ...], until:
 
 
 def _work_counts(name: str, units: float, given: dict[str, Any]) -> dict[str, int]:
-    """The counts a search runs on within ``units`` of work (:data:`WORK_RATES`): those the
-    plan gives it (a counted search, :data:`~.plan.COUNTED_IMPROVERS`), else its share turned
-    into counts at the rates, at least one of each."""
-    return {key: int(given.get(key, max(1, int(units * rate)))) for key, rate in WORK_RATES[name].items()}
+    """The counts a search runs on within ``units`` of work (:data:`WORK_RATES`): its share
+    turned into counts at the rates (at least one of each), and no more than the plan gives
+    it (a counted search, :data:`~.plan.COUNTED_IMPROVERS`, whose share is then only a cap, as
+    its seconds are under a time limit)."""
+    counts = {key: max(1, int(units * rate)) for key, rate in WORK_RATES[name].items()}
+    return {key: min(count, int(given[key])) if key in given else count for key, count in counts.items()}
 
 
 def relaxation(ctx: Context, best: Incumbent) -> Iterator[Found]:
@@ -381,6 +385,7 @@ def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
     cap, left = ctx.plan.bins_seconds, ctx.budget.left()
+    cap = None if cap is None else ctx.budget.per_seconds(cap)
     if cap is not None and left is not None and left * share > cap:  # Plan.bins_seconds
         share = cap / left
     stage = ctx.budget.share(share)
@@ -410,6 +415,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
     first, step, restart = True, ctx.plan.step_probe_share, ctx.plan.probe_restart_seconds
+    restart = None if restart is None else ctx.budget.per_seconds(restart)
     again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
@@ -507,6 +513,7 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
     :func:`~.budget.run_seed`, within the time its search had; a last ask shorter than
     half of that joins the one before it."""
     restart = ctx.plan.full_restart_seconds if share is None else None
+    restart = None if restart is None else ctx.budget.per_seconds(restart)
     for k, (search, part) in enumerate(ctx.plan.full_searches):
         if k and ctx.budget.expired():
             return

@@ -49,7 +49,7 @@ def stage(ctx: Context, best: Incumbent) -> Iterator[Found]:
     stage_budget = ctx.budget.share(share)
     asks = [0] * len(entries)  # the asks of each entry so far (the seeds)
     refuted: dict[int, int] = {}  # restriction entry -> the floor it has no schedule by
-    slice_seconds, first_probe = ctx.plan.race_slice_seconds, True
+    slice_seconds, first_probe = ctx.budget.per_seconds(ctx.plan.race_slice_seconds), True
     while entries:
         for k, (formulation, search) in enumerate(entries):
             if best.span is None or best.floor is None or best.floor >= best.span:
