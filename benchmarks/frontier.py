@@ -36,6 +36,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from common import RESULTS, result_name, run_pool, save, table
 from exact import scaled
@@ -252,24 +253,34 @@ def ordered(rows: list[dict]) -> list[dict]:
 
 def by_seed(rows: list[dict]) -> list[dict]:
     """Per instance and method, over its CP-SAT seeds: proofs, worst and median seconds to a
-    proof (an unproven run counts as infinite) and each seed's seconds (or makespan/bound)."""
+    proof (an unproven run counts as infinite) and each seed's seconds (or makespan/bound);
+    for runs under a budget of work (``--work-limit``), the units of work to a proof as well,
+    and each proven seed's cell is its units (``u``), which do not depend on the load."""
     groups: dict[tuple, list[dict]] = {}
     for r in ordered(rows):
         groups.setdefault((name_of(r["family"], *map(int, r["size"].split("x")), r["seed"]), r["method"]), []).append(r)
     out = []
     for (name, method), rs in groups.items():
         times = [r["wall_s"] if r["proven"] else math.inf for r in rs]
-        cells = [f"{r['wall_s']:.1f}" if r["proven"] else f"{r['makespan']}/{math.ceil(r['bound'] or 0)}" for r in rs]
-        out.append(
-            {
-                "instance": name,
-                "method": method,
-                "proven": f"{sum(r['proven'] for r in rs)}/{len(rs)}",
-                "worst_s": max(times),
-                "median_s": statistics.median(times),
-                "per_seed": " ".join(f"{r.get('cpsat_seed', 0)}:{c}" for r, c in zip(rs, cells, strict=True)),
-            }
-        )
+        metered = all(r.get("work") is not None for r in rs)
+        works = [r["work"] if r["proven"] else math.inf for r in rs] if metered else []
+        cells = [
+            (f"{r['work']:.1f}u" if metered else f"{r['wall_s']:.1f}")
+            if r["proven"]
+            else f"{r['makespan']}/{math.ceil(r['bound'] or 0)}"
+            for r in rs
+        ]
+        row: dict[str, Any] = {
+            "instance": name,
+            "method": method,
+            "proven": f"{sum(r['proven'] for r in rs)}/{len(rs)}",
+            "worst_s": max(times),
+            "median_s": statistics.median(times),
+        }
+        if metered:
+            row |= {"worst_work": max(works), "median_work": statistics.median(works)}
+        row["per_seed"] = " ".join(f"{r.get('cpsat_seed', 0)}:{c}" for r, c in zip(rs, cells, strict=True))
+        out.append(row)
     return out
 
 

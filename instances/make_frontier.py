@@ -188,11 +188,12 @@ def search(name: str, seconds: float, seeds: range, probe_limit: float) -> None:
     _store(inst, best, bound, proof, schedule)
 
 
-def reseed(name: str, seeds: list[int], time_limit: float) -> None:
+def reseed(name: str, seeds: list[int], time_limit: float, work_limit: float | None = None) -> None:
     """Run ``auto`` on the stored record ``name`` with each CP-SAT seed of ``seeds`` for
-    ``time_limit`` seconds; a shorter schedule (checked) replaces the stored one and a
-    higher bound the stored bound. Every run's summary and seed is recorded in
-    ``meta.proof.reseeded`` (the routes of :func:`make` run with seed 0 only)."""
+    ``time_limit`` seconds (or ``work_limit`` units of work, which any machine repeats
+    exactly: docs/exactness.md, "Budgets of work"); a shorter schedule (checked) replaces
+    the stored one and a higher bound the stored bound. Every run's summary and seed is
+    recorded in ``meta.proof.reseeded`` (the routes of :func:`make` run with seed 0 only)."""
     from rar_opt import Schedule
 
     path = FOLDER / f"{name}.json"
@@ -201,8 +202,13 @@ def reseed(name: str, seeds: list[int], time_limit: float) -> None:
     schedule = Schedule.read(FOLDER / "schedules" / f"{name}.schedule.json")
     runs = list(inst.meta.get("proof", {}).get("reseeded", []))
     for seed in seeds:
-        result = solve(inst, "auto", time_limit=time_limit, seed=seed)
-        runs.append({**result.summary(), "seed": seed, "time_limit": time_limit})
+        if work_limit is None:
+            result = solve(inst, "auto", time_limit=time_limit, seed=seed)
+            runs.append({**result.summary(), "seed": seed, "time_limit": time_limit})
+        else:
+            result = solve(inst, "auto", work_limit=work_limit, seed=seed)
+            spent = result.record.options.get("work_spent")
+            runs.append({**result.summary(), "seed": seed, "work_limit": work_limit, "work_spent": spent})
         print(f"{name}: auto, seed {seed}: {result.makespan} / {result.bound}", file=sys.stderr)
         if result.bound is not None:
             bound = max(bound, math.ceil(result.bound - 1e-9))
@@ -267,6 +273,11 @@ def main() -> None:
         help="instead: auto (--solve-limit seconds) with these CP-SAT seeds from each stored record, e.g. 3,4",
     )
     parser.add_argument(
+        "--work-limit",
+        type=float,
+        help="with --auto-seeds: units of work in place of --solve-limit seconds (the run repeats exactly)",
+    )
+    parser.add_argument(
         "--restriction",
         type=float,
         help="instead: the contention-free restriction by the stored bound, this many seconds per seed "
@@ -280,7 +291,7 @@ def main() -> None:
         if args.restriction is not None:
             restrict(name_of(*key), args.restriction, range(args.search_seeds))
         elif args.auto_seeds is not None:
-            reseed(name_of(*key), args.auto_seeds, args.solve_limit)
+            reseed(name_of(*key), args.auto_seeds, args.solve_limit, args.work_limit)
         elif args.search is not None:
             search(name_of(*key), args.search, range(args.search_seeds), args.search_probe_limit)
         else:
