@@ -274,6 +274,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     res = restamp(res, record=dataclasses.replace(res.record, options=options))
     _write_schedule(args, instance, res.schedule, f"the solve ended {res.status} without a schedule")
     out = {"instance": instance.name, **res.summary(), "time_limit": args.time_limit}
+    if args.work_limit is not None:  # a budget of work in place of the time limit
+        out["work_limit"] = args.work_limit
     out |= {"startup_s": round(startup, 3), "provenance": provenance()}  # the limit counts the start-up too
     if model_spec is not None:  # the options themselves are in the record
         out["model_spec"] = model_spec

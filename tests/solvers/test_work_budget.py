@@ -5,6 +5,7 @@ refused where it cannot be kept (with a time limit, on several threads, outside 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.record import PhaseKind
 from rar_opt.solvers.solve import solve
 from rar_opt.solvers.status import Status
+
+from ..helpers import run
 
 FRONTIER = Path(__file__).resolve().parents[2] / "instances" / "frontier"
 WORK = 2.5  # units: enough for the probes, the GPU bins, the backfill searches and the full model to run
@@ -111,3 +114,14 @@ def test_the_same_seed_gives_the_same_run_on_a_loaded_machine(name: str, work: f
     assert first.schedule is not None and second.schedule is not None
     assert first.schedule.to_dict()["jobs"] == second.schedule.to_dict()["jobs"]
     assert first.status in (Status.FEASIBLE, Status.OPTIMAL)
+
+
+def test_the_command_line_records_the_budget_of_work() -> None:
+    out = run("solve", str(FRONTIER.parent / "tiny-8x4-s19.json"), "--work-limit", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["work_limit"] == 5.0 and answer["time_limit"] is None
+    options = answer["options"]
+    assert options["work_limit"] == 5.0 and options["time_limit"] is None and 0 <= options["work_spent"] <= 5.0 * 1.05
+    text = run("solve", str(FRONTIER.parent / "tiny-8x4-s19.json"), "--work-limit", "5")
+    assert text.returncode == 0 and " of 5 units" in text.stdout, text.stdout
