@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -91,10 +91,18 @@ class Budget:
         """The budget's clock: ``time.perf_counter()``, or the work spent on its meter."""
         return time.perf_counter() if self.meter is None else self.meter.spent
 
-    def per_seconds(self, seconds: float) -> float:
-        """A span given in seconds (a plan's constant) on this budget's clock: the same
-        seconds, or :data:`~.backend.UNITS_PER_SECOND` units of work for each."""
-        return seconds if self.meter is None else seconds * UNITS_PER_SECOND
+    @overload
+    def per_seconds(self, seconds: float) -> float: ...
+
+    @overload
+    def per_seconds(self, seconds: None) -> None: ...
+
+    def per_seconds(self, seconds: float | None) -> float | None:
+        """A span given in seconds (a plan's constant, None: not set) on this budget's clock:
+        the same seconds, or :data:`~.backend.UNITS_PER_SECOND` units of work for each."""
+        if seconds is None or self.meter is None:
+            return seconds
+        return seconds * UNITS_PER_SECOND
 
     def elapsed(self) -> float:
         """Seconds (or units of work) since the budget began."""

@@ -384,8 +384,7 @@ def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
     (the stage :func:`gpu_bins`, or the bins after an undecided step probe in :func:`probes`)."""
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
-    cap, left = ctx.plan.bins_seconds, ctx.budget.left()
-    cap = None if cap is None else ctx.budget.per_seconds(cap)
+    cap, left = ctx.budget.per_seconds(ctx.plan.bins_seconds), ctx.budget.left()
     if cap is not None and left is not None and left * share > cap:  # Plan.bins_seconds
         share = cap / left
     stage = ctx.budget.share(share)
@@ -414,8 +413,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
-    first, step, restart = True, ctx.plan.step_probe_share, ctx.plan.probe_restart_seconds
-    restart = None if restart is None else ctx.budget.per_seconds(restart)
+    first, step, restart = True, ctx.plan.step_probe_share, ctx.budget.per_seconds(ctx.plan.probe_restart_seconds)
     again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
@@ -512,8 +510,7 @@ def full_model(ctx: Context, best: Incumbent, share: float | None = None) -> Ite
     makespan then, hinted with the best schedule then) with the next seed of
     :func:`~.budget.run_seed`, within the time its search had; a last ask shorter than
     half of that joins the one before it."""
-    restart = ctx.plan.full_restart_seconds if share is None else None
-    restart = None if restart is None else ctx.budget.per_seconds(restart)
+    restart = ctx.budget.per_seconds(ctx.plan.full_restart_seconds) if share is None else None
     for k, (search, part) in enumerate(ctx.plan.full_searches):
         if k and ctx.budget.expired():
             return
