@@ -366,6 +366,11 @@ VARIANTS = {
                 ("auto-race-probe-last", ("cfree:no-lp", "modes:no-probing", "modes:default", "probe")),
             )
         ),
+        # auto's plan from 24 jobs on (the early full model, the GPU bins, the race at the
+        # floor, the full model) from 20 jobs on: at 20 x 8 x 120 the misses under 24 units
+        # of work end with the probes' questions undecided and the full model short of time
+        # (2026-12-07, thirty-third session)
+        dataclasses.replace(AUTO, name="auto-large-from-20", large_jobs=20),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
