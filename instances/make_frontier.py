@@ -64,6 +64,12 @@ NEXT = [
     ("heavy", 24, 8, 150, 3),
     ("tiny", 24, 8, 150, 4),
     ("heavy", 24, 8, 150, 4),
+    # 20 x 8 x 120 instances of seeds 3-6, never tuned on, that auto under 24 units of work
+    # proves with no CP-SAT seed 0-4 or with one only (frontier-2026-12-07-work-24-fresh-20.json),
+    # added 2026-12-07 (thirty-third session)
+    ("tiny", 20, 8, 120, 3),
+    ("heavy", 20, 8, 120, 3),
+    ("heavy", 20, 8, 120, 5),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")
