@@ -371,6 +371,24 @@ VARIANTS = {
         # of work end with the probes' questions undecided and the full model short of time
         # (2026-12-07, thirty-third session)
         dataclasses.replace(AUTO, name="auto-large-from-20", large_jobs=20),
+        # from 20 jobs on, no race (the misses there are on the bound side, where the race's
+        # restrictions cannot answer no): the GPU bins (at most 8 s) then the full model, or
+        # the early full model, the bins and the full model again (2026-12-07, thirty-third session)
+        dataclasses.replace(
+            AUTO,
+            name="auto-20-bins-full",
+            large_jobs=20,
+            large_stages=("bins", "full"),
+            large_early_full_share=None,
+            large_bins_seconds=8.0,
+        ),
+        dataclasses.replace(
+            AUTO,
+            name="auto-20-full-bins-full",
+            large_jobs=20,
+            large_stages=("full", "bins", "full"),
+            large_bins_seconds=8.0,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
