@@ -189,6 +189,12 @@ class Plan:
     large_probe_restart_seconds: float | None = None
     # and bins_seconds is large_bins_seconds (None: as below large_jobs)
     large_bins_seconds: float | None = None
+    # from mid_jobs jobs on, below large_jobs, the stages run in the order mid_stages with no
+    # early full model, fitting_improve_share is large_fitting_improve_share and bins_seconds
+    # is mid_bins_seconds (None: as below mid_jobs); None: no such tier
+    mid_jobs: int | None = None
+    mid_stages: tuple[str, ...] = ("bins", "full")
+    mid_bins_seconds: float | None = None
 
     def __post_init__(self) -> None:
         shares = {"relax_share": self.relax_share, "restrict_share": self.restrict_share}
@@ -218,7 +224,13 @@ class Plan:
             shares["lns_share"] = self.lns_share
         if self.race_share is not None:
             shares["race_share"] = self.race_share
-        for where in ("probe_restart_seconds", "bins_seconds", "full_restart_seconds", "race_slice_seconds"):
+        for where in (
+            "probe_restart_seconds",
+            "bins_seconds",
+            "full_restart_seconds",
+            "race_slice_seconds",
+            "mid_bins_seconds",
+        ):
             seconds = getattr(self, where)
             if seconds is not None and (not is_real(seconds) or not 0 < seconds < float("inf")):
                 raise InputError(f"must be a positive number of seconds or None, got {seconds!r}", where=where)
@@ -310,34 +322,53 @@ class Plan:
             )
 
     def _check_large(self) -> None:
-        jobs = self.large_jobs
-        if jobs is None:
-            return
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise InputError(f"must be a positive number of jobs or None, got {jobs!r}", where="large_jobs")
-        try:
-            self.for_jobs(jobs)  # the large plan validates itself
-        except InputError as error:
-            raise InputError(error.message, where=f"large_{error.where}") from None
+        for tier in ("mid", "large"):
+            jobs = getattr(self, f"{tier}_jobs")
+            if jobs is None:
+                continue
+            if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+                raise InputError(f"must be a positive number of jobs or None, got {jobs!r}", where=f"{tier}_jobs")
+            try:
+                self.for_jobs(jobs)  # the tier's plan validates itself
+            except InputError as error:  # named by the tier's own field (the mid tier has no early full share)
+                named = "stages" if tier == "mid" and error.where == "early_full_share" else error.where
+                raise InputError(error.message, where=f"{tier}_{named}") from None
+        if self.mid_jobs is not None and self.large_jobs is not None and self.mid_jobs >= self.large_jobs:
+            raise InputError(f"must be below large_jobs ({self.large_jobs}), got {self.mid_jobs!r}", where="mid_jobs")
 
     def for_jobs(self, jobs: int) -> Plan:
         """The plan that an instance of ``jobs`` jobs runs: from :attr:`large_jobs` on, this
         one with :attr:`large_stages`, :attr:`large_early_full_share`,
         :attr:`large_fitting_improve_share`, :attr:`large_probe_restart_seconds` and
-        :attr:`large_bins_seconds` (the last two where set; and no switch of its own), else
-        this one."""
-        if self.large_jobs is None or jobs < self.large_jobs:
-            return self
-        restart, bins = self.large_probe_restart_seconds, self.large_bins_seconds
-        return replace(
-            self,
-            stages=self.large_stages,
-            early_full_share=self.large_early_full_share,
-            fitting_improve_share=self.large_fitting_improve_share,
-            probe_restart_seconds=self.probe_restart_seconds if restart is None else restart,
-            bins_seconds=self.bins_seconds if bins is None else bins,
-            large_jobs=None,
-        )
+        :attr:`large_bins_seconds` (the last two where set); from :attr:`mid_jobs` on, below
+        that, this one with :attr:`mid_stages`, no early full model,
+        :attr:`large_fitting_improve_share` and :attr:`mid_bins_seconds` (where set); else
+        this one. The plans of the tiers have no switch of their own."""
+        if self.large_jobs is not None and jobs >= self.large_jobs:
+            restart, bins = self.large_probe_restart_seconds, self.large_bins_seconds
+            return replace(
+                self,
+                stages=self.large_stages,
+                early_full_share=self.large_early_full_share,
+                fitting_improve_share=self.large_fitting_improve_share,
+                probe_restart_seconds=self.probe_restart_seconds if restart is None else restart,
+                bins_seconds=self.bins_seconds if bins is None else bins,
+                large_jobs=None,
+                mid_jobs=None,
+            )
+        if self.mid_jobs is not None and jobs >= self.mid_jobs:
+            bins = self.mid_bins_seconds
+            return replace(
+                self,
+                stages=self.mid_stages,
+                early_full_share=None,
+                early_full_stops_one_above=False,
+                fitting_improve_share=self.large_fitting_improve_share,
+                bins_seconds=self.bins_seconds if bins is None else bins,
+                large_jobs=None,
+                mid_jobs=None,
+            )
+        return self
 
     def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe

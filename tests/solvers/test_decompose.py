@@ -123,6 +123,11 @@ def test_a_plan_names_a_bad_share_or_search() -> None:
         "large_stages": {"large_stages": ("full", "probe")},  # not ending with the full model
         r"large_early_full_share\b.*in \(0, 1\]": {"large_early_full_share": 1.5},
         r"large_probe_restart_seconds\b.*positive": {"large_probe_restart_seconds": 0},
+        "mid_jobs": {"mid_jobs": True},
+        r"mid_jobs\b.*below large_jobs": {"mid_jobs": 24, "large_jobs": 24},
+        r"mid_stages\b.*early_full_share": {"mid_jobs": 20, "mid_stages": ("full", "bins", "full")},
+        r"mid_stages\b.*ending with": {"mid_jobs": 20, "mid_stages": ("bins",)},
+        r"mid_bins_seconds\b.*positive": {"mid_jobs": 20, "mid_bins_seconds": -1},
     }
     for where, change in bad.items():
         with pytest.raises(InputError, match=where):
@@ -195,6 +200,28 @@ def test_auto_orders_its_stages_by_the_number_of_jobs(wait_beats_start: Instance
     assert large.record.options["plan"]["large_jobs"] is None and large.record.formulation == plan.name
     for res in (small, large):
         assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
+
+
+def test_a_middle_tier_runs_its_own_stages_between_the_sizes(wait_beats_start: Instance) -> None:
+    # from mid_jobs on, below large_jobs: the stages of mid_stages, no early full model,
+    # large_fitting_improve_share and mid_bins_seconds; below mid_jobs the plan itself, from
+    # large_jobs on the large plan; a tier's plan switches no further
+    jobs = wait_beats_start.num_jobs
+    plan = dataclasses.replace(
+        NO_FLOORS, mid_jobs=jobs, large_jobs=jobs + 2, large_fitting_improve_share=0.2, mid_bins_seconds=3.0
+    )
+    assert plan.for_jobs(jobs - 1) is plan
+    for n in (jobs, jobs + 1):
+        mid = plan.for_jobs(n)
+        assert mid.stages == plan.mid_stages and mid.early_full_share is None and mid.bins_seconds == 3.0
+        assert mid.fitting_improve_share == 0.2 and mid.mid_jobs is None and mid.large_jobs is None
+        assert mid.for_jobs(jobs + 5) is mid
+    assert plan.for_jobs(jobs + 2).stages == plan.large_stages
+    res = decompose(wait_beats_start, plan=plan, time_limit=30)
+    kinds = [p.kind for p in res.record.phases]
+    assert PhaseKind.PROBE not in kinds and kinds.index(PhaseKind.BINS) < kinds.index(PhaseKind.FULL)
+    assert tuple(res.record.options["plan"]["stages"]) == plan.mid_stages
+    assert res.status == Status.OPTIMAL and res.makespan == wait_beats_start.meta["known_optimum"]
 
 
 def _probes(res) -> list[tuple[int, PhaseRecord]]:
