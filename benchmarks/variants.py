@@ -389,6 +389,9 @@ VARIANTS = {
             large_stages=("full", "bins", "full"),
             large_bins_seconds=8.0,
         ),
+        # auto-20-bins-full below 24 jobs, written as Plan's middle tier (from 24 jobs on the
+        # plan stays auto's); at 20 x 8 x 120 the same runs, unit for unit
+        dataclasses.replace(AUTO, name="auto-mid-bins-full", mid_jobs=20, mid_bins_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
