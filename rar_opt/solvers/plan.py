@@ -191,7 +191,9 @@ class Plan:
     large_bins_seconds: float | None = None
     # from mid_jobs jobs on, below large_jobs, the stages run in the order mid_stages with no
     # early full model, fitting_improve_share is large_fitting_improve_share and bins_seconds
-    # is mid_bins_seconds (None: as below mid_jobs); None: no such tier
+    # is mid_bins_seconds (None: as below mid_jobs); None: no such tier (auto has none: the
+    # GPU bins then the full model from 20 jobs on was measured and not kept, docs/exactness.md,
+    # "A middle tier from 20 jobs on")
     mid_jobs: int | None = None
     mid_stages: tuple[str, ...] = ("bins", "full")
     mid_bins_seconds: float | None = None
