@@ -392,6 +392,10 @@ VARIANTS = {
         # auto-20-bins-full below 24 jobs, written as Plan's middle tier (from 24 jobs on the
         # plan stays auto's); at 20 x 8 x 120 the same runs, unit for unit
         dataclasses.replace(AUTO, name="auto-mid-bins-full", mid_jobs=20, mid_bins_seconds=8.0),
+        # below 24 jobs the GPU bins (at most 8 s) before the probes: on tiny-16x8x100-s5 the probe
+        # at 56 is undecided for 17 s and the bins left after it refute 56 but not 57 in their
+        # share (2026-12-07, thirty-third session)
+        dataclasses.replace(AUTO, name="auto-bins-first", stages=("bins", "probe", "search", "full"), bins_seconds=8.0),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -74,6 +74,9 @@ NEXT = [
     # no CP-SAT seed under 24 units (frontier-2026-12-07-work-24-heldout-20.json)
     ("tiny", 20, 8, 120, 9),
     ("heavy", 20, 8, 120, 10),
+    # the 16 x 8 x 100 instance of seeds 3-6 that auto proves with no CP-SAT seed under 24 units
+    # (frontier-2026-12-07-work-24-fresh-12-16.json); issue 33 names it (optimum 58)
+    ("tiny", 16, 8, 100, 5),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")
