@@ -117,8 +117,13 @@ def test_a_run_stopped_at_the_deadline_leaves_no_pyomo_warning(capfd, caplog) ->
     # appsi warns "Received unhandled status=kInterrupt" on every run our callback stops;
     # the status table maps that run (a time limit), so the user sees no such line
     inst = tiny(3, jobs=8, servers=3)  # the compact MILP needs far more than two seconds here
-    res = solve(inst, "compact", time_limit=2.0, threads=1)
-    assert res.status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.OPTIMAL)
-    assert "deadline" in res.termination  # the case at hand: our callback stopped HiGHS
+    # the case at hand is a run our callback stopped; on a loaded machine HiGHS may instead miss
+    # the 0.25-s grace (the termination then names the grace), so a run is asked up to three times
+    for _ in range(3):
+        res = solve(inst, "compact", time_limit=2.0, threads=1)
+        assert res.status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.OPTIMAL)
+        if "deadline" in res.termination:
+            break
+    assert "deadline" in res.termination, res.termination  # our callback stopped HiGHS
     assert "kInterrupt" not in capfd.readouterr().err
     assert not [r for r in caplog.records if "kInterrupt" in r.getMessage()]
