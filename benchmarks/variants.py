@@ -396,6 +396,17 @@ VARIANTS = {
         # at 56 is undecided for 17 s and the bins left after it refute 56 but not 57 in their
         # share (2026-12-07, thirty-third session)
         dataclasses.replace(AUTO, name="auto-bins-first", stages=("bins", "probe", "search", "full"), bins_seconds=8.0),
+        # the same order from 20 jobs on only, as Plan's middle tier (which also runs the counted
+        # searches first): at 20 x 8 x 120 the probes at the floor of heavy-20x8x120-s0 are
+        # undecided for about 65 s where the bins after them refute it in 3-6 s (2026-12-07,
+        # thirty-fourth session)
+        dataclasses.replace(
+            AUTO,
+            name="auto-mid-bins-probe",
+            mid_jobs=20,
+            mid_stages=("bins", "probe", "search", "full"),
+            mid_bins_seconds=8.0,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""
