@@ -145,7 +145,7 @@ class Job:
     batch_size: int = 1
     fwd_time: float = 0.0
     bwd_time: float = 0.0
-    weight: float = 1.0  # w_j of the weighted objective (docs/formats.md, "weights"); not part of the time model
+    weight: float = 1.0  # w_j of the weighted objective (docs/formats.md, "Weights"); not part of the time model
     release: int = 0  # r_j, the first slot job j may start in (docs/arrivals.md); 0: present from the start
 
     def __post_init__(self) -> None:

@@ -182,7 +182,7 @@ QUICK_MODULES = (
     "tests/algorithms/test_golden.py",
     "tests/cli/test_input_errors.py",
 )
-"""The modules of the quick tier (``pytest -m quick``, about a minute): what a first-time
+"""The modules of the quick tier (``pytest -m quick``, about two minutes on two cores): what a first-time
 user's install must get right. The full tier is ``-m "not slow"`` (CI)."""
 
 

@@ -24,6 +24,7 @@ from rar_opt.cli.output import (
     emit_json,
     emit_table,
     fmt,
+    recorded_optimum,
     stamped,
 )
 from rar_opt.errors import InputError
@@ -477,6 +478,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"{instance.name}: ratios to the {result.reference_kind} {result.reference}{solved}; "
         f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
     )
+    if result.reference_kind != "optimum" and (recorded := recorded_optimum(instance, below=result.reference)):
+        print(f"note: {recorded}; --exact proves the optimum, and the ratios are then taken to it")
     if result.bounds is not None:
         print(_bounds_line(result.bounds, instance))
     if result.jct_total_bound is not None:

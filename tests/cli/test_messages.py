@@ -309,3 +309,31 @@ def test_every_option_of_every_command_has_help() -> None:
 
     walk(build_parser(), "rar-opt")
     assert missing == []
+
+
+def test_an_inconclusive_theorem5_mentions_the_optimum_the_file_records(capsys) -> None:
+    # theorem5-p-cmax records known_optimum 4: `schedule` judges with its lower bound only,
+    # so the verdict stays inconclusive, and the note names the record and where to judge it
+    from rar_opt.cli import main
+
+    assert main(["schedule", "theorem5-p-cmax"]) == 0
+    out = capsys.readouterr().out
+    assert "claim theorem5: inconclusive" in out
+    assert "records an optimum of 4 (meta.known_optimum; not verified by this run)" in out
+    assert main(["schedule", "tiny-4x2-s13"]) == 0  # theorem 5 holds there: no note
+    out = capsys.readouterr().out
+    assert "claim theorem5: holds" in out and "records an optimum" not in out
+
+
+def test_compare_mentions_a_recorded_optimum_above_its_lower_bound(capsys) -> None:
+    # topology-two-rack: the floors say 3, the file records the topology's optimum 6; the
+    # ratios stay taken to what this run proves, and the note says how to prove the 6
+    from rar_opt.cli import main
+    from rar_opt.cli.output import recorded_optimum
+
+    inst = Instance.read(instance_path("topology-two-rack"))
+    assert recorded_optimum(inst, below=6) is None and recorded_optimum(inst, below=5) is not None
+    assert main(["compare", "topology-two-rack", "--policies", "sjf-bco", "pack", "--bound-time-limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ratios to the lower bound 3" in out
+    assert "records an optimum of 6 (meta.topology_optimum; not verified by this run); --exact" in out
