@@ -9,6 +9,7 @@ import logging
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rar_opt.algorithms import BASELINES, POLICIES
@@ -417,8 +418,11 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``rar-opt export``: write a model spec's model as LP, MPS or NL."""
-    from rar_opt.formulations.specs import ModelSpec, export_model
+    from rar_opt.formulations.specs import EXPORT_FORMATS, ModelSpec, export_model
 
+    suffix = Path(args.output).suffix.lower().lstrip(".")
+    if suffix in EXPORT_FORMATS and suffix != args.format:  # an LP file named .mps reads back wrong elsewhere
+        raise InputError(f"{args.output} names the format {suffix!r}, but --format is {args.format!r}", where="-o")
     instance = Instance.read(instance_path(args.instance))
     spec = ModelSpec.read(model_path(args.model))
     try:
@@ -478,6 +482,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"{instance.name}: ratios to the {result.reference_kind} {result.reference}{solved}; "
         f"Theorem 5 bound n_g varphi u/l = {result.theorem5_bound:.4g}"
     )
+    if result.reference > instance.horizon:  # the floors prove that nothing ends within T
+        print(
+            f"note: the {result.reference_kind} {result.reference} is past the horizon T = {instance.horizon}: "
+            "no schedule ends within T, and the table compares schedules that run past it"
+        )
     if result.reference_kind != "optimum" and (recorded := recorded_optimum(instance, below=result.reference)):
         print(f"note: {recorded}; --exact proves the optimum, and the ratios are then taken to it")
     if result.bounds is not None:

@@ -210,3 +210,18 @@ def test_an_instance_too_large_to_enumerate_is_blamed_on_the_instance(tmp_path, 
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("error: tiny-8x4-s19: enumerating about 10^")
     assert not (tmp_path / "e.lp").exists()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "code"), [("lp", "m.mps", 2), ("mps", "m.lp", 2), ("lp", "m.lp", 0), ("lp", "m.txt", 0)]
+)
+def test_export_refuses_a_file_named_for_another_format(fmt, name, code, tmp_path, capsys) -> None:
+    # an LP file named .mps would be read as MPS by the next tool; another suffix is the user's choice
+    from rar_opt.cli import main
+
+    path = tmp_path / name
+    assert main(["export", "tiny-2x1-s11", "--model", "compact-makespan", "--format", fmt, "-o", str(path)]) == code
+    err = capsys.readouterr().err
+    assert path.exists() == (code == 0)
+    if code:
+        assert err.startswith(f"error: -o: {path} names the format") and f"--format is '{fmt}'" in err

@@ -337,3 +337,21 @@ def test_compare_mentions_a_recorded_optimum_above_its_lower_bound(capsys) -> No
     out = capsys.readouterr().out
     assert "ratios to the lower bound 3" in out
     assert "records an optimum of 6 (meta.topology_optimum; not verified by this run); --exact" in out
+
+
+def test_compare_says_when_its_floors_prove_nothing_ends_within_the_horizon(tmp_path, capsys) -> None:
+    # tiny-6x3-s7 with T = 4: each job alone fits, so the file loads, but the floors say 5
+    import dataclasses
+
+    from rar_opt.cli import main
+    from rar_opt.instances.generate import generate
+
+    inst = generate("tiny", seed=7)
+    path = tmp_path / "h.json"
+    dataclasses.replace(inst, horizon=4).write(path)
+    assert main(["compare", str(path), "--policies", "lpt", "--bound-time-limit", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "past the horizon T = 4: no schedule ends within T" in out
+    dataclasses.replace(inst, horizon=30).write(path)
+    assert main(["compare", str(path), "--policies", "lpt", "--bound-time-limit", "0"]) == 0
+    assert "past the horizon" not in capsys.readouterr().out

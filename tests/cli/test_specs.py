@@ -148,9 +148,10 @@ def test_an_export_error_names_the_spec_file_or_the_format_flag(tmp_path, capsys
     out = tmp_path / "x.lp"
     assert main(["export", "tiny-4x2-s13", "--model", str(path), "--format", "lp", "-o", str(out)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {path}: options.horizon: = 1000 exceeds")
-    assert main(["export", "tiny-4x2-s13", "--model", "nonconvex", "--format", "mps", "-o", str(out)]) == 2
+    mps = tmp_path / "x.mps"
+    assert main(["export", "tiny-4x2-s13", "--model", "nonconvex", "--format", "mps", "-o", str(mps)]) == 2
     assert capsys.readouterr().err.startswith("error: --format: the nonconvex model has products")
-    assert not out.exists()
+    assert not out.exists() and not mps.exists()
 
 
 def test_the_weights_scale_is_recorded_by_solve_and_in_the_export_header(tmp_path, capsys) -> None:
