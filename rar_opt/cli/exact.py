@@ -307,6 +307,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             rows.append(("stopped", res.termination))
         if record.auto_choice is not None:
             rows.append(("auto", record.auto_choice))
+        if record.solver_bound not in (None, res.bound):  # an uncertified backend's own bound: never a proof
+            rows.append(("solver_bound", f"{fmt(record.solver_bound)} (unverified: not used as a bound)"))
         emit_table(rows)
         planned = (record.options.get("plan") or {}).get("heuristics") or ()
         for phase in record.phases:
@@ -488,7 +490,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "no schedule ends within T, and the table compares schedules that run past it"
         )
     if result.reference_kind != "optimum" and (recorded := recorded_optimum(instance, below=result.reference)):
-        print(f"note: {recorded}; --exact proves the optimum, and the ratios are then taken to it")
+        how = (
+            "the exact solve did not prove it within the time limit"
+            if result.solve is not None
+            else "--exact may prove it, and the ratios are then taken to it"
+        )
+        print(f"note: {recorded}; {how}")
     if result.bounds is not None:
         print(_bounds_line(result.bounds, instance))
     if result.jct_total_bound is not None:

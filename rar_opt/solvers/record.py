@@ -140,7 +140,8 @@ class SolveRecord:
     over several models, what proved the optimum (``proved_by``, with the phase that did
     it), where a time limit stopped the run (``stopped``), why the full model did not run
     (``full_model``), why ``auto`` handed the request to one model, the compact MILP or
-    CP-SAT (``auto_choice``), and who confirmed an uncertified answer (``verified_by``)."""
+    CP-SAT (``auto_choice``), who confirmed an uncertified answer (``verified_by``), and the
+    bound an uncertified backend reported, which is kept apart from proofs (``solver_bound``)."""
 
     formulation: str
     backend: str
@@ -153,6 +154,8 @@ class SolveRecord:
     auto_choice: str | None = None  # auto handed the request to one model (compact or cpsat), because ...
     verified_by: str | None = None  # "compact+highs": an uncertified claim checked by the compact MILP
     verification: bool = False  # an uncertified claim was put to a check (``verified_by`` None: it could not run)
+    # an uncertified backend's own bound: reported here, never a proof (SolveResult.bound is None for it)
+    solver_bound: float | None = None
     interrupted: str | None = None  # the signal that stopped the run before a proof ("SIGINT", "SIGTERM")
 
     def phase(self, kind: PhaseKind) -> PhaseRecord | None:
@@ -197,6 +200,8 @@ class SolveRecord:
                 out[key] = value
         if self.verification:
             out["verified_by"] = self.verified_by
+        if self.solver_bound is not None:
+            out["solver_bound_unverified"] = self.solver_bound
         if self.auto_choice is not None:
             out["method"] = "auto"
         return out

@@ -366,8 +366,10 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     record = SolveRecord(form.name, engine.name, options)
     result = finish(instance, form, model, raw, record=record, build_s=build_s, wall_s=0.0)
     del model  # freeing a large model takes a while: inside the measured (and limited) time
-    if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
-        result = _verify(instance, result, budget)
+    if not engine.capabilities.certified:
+        result = _distrust_bound(result)
+        if result.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            result = _verify(instance, result, budget)
     return dataclasses.replace(result, wall_s=budget.elapsed())
 
 
@@ -535,6 +537,17 @@ def _start_only(model: pyo.ConcreteModel, use_start: bool, termination: str, mes
     return RawOutcome(Status.FEASIBLE, has_solution=True, objective=objective, termination=termination, message=message)
 
 
+def _distrust_bound(result: SolveResult) -> SolveResult:
+    """An uncertified backend's result with its own bound moved out of ``bound`` (which holds
+    proven bounds only) into the record's ``solver_bound``: studies and ratios take
+    ``bound`` as a proof, and SCIP has been wrong on the non-convex model (docs/exactness.md).
+    A check by the compact MILP (:func:`_verify`) may then prove a bound of its own."""
+    if result.bound is None:
+        return result
+    record = dataclasses.replace(result.record, solver_bound=result.bound)
+    return restamp(result, record=record, bound=None)
+
+
 def _verify(instance: Instance, claim: SolveResult, budget: Budget) -> SolveResult:
     """Check an uncertified "optimal" or "infeasible" with the compact MILP and HiGHS over the
     same horizon and objective, in the time left; what cannot be checked is ``unverified``."""
@@ -562,7 +575,8 @@ def _verify(instance: Instance, claim: SolveResult, budget: Budget) -> SolveResu
 
 
 def _relabel(claim: SolveResult, status: Status, message: str, check_run: SolveResult | None) -> SolveResult:
-    """The claim with our verdict; the check's proof becomes the bound when it has one."""
+    """The claim with our verdict; the check's proof becomes the bound when it has one (the
+    claim's own bound was set apart by :func:`_distrust_bound`)."""
     record = dataclasses.replace(
         claim.record, verification=True, verified_by=None if check_run is None else "compact+highs"
     )

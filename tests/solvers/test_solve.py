@@ -176,6 +176,7 @@ class Claims:
     status: Status
     certified: bool = True
     name: str = "fake"
+    bound: float | None = None  # the bound it reports beside its claim
 
     @property
     def capabilities(self) -> Capabilities:
@@ -186,10 +187,12 @@ class Claims:
 
     def solve(self, model, options: SolveOptions) -> RawOutcome:
         if self.status not in (Status.OPTIMAL, Status.FEASIBLE):
-            return RawOutcome(self.status, solver={"name": "fake"})
+            return RawOutcome(self.status, bound=self.bound, solver={"name": "fake"})
         compact_start.set_start(model, self.instance, self.schedule)
         span = simulate(self.instance, self.schedule).makespan
-        return RawOutcome(self.status, has_solution=True, objective=float(span), solver={"name": "fake"})
+        return RawOutcome(
+            self.status, has_solution=True, objective=float(span), bound=self.bound, solver={"name": "fake"}
+        )
 
 
 def _both_at_once(inst: Instance) -> Schedule:
@@ -219,6 +222,43 @@ def test_an_uncertified_right_optimum_is_confirmed(wait_beats_start: Instance, m
     monkeypatch.setitem(BACKENDS, "fake", fake)
     res = solve(wait_beats_start, backend="fake", horizon=8)
     assert res.status == Status.OPTIMAL and "confirmed" in res.message and res.makespan == 6
+
+
+@pytest.mark.parametrize("status", [Status.FEASIBLE, Status.NO_SOLUTION])
+def test_an_uncertified_bound_is_never_a_proven_bound(wait_beats_start: Instance, monkeypatch, status) -> None:
+    # the fake claims a bound of 7 where OPT is 6: a study would take bound 7 as a proof and
+    # call a schedule of 7 optimal, so the bound is set apart, named unverified
+    fake = Claims(_both_at_once(wait_beats_start), wait_beats_start, status, certified=False, bound=7.0)
+    monkeypatch.setitem(BACKENDS, "fake", fake)
+    res = solve(wait_beats_start, backend="fake", horizon=8)
+    assert res.status == status and res.bound is None and res.gap is None
+    assert res.record.solver_bound == 7.0 and res.options["solver_bound_unverified"] == 7.0
+    # a certified backend's bound is its proof, kept as it is
+    monkeypatch.setitem(BACKENDS, "fake", dataclasses.replace(fake, certified=True))
+    res = solve(wait_beats_start, backend="fake", horizon=8)
+    assert res.bound == 7.0 and res.record.solver_bound is None and "solver_bound_unverified" not in res.options
+
+
+def test_an_unverifiable_claim_keeps_no_bound(wait_beats_start: Instance, monkeypatch) -> None:
+    # the compact MILP cannot check the claim (here: it refuses the instance), so the claim is
+    # unverified, and its bound is no proof either (studies/evaluation.py takes `bound` as one)
+    import importlib
+
+    solve_module = importlib.import_module("rar_opt.solvers.solve")
+    fake = Claims(_both_at_once(wait_beats_start), wait_beats_start, Status.OPTIMAL, certified=False, bound=8.0)
+    monkeypatch.setitem(BACKENDS, "fake", fake)
+    real, calls = solve_module.solve_formulation, []
+
+    def check_refuses(inst, name, request, budget):
+        calls.append(name)
+        if len(calls) == 2:  # the first call is the solve itself, the second the check
+            raise InputError("too large for the check", where="instance")
+        return real(inst, name, request, budget)
+
+    monkeypatch.setattr(solve_module, "solve_formulation", check_refuses)
+    res = solve(wait_beats_start, backend="fake", horizon=8)
+    assert calls == ["compact", "compact"]
+    assert res.status == Status.UNVERIFIED and res.bound is None and res.record.solver_bound == 8.0
 
 
 def test_a_schedule_the_checker_rejects_is_never_handed_out(wait_beats_start: Instance, monkeypatch) -> None:
