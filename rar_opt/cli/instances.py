@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -32,6 +33,7 @@ from rar_opt.instances.library import instance_path
 from rar_opt.instances.traces import parse_span, read_trace, trace_instance
 from rar_opt.schedule import Schedule
 from rar_opt.support.checks import GENERATOR_MAX_SEED, seed_problem
+from rar_opt.support.provenance import full_version
 
 MAX_SEED = GENERATOR_MAX_SEED  # rar_opt.support.checks
 """The largest seed ``schedule --seed`` takes (numpy's generators take any non-negative
@@ -162,6 +164,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         server_gpus=args.server_gpus,
     )
     _warn_if_nothing_fits(inst)
+    # which rar-opt drew it (the generators change between versions); the data stand alone
+    inst = dataclasses.replace(inst, meta={**inst.meta, "generated_with": full_version()})
     if args.output is None:
         emit_json(inst.to_dict())
         return EXIT_OK

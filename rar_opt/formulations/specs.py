@@ -33,7 +33,7 @@ from rar_opt.formulations import formulation
 from rar_opt.formulations.base import objective_reading
 from rar_opt.instance import Instance
 from rar_opt.support import jsonio as jio
-from rar_opt.support.provenance import versions
+from rar_opt.support.provenance import full_version, versions
 
 MODEL_FORMAT = "rar-opt/model"
 MODEL_VERSION = 1
@@ -106,6 +106,8 @@ def header(spec: ModelSpec, instance: Instance, fmt: str, reading: dict[str, Any
         "variant: " + json.dumps(spec.variant(), sort_keys=True),
         f"instance: {instance.name} ({instance.num_jobs} jobs, {instance.num_servers} servers, T = {instance.horizon})",
         "versions: " + json.dumps(versions(), sort_keys=True),
+        "written with: " + full_version(),
+        f"instance data sha256: {instance.data_digest()}",
     ]
     if reading:
         lines.insert(2, "objective reading: " + json.dumps(reading, sort_keys=True))

@@ -36,7 +36,7 @@ from rar_opt.formulations.specs import ModelSpec, build_model
 from rar_opt.instance import Instance
 from rar_opt.solvers import Status, solve, solve_model
 from rar_opt.solvers.solve import missing_backend
-from rar_opt.support.provenance import versions
+from rar_opt.support.provenance import provenance, versions
 
 log = logging.getLogger(__name__)
 
@@ -225,4 +225,5 @@ def summary(
         "seed": seed,
         "solver_options": {"threads": 1, "seed": seed, "root_bound": {"mip_max_nodes": 1}},
         "versions": versions(),
+        "provenance": provenance(),
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import rar_opt
 from rar_opt import Instance, Schedule
 from rar_opt.algorithms import POLICIES
 from rar_opt.gpu_ids import assign_gpu_ids
@@ -47,7 +48,9 @@ def test_schedule_prints_the_mean_flow_time_where_jobs_arrive() -> None:
 def test_generate_writes_file(tmp_path) -> None:
     out = run("generate", "tiny", "--seed", "3", "-o", str(tmp_path / "t.json"), "--json")
     assert out.returncode == 0, out.stderr
-    assert Instance.read(tmp_path / "t.json").to_dict() == tiny(3).to_dict()
+    written = Instance.read(tmp_path / "t.json").to_dict()
+    assert written["meta"].pop("generated_with").startswith(rar_opt.__version__)  # which rar-opt drew it
+    assert written == tiny(3).to_dict()
     inst = tiny(3)
     assert json.loads(out.stdout)["name"] == f"tiny-{inst.num_jobs}x{inst.num_servers}-s3-drawn"
 

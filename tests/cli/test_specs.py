@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from rar_opt import Instance
+
 from ..helpers import INSTANCES, MODELS, run
 
 WAIT = INSTANCES / "wait-beats-start.json"
@@ -88,8 +90,13 @@ def test_export_writes_gams_with_the_variant_and_refuses_a_cp_model(tmp_path) ->
     target = tmp_path / "m.gms"
     out = run("export", str(WAIT), "--model", str(MODELS / "gdp-hull.json"), "--format", "gms", "-o", str(target))
     assert out.returncode == 0, out.stderr
-    head = target.read_text().splitlines()[:4]
+    lines = target.read_text().splitlines()
+    head = lines[:4]
     assert head[0].startswith("* rar-opt model spec 'gdp-hull'") and '"transformation": "hull"' in head[1]
+    # the header names the code and the instance's data, as schedule files do
+    digest = Instance.read(WAIT).data_digest()
+    assert any(line.startswith("* written with: ") for line in lines[:10])
+    assert f"* instance data sha256: {digest}" in lines[:10]
     out = run(
         "export",
         str(WAIT),
@@ -118,6 +125,7 @@ def test_variants_prints_one_row_per_spec_and_records_versions(tmp_path) -> None
     for name in ("relax-lp", "relax-contention-free"):
         assert rows[name]["status"] == "bound" and rows[name]["objective"] is None and rows[name]["bound"] <= OPT
     assert data["disagreements"] == [] and "pyomo" in data["versions"] and data["seed"] == 0
+    assert data["provenance"]["version"].startswith(data["versions"]["rar-opt"])
     out = run("variants", str(WAIT), "--models", str(tmp_path / "none"))
     assert out.returncode == 2 and "--models" in out.stderr
 
