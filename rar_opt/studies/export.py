@@ -121,6 +121,8 @@ def export_worst(
 ) -> list[Path]:
     """Write the ``k`` worst instances into ``directory`` (``NAME.json``); the paths written."""
     chosen = list(worst_rows(rows, k, policy))  # checks k before any directory is made
+    if not chosen:  # no proven instance: nothing to write, and no empty directory either
+        return []
     out = _directory(directory, "--output")
     written = []
     for row, name, _ in chosen:

@@ -37,7 +37,7 @@ from typing import Any
 from rar_opt.algorithms import POLICIES
 from rar_opt.bounds import completion_bounds
 from rar_opt.bounds.rounding import ceil_bound_or_none
-from rar_opt.errors import ParameterError
+from rar_opt.errors import InputError, ParameterError
 from rar_opt.instance import Instance
 from rar_opt.instances.generate import GENERATORS, generate
 from rar_opt.schedule import Schedule
@@ -152,14 +152,18 @@ def run_task(inputs: dict[str, Any]) -> TaskResult:
     """Evaluate one task (a pure function of ``inputs``; only the timing varies)."""
     began = time.perf_counter()
     instance = instance_of(inputs)
-    outputs, timing = evaluate(
-        instance,
-        tuple(inputs["policies"]),
-        inputs["method"],
-        float(inputs["time_limit"]),
-        int(inputs["seed"]),
-        flow=inputs["task"] == "generated",  # every family: without releases the flow time is the total
-    )
+    try:
+        outputs, timing = evaluate(
+            instance,
+            tuple(inputs["policies"]),
+            inputs["method"],
+            float(inputs["time_limit"]),
+            int(inputs["seed"]),
+            flow=inputs["task"] == "generated",  # every family: without releases the flow time is the total
+        )
+    except InputError as exc:  # the method refuses this instance: say which one, and with which method
+        where = f"{instance.name} (seed {inputs['seed']}, method {inputs['method']})"
+        raise InputError(exc.message, where=where, file=exc.file) from None
     return TaskResult(task_key(inputs), outputs, time.perf_counter() - began, timing, versions())
 
 

@@ -95,6 +95,17 @@ def test_enumeration_of_the_paper_instance_is_refused_before_listing() -> None:
         enumerate_schedules(paper, max_start=paper.horizon)
 
 
+def test_a_study_names_the_instance_its_method_refuses(tmp_path) -> None:
+    # the enumerative ILP refuses tiny-8x2-s0 (about 10^15.7 combinations): the one-line error
+    # names that instance, its seed and the method, and no store is left behind
+    store = tmp_path / "s.db"
+    args = ("study", "run", "--family", "tiny", "--jobs", "8", "--servers", "2", "--count", "2")
+    out = run(*args, "--method", "enumerative", "--time-limit", "5", "--workers", "1", str(store))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("error: tiny-8x2-s0 (seed 0, method enumerative): enumerating about")
+    assert not store.exists()
+
+
 def _children(pid: int) -> set[int]:
     out: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():

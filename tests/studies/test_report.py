@@ -4,6 +4,7 @@ checked against the store's rows and the judge of schedules."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -149,6 +150,17 @@ def test_export_says_when_the_store_has_fewer_worst_instances_than_asked(store, 
     assert out.returncode == 0, out.stderr
     assert f"the store has {proven} proven instance(s): writing {proven} of the {proven + 5} asked" in out.stdout
     assert len(list((tmp_path / "worst").iterdir())) == proven
+
+
+def test_export_of_a_store_with_no_proven_instance_makes_no_directory(store, tmp_path) -> None:
+    from rar_opt.studies.export import export_worst
+
+    with open_store(store) as s:
+        rows, config = list(s.rows()), s.config
+    unproven = [dataclasses.replace(r, outputs={**r.outputs, "proven": False}) for r in rows]
+    assert export_worst(unproven, 2, tmp_path / "worst", str(store), config) == []
+    assert not (tmp_path / "worst").exists()
+    assert export_worst(rows, 1, tmp_path / "worst", str(store), config)  # with a proven one it writes
 
 
 def test_export_needs_a_target(store) -> None:
