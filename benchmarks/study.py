@@ -3,6 +3,7 @@ worst-case search against random sampling at the same number of exact solves.
 
     python benchmarks/study.py            # speedup, overhead, write rate -> results/study.json
     python benchmarks/study.py --search   # search vs random             -> results/study-search.json
+    python benchmarks/study.py --search --policies lpt   # one policy   -> results/study-search-lpt.json
     python benchmarks/study.py --theorem5 # the same, hunting Theorem 5  -> results/study-search-theorem5.json
 
 * speedup: a 40-instance tiny study (6 jobs, 4 servers each) serially and on a local Dask
@@ -182,12 +183,15 @@ def main() -> None:
         print(table(rows))
         path = save("study-search-theorem5", rows, evaluations=200, family="tiny", time_limit_s=10.0)
     elif "--search" in sys.argv:
-        rows = search_vs_random()
+        # --policies a,b: only those policies, into results/study-search-a-b.json
+        chosen = sys.argv[sys.argv.index("--policies") + 1].split(",") if "--policies" in sys.argv else None
+        rows = search_vs_random(policies=tuple(chosen)) if chosen else search_vs_random()
         print(table(rows))
         wins = sum(r["evolve_worst"] > r["random_worst"] + 1e-9 for r in rows)
         losses = sum(r["evolve_worst"] < r["random_worst"] - 1e-9 for r in rows)
         print(f"evolve beats random on {wins} of {len(rows)} (policy, seed) pairs, loses on {losses}")
-        path = save("study-search", rows, evaluations=200, family="tiny", time_limit_s=10.0)
+        name = "study-search" + ("-" + "-".join(chosen) if chosen else "")
+        path = save(name, rows, evaluations=200, family="tiny", time_limit_s=10.0)
     else:
         rows = speedup(StudyConfig(family="tiny", seed=0, jobs=6, servers=4, time_limit=30.0), repeat=5)
         print(table(rows))
