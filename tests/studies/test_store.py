@@ -13,7 +13,7 @@ from rar_opt.studies.run import StudyConfig, run_study
 from rar_opt.studies.store import open_store
 
 from ..helpers import run
-from .conftest import digest
+from .conftest import digest, proven_digest
 
 
 def test_resume_skips_finished_tasks_and_extends(tmp_path, config) -> None:
@@ -30,7 +30,9 @@ def test_resume_skips_finished_tasks_and_extends(tmp_path, config) -> None:
     assert [r[2]["seed"] for r in rows] == [100, 101, 102, 103, 104]
     whole = tmp_path / "whole.db"
     run_study(whole, config, 5, SerialExecutor())
-    assert digest(whole) == rows  # the same rows as one uninterrupted run
+    # the same rows as one uninterrupted run, in what their solves prove (a separate run may
+    # return another of equal optimal schedules under load: conftest.proven_digest)
+    assert proven_digest(whole) == proven_digest(path)
 
 
 def test_a_row_is_written_once(tmp_path, config) -> None:

@@ -20,7 +20,7 @@ from rar_opt.studies.store import TaskRow
 from rar_opt.studies.tasks import instance_inputs, run_task
 from rar_opt.studies.worst import WorstConfig, best_so_far, open_search, search
 
-from .conftest import digest
+from .conftest import digest, proven_digest
 
 SEARCH = ["--family", "tiny", "--seed", "5", "--evaluations", "10", "--batch", "4", "--initial", "4"]
 SEARCH += ["--time-limit", "5", "--quiet"]
@@ -51,17 +51,6 @@ def _check_both_metrics(at) -> None:  # type: ignore[no-untyped-def]
         assert run.jct_ratio_low is not None and run.jct_ratio_low <= run.jct_ratio_high + TOL
 
 
-def _proven(path) -> list[tuple]:
-    """A store's rows as :func:`digest` gives them, each solve's output cut to what a proof
-    fixes: its keys, the optimum and bounds, and the flow optimum (not the schedules)."""
-    out = []
-    for key, seq, inputs, outputs in digest(path):
-        flow = outputs.get("flow") or {}
-        fixed = (outputs.get("optimum"), outputs.get("lower_bound"), outputs.get("proven"), flow.get("optimum"))
-        out.append((key, seq, inputs, sorted(outputs), fixed))
-    return out
-
-
 def test_the_search_and_its_store_are_the_same_with_the_baselines_beside(tmp_path, capsys) -> None:
     # the command (which judges the baselines at the worst instance) against the bare search
     assert main(["study", "worst", str(tmp_path / "cli.db"), "--policy", "sjf-bco", *SEARCH, "--json"]) == 0
@@ -73,7 +62,7 @@ def test_the_search_and_its_store_are_the_same_with_the_baselines_beside(tmp_pat
     assert record["worst_fitness"] == bare.worst.fitness and record["found_at"] == bare.worst.index
     # nothing more stored, nothing else; of two separate runs' solves, only what is proven is
     # compared (which optimal schedule a 5-s auto returns, among equal ones, is the machine's)
-    assert _proven(tmp_path / "cli.db") == _proven(tmp_path / "bare.db")
+    assert proven_digest(tmp_path / "cli.db") == proven_digest(tmp_path / "bare.db")
     # reporting them (text and JSON) stores nothing either, and the search resumes as before
     before = digest(tmp_path / "cli.db")
     assert main(["study", "report", str(tmp_path / "cli.db")]) == 0
