@@ -575,16 +575,13 @@ def _verify(instance: Instance, claim: SolveResult, budget: Budget) -> SolveResu
 
 
 def _relabel(claim: SolveResult, status: Status, message: str, check_run: SolveResult | None) -> SolveResult:
-    """The claim with our verdict; the check's proof becomes the bound when it has one (the
-    claim's own bound was set apart by :func:`_distrust_bound`)."""
+    """The claim with our verdict; its bound is the check's proof when it has one, else None
+    (the claim's own bound was set apart by :func:`_distrust_bound`)."""
     record = dataclasses.replace(
         claim.record, verification=True, verified_by=None if check_run is None else "compact+highs"
     )
-    bound = claim.bound
-    if check_run is not None and check_run.status == Status.OPTIMAL:
-        bound = check_run.objective
-    if status == Status.INFEASIBLE:
-        bound = None
+    proved = check_run is not None and check_run.status == Status.OPTIMAL and status != Status.INFEASIBLE
+    bound = check_run.objective if proved and check_run is not None else None
     return restamp(
         claim,
         status=status,
