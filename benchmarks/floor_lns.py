@@ -13,7 +13,7 @@ Per run: whether L was reached and when, the best makespan, and the search's wor
 
     python benchmarks/floor_lns.py [--seconds 25] [--cpsat-seeds 0,1,2,3,4] [--workers 2]
 
-Rows go to benchmarks/results/floor-lns.json (docs/exactness.md, "Large-neighbourhood
+Rows go to benchmarks/results/floor-lns.json (docs/exactness-log.md, "Large-neighbourhood
 search on the mode restriction").
 """
 

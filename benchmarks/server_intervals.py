@@ -9,7 +9,7 @@ optimum was found, if it was, and the search's counters.
 
     python benchmarks/server_intervals.py [--seconds 30] [--cpsat-seeds 0,1,2,3,4,5] [--workers 2]
 
-Rows go to benchmarks/results/server-intervals.json (docs/exactness.md, "Optional intervals
+Rows go to benchmarks/results/server-intervals.json (docs/exactness-log.md, "Optional intervals
 for the servers").
 """
 

@@ -2,8 +2,9 @@
 
 Each is a :class:`rar_opt.solvers.plan.Plan` built from ``auto``'s by ``dataclasses.replace``,
 with a comment on what it changes and the session that measured it; docs/exactness.md has
-the measurements and the verdicts. Most are not ``auto``'s plan: they stay so that every
-result file under ``benchmarks/results/`` can be run again by its method's name.
+the measurements and the verdicts (docs/exactness-log.md those of the variants not kept).
+Most are not ``auto``'s plan: they stay so that every result file under
+``benchmarks/results/`` can be run again by its method's name.
 """
 
 from __future__ import annotations

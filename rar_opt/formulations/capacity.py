@@ -19,7 +19,7 @@ The two are exclusive, and their demand is y_js whenever j is on s, so the rows 
 exactly the schedules of the plain form: the model is as exact as before. What changes is
 what propagation sees: a job placed whole has a fixed demand, and a presence literal that
 the cumulative can reason about (CP-SAT's optional-interval propagators), before its
-placement is fully decided. Measured: docs/exactness.md, "Optional intervals for the
+placement is fully decided. Measured: docs/exactness-log.md, "Optional intervals for the
 servers".
 """
 

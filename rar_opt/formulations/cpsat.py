@@ -66,7 +66,7 @@ class Options:
     objective: str = "makespan"  # makespan, total (sum_j C_j) or flow (sum_j C_j - r_j)
     pricing: bool = False  # the redundant pricing rows of formulations/pricing.py
     # True: (2) over optional intervals, whole jobs with the fixed demand G_j
-    # (formulations/capacity.py; measured, not the default: docs/exactness.md)
+    # (formulations/capacity.py; measured, not the default: docs/exactness-log.md)
     server_intervals: bool = False
 
     def __post_init__(self) -> None:

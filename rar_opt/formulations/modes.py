@@ -23,7 +23,7 @@ its servers' links, any other split mode two, in one cumulative of capacity 2 pe
 two sharing modes may overlap on a server (contention 2, which costs neither of them a
 slot), a third split job or a mode that would slow down may not. Every solution is still a
 schedule whose true completions are the model's, and the restriction holds schedules that
-need contention, such as the optimum of ``tiny-24x8x150-s3`` (docs/exactness.md, "Sharing
+need contention, such as the optimum of ``tiny-24x8x150-s3`` (docs/exactness-log.md, "Sharing
 the links"). Three or more split jobs on one server are left out: their tolerances do not
 fit one cumulative exactly.
 
@@ -32,7 +32,7 @@ servers has a few hundred modes); :func:`count_modes` counts before anything is 
 :data:`MAX_MODES` bounds it. The model is built for a neighbourhood: the jobs of ``free``
 choose their mode and start; the others are fixed as the current solution has them
 (:func:`build`). Its objective is the GPU-slots past a target slot, sum_j G_j max(0, e_j -
-target), which has a slope where the makespan is flat (docs/exactness.md, "A gradient
+target), which has a slope where the makespan is flat (docs/exactness-log.md, "A gradient
 towards the floor"). :mod:`rar_opt.solvers.floor_lns` solves it.
 """
 

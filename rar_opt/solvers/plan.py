@@ -192,7 +192,7 @@ class Plan:
     # from mid_jobs jobs on, below large_jobs, the stages run in the order mid_stages with no
     # early full model, fitting_improve_share is large_fitting_improve_share and bins_seconds
     # is mid_bins_seconds (None: as below mid_jobs); None: no such tier (auto has none: the
-    # GPU bins then the full model from 20 jobs on was measured and not kept, docs/exactness.md,
+    # GPU bins then the full model from 20 jobs on was measured and not kept, docs/exactness-log.md,
     # "A middle tier from 20 jobs on")
     mid_jobs: int | None = None
     mid_stages: tuple[str, ...] = ("bins", "full")
