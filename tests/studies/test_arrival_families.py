@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rar_opt import InputError, check
-from rar_opt.algorithms import POLICIES, run_policy
+from rar_opt.algorithms import BASELINES, POLICIES, run_policy
 from rar_opt.bounds import completion_bounds
 from rar_opt.instances.generate import generate
 from rar_opt.simulate import simulate
@@ -135,7 +135,8 @@ def test_a_study_run_of_an_arrival_family_reports_flow(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["config"]["load"] == 0.7 and data["provenance"]["generator_ranges"]["load"] == 0.7
-    assert set(data["flow"]) == {"lpt", "online-ff"} and data["flow_proven"] == 3
+    # the policies asked for, and the classical baselines a study always runs beside them
+    assert set(data["flow"]) == {"lpt", "online-ff", *BASELINES.values()} and data["flow_proven"] == 3
     assert data["flow"]["online-ff"]["mean_ratio"] >= 1.0
     text = run("study", "report", store)
     assert text.returncode == 0 and "total flow time: optimum proven on 3" in text.stdout
