@@ -408,6 +408,18 @@ VARIANTS = {
             mid_stages=("bins", "probe", "search", "full"),
             mid_bins_seconds=8.0,
         ),
+        # from 20 jobs on, the counted searches first (Plan's middle tier), then auto's stages,
+        # and the step probe at L + 1 gets 90% of the time left when the best schedule ends at
+        # L + 2, where its no proves that schedule optimal: on heavy-20x8x120-s5 the searches
+        # end at 55 with every seed, and the probe at 54 alone refutes it in 31-54 s, where
+        # auto asks at 54 for 9 s, then at 53 (2026-12-07, thirty-sixth session)
+        dataclasses.replace(
+            AUTO,
+            name="auto-mid-decisive",
+            mid_jobs=20,
+            mid_stages=AUTO.stages,
+            decisive_step_share=0.9,
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

@@ -405,7 +405,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ends one slot above the floor, the probe answers all that is left to ask, and may use
     the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
     two or more above the floor L, the plan's ``step_probe_share`` asks first at L + 1:
-    a yes makes the probe at L the last question, a no proves L + 2. With the plan's
+    a yes makes the probe at L the last question, a no proves L + 2; when it ends exactly at
+    L + 2 that no proves the best schedule optimal, and the step probe may use the plan's
+    ``decisive_step_share`` of all the time left (if that is more). With the plan's
     ``probe_restart_seconds``, a probe at the floor still undecided after that many seconds
     is asked again with the next CP-SAT seed, within the time the first ask had. With its
     ``step_bins_share``, an undecided step probe is followed by the GPU bins at the floor
@@ -422,7 +424,11 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         limit = stage.left() or 0.0
         stepping = step is not None and best.span >= asked + 2
         if stepping and step is not None:  # one step probe per stage, at L + 1 (Plan.step_probe_share)
-            asked, limit, step = asked + 1, min(limit, step * (ctx.budget.left() or 0.0)), None
+            limit = min(limit, step * (ctx.budget.left() or 0.0))
+            decisive = ctx.plan.decisive_step_share
+            if decisive is not None and best.span == asked + 2:  # its no proves the best schedule optimal
+                limit = max(limit, decisive * (ctx.budget.left() or 0.0))
+            asked, step = asked + 1, None
         elif again is not None:  # the same question again, with the next seed, within its first time
             limit = again[1] - began
         elif ctx.plan.last_probe_share is not None and best.span == asked + 1:

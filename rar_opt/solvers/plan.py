@@ -86,6 +86,12 @@ class Plan:
     # schedule with slack) leaves the probe at L as the last question; a no proves L + 2;
     # None: the probes start at L
     step_probe_share: float | None = None
+    # when the best schedule ends exactly two slots above the floor L, that step probe at
+    # L + 1 is the decisive question (a no proves the schedule optimal and makes the probe
+    # at L moot; a yes leaves the probe at L as the last question), and it may use this
+    # share of all the time left if that is more; None: step_probe_share as above (auto's:
+    # measured and not kept, docs/exactness-log.md, "The step probe as the decisive question")
+    decisive_step_share: float | None = None
     # when that step probe is undecided (the floor's question is then often slow for the
     # probes too), the GPU bins at the floor within this share of the time left before the
     # probe at L: a quick refutation raises the floor without the probe's wait; None: no bins there
@@ -210,6 +216,8 @@ class Plan:
             shares["last_probe_share"] = self.last_probe_share
         if self.step_probe_share is not None:
             shares["step_probe_share"] = self.step_probe_share
+        if self.decisive_step_share is not None:
+            shares["decisive_step_share"] = self.decisive_step_share
         if self.step_bins_share is not None:
             shares["step_bins_share"] = self.step_bins_share
         if self.improve_share is not None:

@@ -437,6 +437,30 @@ def test_the_last_open_question_gets_the_last_probe_share(
     assert len(seen) == 1 and seen[0] == pytest.approx(share * 100.0, rel=0.01)
 
 
+@pytest.mark.parametrize(
+    ("decisive", "span", "share"), [(0.9, 7, 0.9), (0.9, 8, 0.15), (None, 7, 0.15), (0.1, 7, 0.15)]
+)
+def test_a_decisive_step_probe_gets_its_share(
+    wait_beats_start: Instance, monkeypatch, decisive, span: int, share: float
+) -> None:
+    # floor 5: with the best schedule at 7 the step probe at 6 decides whether 7 is optimal
+    # and may use decisive_step_share of the time left (never less than step_probe_share);
+    # at 8 it asks with slack and gets step_probe_share, as without the knob
+    import rar_opt.solvers.phases as module
+
+    seen: list[tuple[int, float]] = []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["time_limit"]))
+        raise RuntimeError("stop here")  # the stage logs it and ends
+
+    monkeypatch.setattr(module, "probe", spy)
+    plan = dataclasses.replace(AUTO, step_probe_share=0.15, decisive_step_share=decisive)
+    best = Incumbent(span=span, bound=5.0)
+    list(PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best))
+    assert len(seen) == 1 and seen[0][0] == 6 and seen[0][1] == pytest.approx(share * 100.0, rel=0.02)
+
+
 def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_start: Instance, monkeypatch) -> None:
     # floor 3, schedule 6: the step probe at 4 (15% of the time left, no reversal row: it
     # looks for a schedule), then the floor's probes, the first of them with the row
