@@ -413,6 +413,9 @@ VARIANTS = {
         # L + 2, where its no proves that schedule optimal: on heavy-20x8x120-s5 the searches
         # end at 55 with every seed, and the probe at 54 alone refutes it in 31-54 s, where
         # auto asks at 54 for 9 s, then at 53 (2026-12-07, thirty-sixth session)
+        # the same without the decisive step: the counted searches first from 20 jobs on, then
+        # auto's stages as they are (2026-12-07, thirty-sixth session)
+        dataclasses.replace(AUTO, name="auto-mid-searches-first", mid_jobs=20, mid_stages=AUTO.stages),
         dataclasses.replace(
             AUTO,
             name="auto-mid-decisive",
