@@ -408,14 +408,14 @@ VARIANTS = {
             mid_stages=("bins", "probe", "search", "full"),
             mid_bins_seconds=8.0,
         ),
-        # from 20 jobs on, the counted searches first (Plan's middle tier), then auto's stages,
-        # and the step probe at L + 1 gets 90% of the time left when the best schedule ends at
-        # L + 2, where its no proves that schedule optimal: on heavy-20x8x120-s5 the searches
-        # end at 55 with every seed, and the probe at 54 alone refutes it in 31-54 s, where
-        # auto asks at 54 for 9 s, then at 53 (2026-12-07, thirty-sixth session)
-        # the same without the decisive step: the counted searches first from 20 jobs on, then
-        # auto's stages as they are (2026-12-07, thirty-sixth session)
+        # from 20 jobs on, the counted searches first (Plan's middle tier), then auto's stages
+        # as they are: the control of auto-mid-decisive (2026-12-07, thirty-sixth session)
         dataclasses.replace(AUTO, name="auto-mid-searches-first", mid_jobs=20, mid_stages=AUTO.stages),
+        # the same, and the step probe at L + 1 gets 90% of the time left when the best schedule
+        # ends at L + 2, where its no proves that schedule optimal: on heavy-20x8x120-s5 (optimum
+        # 55) the probe at 54 alone refutes it in 31-54 s, where auto asks at 54 for 9 s, then
+        # at 53; measured, the searches end there at 57 with four seeds of five, and the rule
+        # costs heavy-20x8x120-s0 its proofs (2026-12-07, thirty-sixth session; not kept)
         dataclasses.replace(
             AUTO,
             name="auto-mid-decisive",
