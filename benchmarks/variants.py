@@ -423,6 +423,12 @@ VARIANTS = {
             mid_stages=AUTO.stages,
             decisive_step_share=0.9,
         ),
+        # the probes with CP-SAT's overload checker on energies scaled by dual-feasible
+        # functions (the search "no-lp-dff"): the probes at 53 and 54 of heavy-20x8x120-s5
+        # refuted in 12-20 s where no-lp takes 27-56 s (2026-12-07, thirty-seventh session)
+        dataclasses.replace(AUTO, name="auto-probe-dff", probe_search="no-lp-dff"),
+        # the same check in the full model too
+        dataclasses.replace(AUTO, name="auto-dff", probe_search="no-lp-dff", full_searches=(("no-lp-dff", 1.0),)),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

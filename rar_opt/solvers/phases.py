@@ -484,6 +484,7 @@ def ask_probe(
             seed=seed,
             threads=ctx.budget.threads,
             symmetry=ctx.symmetry,
+            search=ctx.plan.probe_search,
             reversal=reversal,
             pricing=pricing,
             hint=best.schedule if ctx.plan.probe_hint and not stepping else None,

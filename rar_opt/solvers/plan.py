@@ -44,11 +44,11 @@ full model."""
 
 def race_entry(name: str) -> tuple[str, str]:
     """An entry of :attr:`Plan.race_entries` as (model, CP-SAT search): ``"probe"`` is the
-    probe at the floor (its search is the probes' own), ``"modes:SEARCH"``,
-    ``"shared:SEARCH"`` and ``"cfree:SEARCH"`` a restriction of :data:`RESTRICT_FORMULATIONS` under a search of
-    :data:`~rar_opt.solvers.cpsat.SEARCHES`."""
+    probe at the floor, whose search is the plan's ``probe_search`` (given here as
+    ``"probe"``); ``"modes:SEARCH"``, ``"shared:SEARCH"`` and ``"cfree:SEARCH"`` a restriction
+    of :data:`RESTRICT_FORMULATIONS` under a search of :data:`~rar_opt.solvers.cpsat.SEARCHES`."""
     if name == "probe":
-        return "probe", "no-lp"
+        return "probe", "probe"
     formulation, _, search = name.partition(":") if isinstance(name, str) else ("", "", "")
     if formulation not in RESTRICT_FORMULATIONS or search not in SEARCHES:
         choices = ", ".join(f"{f}:SEARCH" for f in RESTRICT_FORMULATIONS)
@@ -117,6 +117,8 @@ class Plan:
     # the probes at the floor start their search from the best schedule so far (a hint,
     # which may end after the slot asked: rar_opt.formulations.cpsat.hint_towards)
     probe_hint: bool = False
+    # the CP-SAT search of every probe (a name of rar_opt.solvers.cpsat.SEARCHES)
+    probe_search: str = "no-lp"
     # after the heuristics: the structural lower bounds of rar_opt.bounds.structural (cheap, no solver);
     # a heuristic's schedule that meets them is optimal before any model is built
     structural: bool = False
@@ -264,6 +266,10 @@ class Plan:
         ):
             if value not in choices:
                 raise InputError(f"must be one of {', '.join(choices)}, got {value!r}", where=where)
+        if self.probe_search not in SEARCHES:
+            raise InputError(
+                f"{self.probe_search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="probe_search"
+            )
         if self.restrict_search not in SEARCHES:
             raise InputError(
                 f"{self.restrict_search!r} is not a CP-SAT search ({', '.join(SEARCHES)})", where="restrict_search"

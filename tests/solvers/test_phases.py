@@ -461,6 +461,30 @@ def test_a_decisive_step_probe_gets_its_share(
     assert len(seen) == 1 and seen[0][0] == 6 and seen[0][1] == pytest.approx(share * 100.0, rel=0.02)
 
 
+@pytest.mark.parametrize("search", ["no-lp", "no-lp-dff"])
+def test_the_probes_search_as_the_plan_says(wait_beats_start: Instance, monkeypatch, search: str) -> None:
+    # every probe of the stage (the step probe and the floor's) runs the plan's probe_search
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["search"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    plan = dataclasses.replace(AUTO, probe_search=search)
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        assert found.record.status in (Status.INFEASIBLE, Status.FEASIBLE)
+        best.raise_bound(found.record.lower_bound())
+    assert seen == [(4, search), (5, search)] and best.floor == 6
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(AUTO, probe_search="fast")
+    assert caught.value.where == "probe_search"
+
+
 def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_start: Instance, monkeypatch) -> None:
     # floor 3, schedule 6: the step probe at 4 (15% of the time left, no reversal row: it
     # looks for a schedule), then the floor's probes, the first of them with the row

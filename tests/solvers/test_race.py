@@ -200,4 +200,4 @@ def test_a_plan_with_the_race_needs_its_share_and_runs_it_once() -> None:
     with pytest.raises(InputError) as caught:
         dataclasses.replace(_plan(), stages=("race", "race", "full"))
     assert caught.value.where == "stages"
-    assert race_entry("probe") == ("probe", "no-lp") and race_entry("cfree:default") == ("cfree", "default")
+    assert race_entry("probe") == ("probe", "probe") and race_entry("cfree:default") == ("cfree", "default")
