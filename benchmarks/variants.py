@@ -429,6 +429,18 @@ VARIANTS = {
         dataclasses.replace(AUTO, name="auto-probe-dff", probe_search="no-lp-dff"),
         # the same check in the full model too
         dataclasses.replace(AUTO, name="auto-dff", probe_search="no-lp-dff", full_searches=(("no-lp-dff", 1.0),)),
+        # the time-reversal row also on a probe at the floor that asks again what an undecided
+        # step probe asked without it: on tiny-20x8x120-s3 auto's second probe at 57 is
+        # undecided for 35-47 s without the row, and refuted in 11-13 s with it (2026-12-07,
+        # thirty-seventh session)
+        dataclasses.replace(AUTO, name="auto-repeats", probe_reversal="repeats"),
+        dataclasses.replace(
+            AUTO,
+            name="auto-dff-repeats",
+            probe_reversal="repeats",
+            probe_search="no-lp-dff",
+            full_searches=(("no-lp-dff", 1.0),),
+        ),
     )
 }
 """Variants of auto's plan, run by ``--methods NAME`` (docs/exactness.md)."""

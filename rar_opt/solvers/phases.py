@@ -400,7 +400,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     the time left: a proven no raises the floor by one, a yes is a schedule that meets it.
     An undecided probe ends the stage, and so does a probe that fails (logged). The plan's
     ``probe_reversal`` says which probes carry the time-reversal row: with "first", only the
-    first, at the structural floor (docs/exactness.md, "Probes"); its ``probe_pricing``
+    first, at the structural floor (docs/exactness.md, "Probes"); with "repeats", also a
+    probe at the floor that asks again what an undecided step probe asked; its ``probe_pricing``
     which carry the pricing rows (by default all). When the best schedule
     ends one slot above the floor, the probe answers all that is left to ask, and may use
     the plan's ``last_probe_share`` of all the time left (if that is more). When it ends
@@ -417,6 +418,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     stage = ctx.budget.share(ctx.plan.probe_share)
     first, step, restart = True, ctx.plan.step_probe_share, ctx.budget.per_seconds(ctx.plan.probe_restart_seconds)
     again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)
+    unsettled: int | None = None  # the slot an undecided step probe asked about (without the reversal row)
     while best.span is not None and best.floor is not None and best.floor < best.span:
         if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
             return
@@ -438,12 +440,16 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             limit = min(limit, restart)
         if limit <= MIN_SOLVER_SECONDS:
             return
-        found = ask_probe(ctx, best, asked, limit, ctx.budget.seed + attempt, stepping=stepping, first=first)
+        repeat = not stepping and asked == unsettled
+        found = ask_probe(
+            ctx, best, asked, limit, ctx.budget.seed + attempt, stepping=stepping, first=first, repeat=repeat
+        )
         yield found
         status = found.record.status
         if status == Status.ERROR:
             return
         if stepping:
+            unsettled = asked if status == Status.NO_SOLUTION else None
             bins = ctx.plan.step_bins_share
             if status == Status.NO_SOLUTION and bins is not None and stop_requested() is None:
                 yield from _bins(ctx, best, bins)  # undecided: perhaps the bins refute the floor quickly
@@ -466,16 +472,18 @@ def ask_probe(
     *,
     stepping: bool,
     first: bool,
+    repeat: bool = False,
     label: str | None = None,
 ) -> Found:
     """One probe at slot ``asked`` (:mod:`.probe`) within ``limit`` seconds with ``seed``,
     carrying the rows the plan gives it (:meth:`~.plan.Plan.probe_rows`: ``stepping`` for
-    the step probe at L + 1, ``first`` for the first probe at the floor) and, with the
+    the step probe at L + 1, ``first`` for the first probe at the floor, ``repeat`` for a
+    probe at the floor that asks again what an undecided step probe asked) and, with the
     plan's ``probe_hint``, the best schedule as a hint (not on the step probe): its record
     (``label`` as its ``search``), and its schedule where it found one. A probe that fails
     (a CP-SAT error, a schedule the checker refuses) is logged and recorded as an error."""
     began = time.perf_counter()
-    reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first)
+    reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first, repeat=repeat)
     try:
         answer = probe(
             ctx.instance,

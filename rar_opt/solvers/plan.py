@@ -22,7 +22,7 @@ Improver = tuple[str, float] | tuple[str, float, tuple[tuple[str, Any], ...]]
 """An improvement search of a plan: a policy's name, its part of the phase's time and,
 optionally, options of the policy as (name, value) pairs."""
 
-REVERSALS = ("all", "first", "none")
+REVERSALS = ("all", "first", "repeats", "none")
 """The choices of :attr:`Plan.probe_reversal`."""
 
 PRICINGS = ("all", "floor", "none")
@@ -103,7 +103,9 @@ class Plan:
     # bins refute, they do so quickly, and an undecided wait takes time from the probes
     bins_seconds: float | None = None
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
-    # "all", "first" (the first probe of the stage, at the structural floor) or "none"
+    # "all", "first" (the first probe of the stage, at the structural floor), "repeats" (the
+    # first, and a probe at the floor that asks again what an undecided step probe asked
+    # without the row) or "none"
     probe_reversal: str = "first"
     # which probes carry the pricing rows (rar_opt.formulations.pricing): "all", "floor" (every
     # probe at the floor, not the step probe at L + 1) or "none"; "all" because the rows also
@@ -386,10 +388,12 @@ class Plan:
             )
         return self
 
-    def probe_rows(self, *, stepping: bool, first: bool) -> tuple[bool, bool]:
+    def probe_rows(self, *, stepping: bool, first: bool, repeat: bool = False) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe
-        (``stepping``) never the reversal row; ``first``: the first probe at the floor."""
-        reversal = not stepping and (self.probe_reversal == "all" or (self.probe_reversal == "first" and first))
+        (``stepping``) never the reversal row; ``first``: the first probe at the floor;
+        ``repeat``: a probe at the floor asking what an undecided step probe asked."""
+        marked = first or (repeat and self.probe_reversal == "repeats")
+        reversal = not stepping and (self.probe_reversal == "all" or (self.probe_reversal != "none" and marked))
         pricing = self.probe_pricing == "all" or (self.probe_pricing == "floor" and not stepping)
         return reversal, pricing
 

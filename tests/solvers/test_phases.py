@@ -485,6 +485,35 @@ def test_the_probes_search_as_the_plan_says(wait_beats_start: Instance, monkeypa
     assert caught.value.where == "probe_search"
 
 
+@pytest.mark.parametrize(
+    "reversal, rows", [("first", [False, True, False, False]), ("repeats", [False, True, True, False])]
+)
+def test_a_repeated_question_carries_the_reversal_row_under_repeats(
+    wait_beats_start: Instance, monkeypatch, reversal: str, rows: list[bool]
+) -> None:
+    # floor 3, schedule 6 (the optimum): the step probe at 4 is made undecided, the probe at 3
+    # refutes, and the probe at 4 asks the step probe's question again: with "repeats" it
+    # carries the row; the probe at 5 is a new question and does not
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["reversal"]))
+        answer = real(*args, **kwargs)
+        if len(seen) == 1:  # the step probe: undecided, whatever CP-SAT said
+            return dataclasses.replace(answer, status=Status.NO_SOLUTION, schedule=None, schedule_makespan=None)
+        return answer
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    plan = dataclasses.replace(AUTO, probe_reversal=reversal)
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        best.raise_bound(found.record.lower_bound())
+    assert [h for h, _ in seen] == [4, 3, 4, 5] and [r for _, r in seen] == rows and best.floor == 6
+
+
 def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_start: Instance, monkeypatch) -> None:
     # floor 3, schedule 6: the step probe at 4 (15% of the time left, no reversal row: it
     # looks for a schedule), then the floor's probes, the first of them with the row
