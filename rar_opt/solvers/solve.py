@@ -4,7 +4,8 @@
 a heuristic first (its schedule becomes a complete MIP start where the backend takes one,
 and its makespan the modelled horizon for the makespan objective: every optimal schedule
 fits in it), hands the model to the backend, and finishes the outcome the same way for
-every backend (:func:`.result.finish`).
+every backend (:func:`.result.finish`). A checked start that the solver does not better
+stays the incumbent on every way out (:mod:`.warm`).
 """
 
 from __future__ import annotations
@@ -29,16 +30,18 @@ from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.decompose import PLANS, run_plan
-from rar_opt.solvers.record import SolveRecord
+from rar_opt.solvers.plan import AUTO
+from rar_opt.solvers.record import PhaseRecord, SolveRecord
 from rar_opt.solvers.registry import DEFAULT_BACKEND
 from rar_opt.solvers.registry import backend as get_backend
 from rar_opt.solvers.result import SolveResult, finish, restamp
 from rar_opt.solvers.status import Status
-from rar_opt.solvers.sum_best import sum_of
+from rar_opt.solvers.sum_best import SUM_POLICIES
 from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
 from rar_opt.solvers.tradeoff import solve_span_within
+from rar_opt.solvers.warm import best_start, keep_start, policy_start, start_only, stopped_in_build
 from rar_opt.support.checks import is_finite
-from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
+from rar_opt.support.processes import TimeUp, alarm_at
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +108,10 @@ def solve(
     ``cpsat`` model. Two names are methods over several models (:mod:`.decompose`):
     ``"decompose"``, the contention-free decomposition, and ``"auto"`` (the default), which
     adds heuristics and a floor to it; ``auto`` hands the request to the compact MILP when it
-    asks for what only that model answers (another objective, a MILP option or backend),
-    and the total completion or flow time to the CP-SAT model (:data:`CPSAT_OBJECTIVES`).
+    asks for what only that model answers (another objective, a MILP option or backend, a
+    network with racks), and the total completion or flow time to the CP-SAT model
+    (:data:`CPSAT_OBJECTIVES`), in both cases started from the best of its heuristics'
+    schedules, so that its answer is never worse than theirs.
     ``time_limit`` (seconds) bounds the whole call: the heuristic, the build, the hand-off
     to the solver, the solve and the checks; the solver gets what is left.
     ``warm_start`` names a policy (``sjf-bco``, ``ls``, ...) whose schedule is handed over
@@ -155,10 +160,10 @@ def solve(
                 "option, backend or bound, and without a makespan cap)",
                 where="jct_within",
             )
-        start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
+        start = request.start if request.start is not None else policy_start(instance, request.warm_start)
         return solve_span_within(instance, budget, jct_within, start)
     if formulation == "auto" and _sum_method(instance, request):
-        start = request.start if request.start is not None else _warm_start(instance, request.warm_start)
+        start = request.start if request.start is not None else policy_start(instance, request.warm_start)
         objective = request.options["objective"]
         return solve_sum(instance, objective, budget, start, _full_sum_model, makespan_within)
     if makespan_within is not None:
@@ -178,8 +183,10 @@ def solve(
                 rest = {k: v for k, v in request.options.items() if k != "objective"}
                 why = compact_only(instance, dataclasses.replace(request, options=rest)) or why
             log.info("auto: the %s model, because %s", target, why)
+            request, heuristics = _auto_start(instance, target, request, budget)
             result = solve_formulation(instance, target, request, budget)
-            return restamp(result, record=dataclasses.replace(result.record, auto_choice=why))
+            phases = (*(() if heuristics is None else (heuristics,)), *result.record.phases)
+            return restamp(result, record=dataclasses.replace(result.record, auto_choice=why, phases=phases))
     if formulation in PLANS:  # a method over several models, not one formulation
         return _solve_plan(instance, formulation, request, budget)
     return solve_formulation(instance, formulation, request, budget)
@@ -209,6 +216,30 @@ def _span_method(instance: Instance, request: Request) -> bool:
         and request.lower_bound is None
         and instance.time_model.links is None
     )
+
+
+def _auto_start(
+    instance: Instance, target: str, request: Request, budget: Budget
+) -> tuple[Request, PhaseRecord | None]:
+    """``request`` for the one model ``auto`` hands it to (``target``), starting from the
+    best schedule of the heuristics ``auto`` runs first (:data:`.plan.AUTO`'s for the
+    makespan and the MILP's own objectives, those of the plan for sums for the total and
+    flow time), or from the caller's start or warm-start policy where that is better: the
+    model alone may end without a schedule, and ``auto`` answers with the best one found.
+    The record of that phase comes with it; None where the model takes no start (a
+    relaxation, or a start and a policy both given, which the model refuses)."""
+    if request.start is not None and request.warm_start:
+        return request, None
+    opts = get_formulation(target).make_options(dict(request.options))
+    if getattr(opts, "relaxation", "none") != "none":
+        return request, None
+    objective, horizon = getattr(opts, "objective", "makespan"), resolve_horizon(opts.horizon, instance)
+    given = request.start if request.start is not None else policy_start(instance, request.warm_start)
+    policies = SUM_POLICIES if objective in SUM_OBJECTIVES else AUTO.heuristics
+    best, phase = best_start(instance, policies, objective, horizon, budget, given)
+    if best is None:
+        return request, phase
+    return dataclasses.replace(request, start=best, warm_start=None), phase
 
 
 def _full_sum_model(
@@ -321,12 +352,14 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     if request.lower_bound is not None and getattr(opts, "objective", "makespan") != "makespan":
         raise ParameterError("is a bound on the makespan; the objective is not the makespan", where="lower_bound")
     warm_start = None if request.start is not None else request.warm_start or form.default_warm_start
-    start = request.start if request.start is not None else _warm_start(instance, warm_start)
+    start = request.start if request.start is not None else policy_start(instance, warm_start)
+    named = warm_start if request.start is None else request.start.meta.get("method", "given")  # for the record
     # a heuristic's makespan caps every optimum's makespan
     if start is not None and request.heuristic_horizon and getattr(opts, "objective", "makespan") in SPAN_OBJECTIVES:
         span = check(instance, start).result.makespan
         if span is not None and span <= instance.horizon and (opts.horizon is None or span < opts.horizon):
             opts = dataclasses.replace(opts, horizon=span)
+    objective, horizon = getattr(opts, "objective", "makespan"), resolve_horizon(opts.horizon, instance)
     solver_budget = budget.reserving()  # the backend must be back by then, hand-off included
     build0 = time.perf_counter()
     use_start = start is not None and request.mip_start and form.set_start is not None
@@ -339,7 +372,8 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
             if use_start and start is not None:
                 use_start = _set_start(form, model, instance, start, warm_start)
     except TimeUp:
-        return _stopped_in_build(instance, form, engine.name, opts, start, budget, time.perf_counter() - build0)
+        build_s = time.perf_counter() - build0
+        return stopped_in_build(instance, form, engine.name, opts, (start, named), horizon, budget, build_s)
     build_s = time.perf_counter() - build0
     settings = dataclasses.replace(solver_budget.settings(), warm_start=use_start, abs_gap=INTEGRAL_ABS_GAP)
     handoff = 0.0 if engine.name != "highs" else _handoff_seconds(model, build_s, settings.time_limit)
@@ -349,14 +383,14 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
             f"time limit: {settings.time_limit:.2f} s left after the build, and handing the model to "
             f"{engine.name} takes about {handoff:.2f} s; not started"
         )
-        raw = _start_only(model, use_start, "time limit before the solver", message)
+        raw = start_only(model, use_start, "time limit before the solver", message)
     else:
         raw = engine.solve(model, settings)
     options = {
         **dataclasses.asdict(opts),
         "horizon": model_data(model).horizon,
         **objective_reading(model),  # the weights' scale K, the lexicographic M (docs/variants.md)
-        "warm_start": warm_start if request.start is None else request.start.meta.get("method", "given"),
+        "warm_start": named,
         "mip_start": use_start,
         "lower_bound": request.lower_bound,
         **settings.to_dict(),
@@ -366,10 +400,12 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     record = SolveRecord(form.name, engine.name, options)
     result = finish(instance, form, model, raw, record=record, build_s=build_s, wall_s=0.0)
     del model  # freeing a large model takes a while: inside the measured (and limited) time
-    if not engine.capabilities.certified:
+    if not engine.capabilities.certified:  # first: its bound is then recorded apart, whatever follows
         result = _distrust_bound(result)
-        if result.status in (Status.OPTIMAL, Status.INFEASIBLE):
-            result = _verify(instance, result, budget)
+    # a checked start the solver did not better (or never reached) is the incumbent, whatever the exit
+    result = keep_start(instance, form, result, start, objective, options["horizon"])
+    if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        result = _verify(instance, result, budget)
     return dataclasses.replace(result, wall_s=budget.elapsed())
 
 
@@ -407,19 +443,6 @@ def _engine_for(form: Any, request: Request, budget: Budget) -> Any:
     return engine
 
 
-def _warm_start(instance: Instance, policy: str | None) -> Schedule | None:
-    """The schedule of ``policy`` as a start, unless it ends after the horizon (then none)."""
-    if not policy:
-        return None
-    from rar_opt.algorithms import run_policy
-
-    run = run_policy(instance, policy)
-    if run.exceeds_horizon:  # its schedule ends after T: no start, no horizon from it
-        log.warning("warm start from %s skipped: its schedule ends after the horizon", policy)
-        return None
-    return run.schedule
-
-
 def _set_start(form: Any, model: Any, instance: Instance, start: Schedule, warm_start: str | None) -> bool:
     """Hand ``start`` to ``model``; False (logged) when it does not fit the modelled horizon."""
     try:
@@ -428,38 +451,6 @@ def _set_start(form: Any, model: Any, instance: Instance, start: Schedule, warm_
         log.warning("warm start from %s not used: %s", warm_start, exc)
         return False
     return True
-
-
-def _stopped_in_build(
-    instance: Instance, form: Any, backend: str, opts: Any, start: Schedule | None, budget: Budget, build_s: float
-) -> SolveResult:
-    """The result when the time limit ends the model's build: the heuristic's schedule, if
-    one was run, is the incumbent (``feasible``); otherwise there is no schedule."""
-    why = "a signal asked to stop" if stop_requested() is not None else "the time limit ran out"
-    message = f"{why} after {build_s:.2f} s of building the model; the solver never started"
-    span = None if start is None else check(instance, start).result.makespan
-    raw = RawOutcome(
-        Status.NO_SOLUTION if span is None else Status.FEASIBLE,
-        has_solution=span is not None,
-        objective=None if span is None or start is None else _start_value(instance, start, opts, span),
-        termination=("a signal" if stop_requested() is not None else "time limit") + " during the build",
-        message=message,
-    )
-    record = SolveRecord(form.name, backend, dataclasses.asdict(opts), stopped="build")
-    result = finish(instance, form, None, raw, record=record, build_s=build_s, wall_s=0.0, incumbent=start)
-    return dataclasses.replace(result, wall_s=budget.elapsed())
-
-
-def _start_value(instance: Instance, start: Schedule, opts: Any, span: int) -> float | None:
-    """The model's objective at ``start`` without the model: the makespan, or the sum the
-    model minimises (total or flow time, from the simulator); None for an objective only
-    the built model evaluates (weighted, lexicographic)."""
-    objective = getattr(opts, "objective", "makespan")
-    if objective == "makespan":
-        return float(span)
-    if objective in SUM_OBJECTIVES and (value := sum_of(instance, start, objective)) is not None:
-        return float(value[0])
-    return None
 
 
 def _solve_relaxation(instance: Instance, name: str, opts: Any, budget: Budget) -> SolveResult:
@@ -526,15 +517,6 @@ def _add_floor(model: Any, lower_bound: float) -> None:
         model.floor = pyo.Constraint(expr=model.obj.expr >= floor, doc="a proven lower bound on the makespan")
     else:
         model.model.add(model.makespan >= floor)
-
-
-def _start_only(model: pyo.ConcreteModel, use_start: bool, termination: str, message: str) -> RawOutcome:
-    """The outcome of a solve that never ran: the warm start is the incumbent if there is one
-    (the model's variables hold it), else there is no schedule."""
-    if not use_start:
-        return RawOutcome(Status.NO_SOLUTION, termination=termination, message=message)
-    objective = float(pyo.value(model.obj))
-    return RawOutcome(Status.FEASIBLE, has_solution=True, objective=objective, termination=termination, message=message)
 
 
 def _distrust_bound(result: SolveResult) -> SolveResult:
