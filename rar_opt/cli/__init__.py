@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -26,8 +27,11 @@ from rar_opt.cli.output import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
+    StdoutFailed,
     check_not_an_input,
     check_output,
+    guarded_stdout,
+    stdout_failure,
     writes_to_stdout,
 )
 from rar_opt.errors import InputError, ParameterError
@@ -64,6 +68,8 @@ KEPT = "what was finished is kept"
 KEPT_STUDY = "what was finished is kept (a study resumes from its last stored row)"
 AT_ONCE = "a second signal ended it at once; nothing more was written"
 AT_ONCE_STUDY = "a second signal ended it at once; nothing more was written (a study resumes from its last stored row)"
+NOT_FINISHED = "the command did not finish; nothing was written"
+"""What a command outside :data:`GRACEFUL` leaves at a signal: it keeps nothing of its work."""
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
@@ -152,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if _command(argv) is None and "--version" in argv and not {"-h", "--help"} & set(argv):
         # what argparse would print, without importing every command's module to build the parser
-        print(f"rar-opt {full_version()}")
+        try:
+            with guarded_stdout():
+                print(f"rar-opt {full_version()}")
+        except StdoutFailed as exc:
+            print(exc, file=sys.stderr)
+            return EXIT_INPUT
         return EXIT_OK
     parser = build_parser(_command(argv))
     if _command(argv) is None and set(argv) <= {"-v", "--verbose", "--quiet"}:
@@ -180,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     output = getattr(args, "output", None)
     graceful = args.command in GRACEFUL
     kept = KEPT_STUDY if args.command == "study" else KEPT  # only a study has stored rows to resume from
+    output_was = _file_state(output)  # a command that ends at the first signal says whether it wrote -o
     _sigint_to_python()  # the start-up's handler gives way: from here the handlers below decide
     try:
         if output is not None:
@@ -189,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_output(beside)
                 check_not_an_input(args, beside, "the figure's provenance file")
         # with -o - (or /dev/stdout) the file is the standard output: the report goes to stderr
-        with contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext():
+        redirected = contextlib.redirect_stdout(sys.stderr) if writes_to_stdout(output) else contextlib.nullcontext()
+        with guarded_stdout(), redirected:
             with graceful_stops() if graceful else contextlib.nullcontext():
                 code = args.func(args)
                 signum = stop_requested() if graceful else None
@@ -206,14 +219,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return EXIT_OK
+    except StdoutFailed as exc:  # `> file` on a full disk: an output that cannot be written
+        print(exc, file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt as exc:  # a second signal, a loop's safe point, or a command that does not stop gently
         signum = getattr(exc, "signum", signal.SIGINT)
         if isinstance(exc, SecondSignal):  # the first signal asked for a safe stop that did not come in time
             kept = AT_ONCE_STUDY if args.command == "study" else AT_ONCE
+        elif not graceful:
+            kept = _left_behind(output, output_was)
         print(f"interrupted ({signal.Signals(signum).name}); {kept}", file=sys.stderr)
         return 128 + signum
     except Exception as exc:  # an internal failure: say so in one line
         if _caused_by_ctrl_c(exc):  # e.g. an extension module's import cut short: "initialization failed"
+            kept = kept if graceful else _left_behind(output, output_was)
             print(f"interrupted (SIGINT): {type(exc).__name__}; {kept}", file=sys.stderr)
             return 128 + signal.SIGINT
         signum = stop_requested()
@@ -236,6 +255,28 @@ def _sigint_to_python() -> None:
 
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _file_state(path: str | None) -> tuple[int, int, int] | None:
+    """What identifies the contents of the regular file ``path`` now (device, inode, change
+    time: a whole write replaces the file, so they change), or None (no such file, no path,
+    a stream)."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+
+def _left_behind(output: str | None, before: tuple[int, int, int] | None) -> str:
+    """What a command outside :data:`GRACEFUL` leaves when a signal ends it: nothing, unless
+    it had written its ``-o`` (whole: files are written whole or not at all) by then."""
+    now = _file_state(output)
+    if output is not None and now is not None and now != before:
+        return f"{output} was written before the signal; nothing else was"
+    return NOT_FINISHED
 
 
 def _caused_by_ctrl_c(exc: BaseException) -> bool:
@@ -290,7 +331,14 @@ def run() -> None:
         print("interrupted (SIGINT)", file=sys.stderr)
         code = 128 + signal.SIGINT
     logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BrokenPipeError, ValueError):
-            stream.flush()
+    try:  # main flushed its output; what a failed write left behind is already told
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    except OSError as exc:
+        if code == EXIT_OK:  # never a success whose output was lost
+            print(stdout_failure(exc), file=sys.stderr)
+            code = EXIT_INPUT
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     os._exit(code)

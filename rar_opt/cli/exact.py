@@ -225,10 +225,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
             )
         formulation, options = spec.formulation, dict(spec.options)
     flags = {key: ("--option", value) for key, value in _parse_options(args.option).items()}
-    if args.objective is not None:
-        flags["objective"] = ("--objective", args.objective)
+    shortcuts = {"objective": ("--objective", args.objective)}
     if args.symmetry is not None:
-        flags["symmetry"] = ("--symmetry" if args.symmetry else "--no-symmetry", args.symmetry)
+        shortcuts["symmetry"] = ("--symmetry" if args.symmetry else "--no-symmetry", args.symmetry)
+    for key, (flag, value) in shortcuts.items():
+        if value is None:
+            continue
+        given = flags.get(key)
+        if given is not None and given[1] != value:  # the dedicated flag wins, said as a spec's is
+            log.warning("%s: %s=%s replaces --option %s=%s", flag, key, json.dumps(value), key, json.dumps(given[1]))
+        flags[key] = (flag, value)
     for key, (flag, value) in flags.items():
         if model_spec is not None and key in options and options[key] != value:  # said, not silent
             log.warning(
@@ -490,11 +496,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "no schedule ends within T, and the table compares schedules that run past it"
         )
     if result.reference_kind != "optimum" and (recorded := recorded_optimum(instance, below=result.reference)):
-        how = (
-            "the exact solve did not prove it within the time limit"
-            if result.solve is not None
-            else "--exact may prove it, and the ratios are then taken to it"
-        )
+        if result.solve is None:
+            how = "--exact may prove it, and the ratios are then taken to it"
+        elif result.solve.get("status") == "interrupted":  # a signal, not the limit, stopped it
+            how = "the exact solve was interrupted by a signal before it proved it"
+        else:
+            how = "the exact solve did not prove it within the time limit"
         print(f"note: {recorded}; {how}")
     if result.bounds is not None:
         print(_bounds_line(result.bounds, instance))

@@ -423,3 +423,63 @@ def writes_to_stdout(path: str | None) -> bool:
     except (OSError, ValueError):
         return False
     return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+class StdoutFailed(Exception):
+    """A write to the standard output failed (a full disk behind ``> file``): like an ``-o``
+    that cannot be written, one line and exit 2. A closed pipe is not this: it stays a
+    :class:`BrokenPipeError`, which ends the command quietly."""
+
+    def __init__(self, error: OSError) -> None:
+        self.error = error
+        super().__init__(stdout_failure(error))
+
+
+def stdout_failure(error: OSError) -> str:
+    """The one line said when the standard output cannot be written."""
+    return f"error: standard output: cannot write ({error.strerror or error})"
+
+
+class _GuardedStdout:
+    """The standard output while a command runs: its writes and flushes as they are, except
+    that a failure other than a closed pipe is raised as :class:`StdoutFailed`; everything
+    else is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_stdout() -> Any:
+    """Within the block a failed write to the standard output raises :class:`StdoutFailed`;
+    what is still buffered when the block ends is flushed then, so that its failure is told
+    the same way rather than lost at the process's exit."""
+    real = sys.stdout
+    if real is None:  # no standard output at all (pythonw): nothing to guard
+        yield
+        return
+    sys.stdout = _GuardedStdout(real)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        sys.stdout = real

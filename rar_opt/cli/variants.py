@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,11 @@ from rar_opt.errors import InputError
 from rar_opt.instance import Instance
 from rar_opt.instances.library import MODEL_FOLDERS, instance_path, model_path, names
 from rar_opt.support.checks import repeated
+from rar_opt.support.processes import TimeUp, alarm_at, stop_requested
+
+INTERRUPTED = "interrupted"
+"""The status of a run a signal reached, ``Status.INTERRUPTED``'s value (spelt out here: the
+solvers' module loads Pyomo, which the parser of every command would then load too)."""
 
 COLUMNS = (
     "instance",
@@ -76,7 +83,7 @@ def _specs(folder: str | None) -> list[Any]:
 def cmd_variants(args: argparse.Namespace) -> int:
     """``rar-opt variants``: the variants table (flags exact variants that disagree)."""
     from rar_opt.solvers.backend import check_settings
-    from rar_opt.studies.variants import disagreements, measure, summary
+    from rar_opt.studies.variants import disagreements, summary
     from rar_opt.support.jsonio import dump_json
 
     check_settings(args.time_limit, 1, args.seed)  # the same checks as solve's: finite, positive, seed >= 0
@@ -85,16 +92,22 @@ def cmd_variants(args: argparse.Namespace) -> int:
     if twice := repeated(names):  # the table and the JSON key rows by instance and spec
         raise InputError(f"instance(s) named {', '.join(twice)} given twice: each is measured once", where="instances")
     specs = _specs(args.models)
-    rows = []
-    with progress(args, len(instances) * len(specs), "variants") as bar:
-        for inst in instances:
-            for spec in specs:
-                rows.append(measure(spec, inst, time_limit=args.time_limit, seed=args.seed))
-                bar.update(1)
+    planned = len(instances) * len(specs)
+    rows: list[Any] = []
+    with progress(args, planned, "variants") as bar:
+        for inst, spec in ((inst, spec) for inst in instances for spec in specs):
+            if stop_requested() is not None:  # a signal: no run is started after it
+                break
+            rows.append(_measure(spec, inst, args.time_limit, args.seed))
+            bar.update(1)
     rows, messages = disagreements(rows)
     out = summary(rows, messages, specs, time_limit=args.time_limit, seed=args.seed)
+    signum = stop_requested()
+    finished = sum(r.status != INTERRUPTED for r in rows)
+    if signum is not None:  # marked as experiment marks its runs: what finished, of how many
+        out.update(interrupted=signal.Signals(signum).name, runs_planned=planned, runs_finished=finished)
     if args.output:
-        dump_json(out, args.output)
+        dump_json(out, args.output)  # whole or not at all
     if args.json:
         emit_json(out)
     else:
@@ -126,4 +139,45 @@ def cmd_variants(args: argparse.Namespace) -> int:
                 print(f"note: {r.instance} / {r.spec}: refused: {fmt(r.message)}")
     for message in messages:
         print(f"WARNING: {message}", file=sys.stderr)
+    if signum is not None:
+        where = f"written to {args.output}" if args.output else "not written (no -o)"
+        print(
+            f"interrupted ({signal.Signals(signum).name}): {finished} of {planned} runs finished, {where}",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     return EXIT_OK
+
+
+def _measure(spec: Any, inst: Instance, time_limit: float, seed: int) -> Any:
+    """The row of ``spec`` on ``inst`` (:func:`rar_opt.studies.variants.measure`); a run that
+    a signal reached is labelled ``interrupted``. Its Python work (a model build) is abandoned
+    at the signal, its solvers stop at their next safe point; what it measured before the
+    signal stays in its row, beside the status it would have had."""
+    from rar_opt.studies.variants import measure
+
+    try:
+        with alarm_at(None):  # no deadline: only a stop request cuts it short
+            row = measure(spec, inst, time_limit=time_limit, seed=seed)
+    except TimeUp:
+        signum = stop_requested()
+        if signum is None:  # not ours: a deadline inside the run
+            raise
+        return _cut_short(spec, inst, signum)
+    signum = stop_requested()
+    if signum is None:
+        return row
+    said = f"; it had ended {row.status}" + (f": {row.message}" if row.message else "")
+    return dataclasses.replace(row, status=INTERRUPTED, message=f"stopped by {signal.Signals(signum).name}{said}")
+
+
+def _cut_short(spec: Any, inst: Instance, signum: int) -> Any:
+    """The row of a run abandoned at a signal before it returned: its names, nothing measured."""
+    from rar_opt.studies.variants import EXACT, RELAXATION, VariantRow
+
+    options = spec.make_options()
+    objective = getattr(options, "objective", "makespan")
+    if getattr(options, "horizon", None) is not None:
+        objective += f" (horizon {options.horizon})"
+    kind = RELAXATION if spec.relaxation != "none" else EXACT
+    message = f"stopped by {signal.Signals(signum).name} before it ended: nothing of it is kept"
+    return VariantRow(inst.name, spec.name, spec.formulation, kind, objective, status=INTERRUPTED, message=message)

@@ -173,3 +173,28 @@ def test_study_report_stops_drawing_at_once(tmp_path: Path) -> None:
     drawn = sorted(p.name for p in pics.iterdir())
     assert "ecdf.png" in drawn and "provenance.json" not in drawn, drawn  # the ones drawn stay, whole
     assert all(p.suffix == ".png" and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pics.iterdir())
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_variants_stops_between_runs_and_marks_its_output(tmp_path: Path, signum: int) -> None:
+    # `variants` went on through every remaining (instance, spec) pair after Ctrl-C (minutes),
+    # labelled the runs after it no_solution, and wrote -o with no mark of the signal
+    import json
+
+    args = ["variants", "tiny-8x4-s19", "--time-limit", "20", "-o", "v.json", "--quiet"]
+    argv = [sys.executable, "-m", "rar_opt", *args]
+    out, took = group_signalled(argv, 6.0, tmp_path, wait_s=4 * GROUP_EXIT_S, signum=signum)
+    name = signal.Signals(signum).name
+    assert out.returncode == 128 + signum and took < GROUP_EXIT_S, (took, out.stderr)
+    assert "Traceback" not in out.stderr and f"interrupted ({name})" in out.stderr, out.stderr
+    data = json.loads((tmp_path / "v.json").read_text())
+    rows, statuses = data["rows"], [r["status"] for r in data["rows"]]
+    assert data["interrupted"] == name and data["runs_planned"] == len(data["specs"]) > len(rows)
+    # the runs before the signal are whole; the one it reached, if any, is the last and says so
+    assert "interrupted" not in statuses[:-1], statuses
+    assert data["runs_finished"] == sum(s != "interrupted" for s in statuses)
+    if statuses and statuses[-1] == "interrupted":
+        assert f"stopped by {name}" in rows[-1]["message"], rows[-1]
+    finished = f"{data['runs_finished']} of {data['runs_planned']} runs finished, written to v.json"
+    assert f"interrupted ({name}): {finished}" in out.stdout, out.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["v.json"]  # written whole: no temporary file left

@@ -369,3 +369,49 @@ def test_compare_says_when_its_floors_prove_nothing_ends_within_the_horizon(tmp_
     dataclasses.replace(inst, horizon=30).write(path)
     assert main(["compare", str(path), "--policies", "lpt", "--bound-time-limit", "0"]) == 0
     assert "past the horizon" not in capsys.readouterr().out
+
+
+def test_compare_says_a_signal_not_the_limit_stopped_its_exact_solve(capsys, monkeypatch) -> None:
+    # after Ctrl-C the note said the exact solve "did not prove it within the time limit"
+    import dataclasses
+
+    import rar_opt.studies.compare as compare_module
+    from rar_opt.cli import main
+
+    real = compare_module.compare
+
+    def stopped(*args, **kwargs):  # the same comparison, its exact solve stopped by a signal
+        result = real(*args, **kwargs)
+        return dataclasses.replace(result, solve={**result.solve, "status": "interrupted"})
+
+    monkeypatch.setattr(compare_module, "compare", stopped)
+    path = str(instance_path("tiny-16x8x100-s5"))
+    args = ["compare", path, "--policies", "sjf-bco", "--exact", "--time-limit", "2", "--bound-time-limit", "1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "records an optimum of 58" in out
+    assert "the exact solve was interrupted by a signal before it proved it" in out
+    assert "time limit" not in out
+
+
+def test_a_command_ended_by_ctrl_c_says_what_it_left(tmp_path, capsys, monkeypatch) -> None:
+    # `schedule --policy improve -o imp.json` stopped by Ctrl-C said "what was finished is
+    # kept" although nothing had been printed or written
+    import rar_opt.algorithms
+    import rar_opt.cli.instances
+    from rar_opt.cli import main
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "imp.json"
+    with monkeypatch.context() as m:
+        m.setattr(rar_opt.algorithms, "run_policy", ctrl_c)  # the command imports it when it runs
+        assert main(["schedule", str(WAIT), "--policy", "improve", "-o", str(out)]) == 130
+    assert capsys.readouterr().err == "interrupted (SIGINT); the command did not finish; nothing was written\n"
+    assert not out.exists()
+    # a signal after the file was written (whole) says so
+    monkeypatch.setattr(rar_opt.cli.instances, "emit_simulation", ctrl_c)
+    assert main(["schedule", str(WAIT), "-o", str(out)]) == 130
+    assert capsys.readouterr().err == f"interrupted (SIGINT); {out} was written before the signal; nothing else was\n"
+    assert out.exists()

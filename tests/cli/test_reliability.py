@@ -137,3 +137,27 @@ def test_a_backend_without_threads_refuses_a_thread_count() -> None:
     _one_line_exit_2(
         run("solve", str(WAIT), "--formulation", "nonconvex", "--threads", "2"), "scip backend runs on one thread"
     )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_a_full_standard_output_is_one_line_and_exit_2(buffered: bool) -> None:
+    # `> /dev/full` was "internal error: OSError: [Errno 28] ..." and exit 1 (unbuffered), or a
+    # traceback at the exit's flush (buffered); -o /dev/full already said "cannot write", exit 2
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    for args in (["schedule", str(TINY), "--json"], ["schedule", str(TINY)], ["--version"]):
+        with open("/dev/full", "w") as full:
+            out = subprocess.run(
+                [sys.executable, "-m", "rar_opt", *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env
+            )
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr == "error: standard output: cannot write (No space left on device)\n", (args, out.stderr)
+
+
+def test_a_pipe_closed_early_stays_quiet() -> None:
+    # the closed pipe is not a full disk: no error line, as before
+    cmd = f"{sys.executable} -m rar_opt schedule {TINY} --json | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() in ("0", str(128 + signal.SIGPIPE)) and out.stderr == "", (out.stdout, out.stderr)

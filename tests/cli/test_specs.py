@@ -210,6 +210,28 @@ def test_a_flag_that_replaces_a_specs_option_says_so(caplog, capsys) -> None:
     assert not [r for r in caplog.records if "replaces" in r.getMessage()]
 
 
+def test_a_shortcut_flag_that_replaces_an_option_says_so(caplog, capsys) -> None:
+    # `--option objective=makespan --objective total` ran the total without a word (a spec's
+    # option replaced by a flag was already said): the flag wins, with the same kind of warning
+    from rar_opt.cli import main
+
+    args = ["solve", str(WAIT), "--formulation", "compact", "--json"]
+    with caplog.at_level("WARNING", logger="rar_opt"):
+        assert main([*args, "--option", "objective=makespan", "--objective", "total"]) == 0
+        assert json.loads(capsys.readouterr().out)["options"]["objective"] == "total"
+        assert main([*args, "--option", "symmetry=false", "--symmetry"]) == 0
+        assert json.loads(capsys.readouterr().out)["options"]["symmetry"] is True
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        '--objective: objective="total" replaces --option objective="makespan"',
+        "--symmetry: symmetry=true replaces --option symmetry=false",
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="rar_opt"):  # the same value twice: nothing to say
+        assert main([*args, "--option", "objective=total", "--objective", "total"]) == 0
+    assert not [r for r in caplog.records if "replaces" in r.getMessage()]
+
+
 def test_a_warning_on_stderr_says_it_is_one() -> None:
     # the command line's log lines: a warning (or worse) carries its level first, as an
     # error line does; -v's progress lines stay bare
