@@ -434,6 +434,7 @@ VARIANTS = {
         # undecided for 35-47 s without the row, and refuted in 11-13 s with it (2026-12-07,
         # thirty-seventh session)
         dataclasses.replace(AUTO, name="auto-repeats", probe_reversal="repeats"),
+        dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(
             AUTO,
             name="auto-dff-repeats",
