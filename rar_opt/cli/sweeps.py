@@ -49,7 +49,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default="paper",
         help="the paper generator, or its jobs on homogeneous 8- or 4-GPU servers (default paper)",
     )
-    p.add_argument("--budget", type=float, help="literal reading: contention + overhead share (default 0.15)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        help="worst-case contention + overhead share (default: the preset's own, 0.15 for paper-literal)",
+    )
     p.add_argument(
         "--bound-time-limit",
         type=float,
@@ -100,7 +104,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         "experiment": args.name,
         "seeds": args.seeds,
         "jobs": args.jobs,
-        "budget": args.budget,
+        "budget": budget_in_effect(args.budget, args.preset),
         "bound_time_limit": args.bound_time_limit,
         **({"preset": args.preset[0]} if len(args.preset) == 1 else {}),
         "presets": args.preset,
@@ -151,6 +155,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             file=sys.stderr if args.json else sys.stdout,
         )
     return EXIT_OK
+
+
+def budget_in_effect(budget: float | None, presets: list[str]) -> float | dict[str, float]:
+    """The worst-case contention + overhead share the instances were drawn with: ``--budget``
+    when given, else each preset's own (0.15 for ``paper-literal``, 0.3 for
+    ``contention-heavy``). One number when every preset has the same, else one per preset:
+    a record saying ``null`` would leave the reader to know the generator's defaults."""
+    if budget is not None:
+        return budget
+    shares = {name: PRESETS[name].contention + PRESETS[name].overhead for name in presets}
+    return shares[presets[0]] if len(set(shares.values())) == 1 else shares
 
 
 def _bounds_note(rows: list[dict[str, Any]]) -> str:

@@ -8,7 +8,10 @@ solve time. Exact variants go through :func:`rar_opt.solvers.solve` (schedule re
 checked, re-simulated); relaxations are solved as models and report a bound only, with
 the status ``bound`` (solved: the value is a proven lower bound) or ``bound-limit`` (a
 limit stopped it: the value is still a lower bound, a weaker one). A relaxation never
-yields a schedule and never the status ``optimal``.
+yields a schedule and never the status ``optimal``. A signal (Ctrl-C, SIGTERM:
+:func:`rar_opt.support.processes.stop_requested`) stops each solve here at its next safe
+point, the root bound's included, and a row it stopped is ``interrupted``, never a limit's
+status; no solve starts after it.
 
 Two checks a reader should not have to do by eye (:func:`disagreements`): exact variants
 of the same objective that prove different optima, and a relaxation whose bound exceeds
@@ -20,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import signal
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -36,6 +40,7 @@ from rar_opt.formulations.specs import ModelSpec, build_model
 from rar_opt.instance import Instance
 from rar_opt.solvers import Status, solve, solve_model
 from rar_opt.solvers.solve import missing_backend
+from rar_opt.support.processes import stop_requested
 from rar_opt.support.provenance import provenance, versions
 
 log = logging.getLogger(__name__)
@@ -99,6 +104,9 @@ def measure(spec: ModelSpec, instance: Instance, *, time_limit: float | None = N
     else:  # a CP-SAT model: its size from the proto; no LP or root bound
         proto = model.model.proto
         row = dataclasses.replace(row, variables={"integer": len(proto.variables)}, rows=len(proto.constraints))
+    if (signum := stop_requested()) is not None:  # a signal during the measures: no solve is started after it
+        message = f"the solve was not started: {signal.Signals(signum).name} asked to stop"
+        return dataclasses.replace(row, status=str(Status.INTERRUPTED), message=message)
     if kind == RELAXATION:
         return _relaxed(row, model, spec, time_limit, seed)
     res = solve(instance, spec.formulation, time_limit=time_limit, seed=seed, **spec.options)
@@ -149,6 +157,8 @@ def _relaxed(row: VariantRow, model: Any, spec: ModelSpec, time_limit: float | N
     bound = _bound_of(raw)
     if raw.status == Status.INFEASIBLE:
         status = str(Status.INFEASIBLE)  # even the relaxation has no point: the horizon is too short
+    elif raw.status == Status.INTERRUPTED or stop_requested() is not None:  # a signal, not a limit
+        status = str(Status.INTERRUPTED)
     elif bound is None:
         status = str(Status.NO_SOLUTION) if raw.status != Status.ERROR else str(Status.ERROR)
     else:
@@ -166,22 +176,43 @@ def _bound_of(raw: Any) -> float | None:
 def root_bound(model: pyo.Block, *, time_limit: float | None = None, seed: int = 0) -> float | None:
     """HiGHS' dual bound after the root node of ``model`` (mip_max_nodes = 1).
 
-    Our solver layer's options have no node limit, so this asks Pyomo's appsi HiGHS
-    interface directly, with the same thread count (1) and seed as the backend."""
+    Our solver layer's options have no node limit, so the model is handed to HiGHS here,
+    with the backend's thread count (1) and seed; the run itself is the backend's
+    (:class:`rar_opt.solvers.appsi_highs._Run`), so that a stop request (Ctrl-C, SIGTERM)
+    interrupts it at HiGHS' next callback, as it does any other HiGHS solve, and does not
+    wait for the root node or ``time_limit`` to end. A stopped run gives the bound it had
+    reached (None before any); the caller labels the row ``interrupted``."""
     from pyomo.contrib.appsi.solvers import Highs
 
+    from rar_opt.solvers.appsi_highs import _Run, settle_abandoned
+
+    if stop_requested() is not None:  # a signal came before: no solve is started after it
+        return None
     opt = Highs()
     opt.config.load_solution = False
-    opt.highs_options = {"mip_max_nodes": 1, "threads": 1, "random_seed": int(seed)}
-    if time_limit is not None:
-        opt.config.time_limit = float(time_limit)
     try:
-        res = opt.solve(model)
+        opt.set_instance(model)
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        if not settle_abandoned(deadline):  # an earlier HiGHS, asked to stop, still running
+            return None
+        highs: Any = opt._solver_model
+        options: dict[str, Any] = {"output_flag": True, "log_to_console": False}  # the log goes to _Run's logger
+        options.update(mip_max_nodes=1, threads=1, random_seed=int(seed))
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        for key, value in options.items():
+            highs.setOptionValue(key, value)
+        run = _Run(highs, deadline)
+        if not run.finished():  # left to end in its thread: the bound it last announced
+            bound = run.bound
+        elif run.error is not None:
+            raise run.error
+        else:
+            bound = float(highs.getInfo().mip_dual_bound)
     except Exception as exc:  # a failure here costs the column, not the table
         log.warning("root bound not measured: %s: %s", type(exc).__name__, exc)
         return None
-    bound = res.best_objective_bound
-    return float(bound) if bound is not None and math.isfinite(bound) else None
+    return bound if bound is not None and math.isfinite(bound) else None
 
 
 def disagreements(rows: Sequence[VariantRow]) -> tuple[list[VariantRow], list[str]]:
