@@ -426,14 +426,26 @@ VARIANTS = {
         # the probes with CP-SAT's overload checker on energies scaled by dual-feasible
         # functions (the search "no-lp-dff"): the probes at 53 and 54 of heavy-20x8x120-s5
         # refuted in 12-20 s where no-lp takes 27-56 s (2026-12-07, thirty-seventh session)
-        dataclasses.replace(AUTO, name="auto-probe-dff", probe_search="no-lp-dff"),
+        # (measured with the reversal row on the first probe only, as auto was then)
+        dataclasses.replace(AUTO, name="auto-probe-dff", probe_search="no-lp-dff", probe_reversal="first"),
         # the same check in the full model too
-        dataclasses.replace(AUTO, name="auto-dff", probe_search="no-lp-dff", full_searches=(("no-lp-dff", 1.0),)),
+        dataclasses.replace(
+            AUTO,
+            name="auto-dff",
+            probe_search="no-lp-dff",
+            probe_reversal="first",
+            full_searches=(("no-lp-dff", 1.0),),
+        ),
         # the time-reversal row also on a probe at the floor that asks again what an undecided
         # step probe asked without it: on tiny-20x8x120-s3 auto's second probe at 57 is
         # undecided for 35-47 s without the row, and refuted in 11-13 s with it (2026-12-07,
         # thirty-seventh session)
+        # (auto's own setting since; measured against auto-first-row below)
         dataclasses.replace(AUTO, name="auto-repeats", probe_reversal="repeats"),
+        # auto before the rule above was kept (2026-12-07, thirty-seventh session): the row on
+        # the first probe at the floor only
+        dataclasses.replace(AUTO, name="auto-first-row", probe_reversal="first"),
+        # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(
             AUTO,

@@ -146,7 +146,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=list(SEARCHES),
         default="no-lp",
         help="CP-SAT's search: no-lp (the default: no linear relaxation), default (CP-SAT's own), core, "
-        "no-probing (CP-SAT's own with no probing in its presolve); docs/exactness.md, Searches",
+        "no-probing (CP-SAT's own with no probing in its presolve), no-lp-dff (no-lp with energies scaled "
+        "by dual-feasible functions: often quicker to a no, sometimes slower to a yes); docs/exactness.md, Searches",
     )
     p.add_argument(
         "--threads", type=int, default=1, help="solver threads (default 1; 0: the solver decides; at most the CPUs)"

@@ -455,6 +455,7 @@ AUTO = Plan(
     restrict_share_open=0.05,
     full_searches=(("no-lp", 1.0),),
     probe_share=0.5,
+    probe_reversal="repeats",
     last_probe_share=0.9,
     step_probe_share=0.15,
     bins_share=0.25,
