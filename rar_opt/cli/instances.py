@@ -56,7 +56,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--overhead-share", type=float, help="paper knob: overhead's share at the reference, (0, 1]")
     p.add_argument("--size-link", choices=["none", "sorted"], help="paper knob: longest durations to the largest jobs")
     p.add_argument(
-        "--budget", type=float, help="paper: worst-case contention + overhead share, in (0, 2] (default 0.15)"
+        "--budget",
+        type=float,
+        help="paper: worst-case contention + overhead share, in (0, 2] (default: the preset's; 0.15 for paper-literal)",
     )
     p.add_argument("--load", type=float, help="jobs arrive over time: Poisson arrivals at this offered load")
     p.add_argument("--burst", type=float, help="with --load: jobs arrive in batches of this mean size (>= 1)")
