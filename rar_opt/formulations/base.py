@@ -151,6 +151,13 @@ def resolve_horizon(horizon: int | None, instance: Instance) -> int:
     return horizon
 
 
+def lexicographic_multiplier(num_jobs: int, horizon: int) -> int:
+    """M of the lexicographic objective M max_j C_j + sum_j C_j over ``horizon`` slots:
+    J T + 1 exceeds any sum of completion times, so no makespan is traded for a shorter sum
+    (docs/variants.md)."""
+    return int(num_jobs) * int(horizon) + 1
+
+
 def weight_coefficients(weights: Sequence[float]) -> tuple[list[int], int]:
     """Integer coefficients c_j = K w_j of the weighted objective, and the scale K.
 

@@ -86,6 +86,7 @@ from rar_opt.formulations.base import (
     check_choice,
     check_count,
     check_flag,
+    lexicographic_multiplier,
     resolve_horizon,
     weight_coefficients,
 )
@@ -453,7 +454,7 @@ def _objective(m: pyo.ConcreteModel, instance: Instance, d: CompactData, objecti
         expr = sum(coefficients[j] * m.completion[j] for j in m.J)
         m.obj = pyo.Objective(expr=expr, sense=pyo.minimize, doc=f"K sum_j w_j C_j with K = {scale}")
         return {"objective_scale": scale}
-    multiplier = instance.num_jobs * d.horizon + 1  # > any sum of completion times
+    multiplier = lexicographic_multiplier(instance.num_jobs, d.horizon)
     doc = f"lexicographic: {multiplier} max_j C_j + sum_j C_j"
     m.obj = pyo.Objective(expr=multiplier * m.makespan + total, sense=pyo.minimize, doc=doc)
     return {"lexicographic_multiplier": multiplier}

@@ -21,7 +21,7 @@ from typing import Any
 import pyomo.environ as pyo
 
 from rar_opt.check import check
-from rar_opt.formulations.base import weight_coefficients
+from rar_opt.formulations.base import lexicographic_multiplier, weight_coefficients
 from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome
@@ -70,7 +70,7 @@ def objective_value(instance: Instance, completion: Sequence[int], objective: st
             coefficients, _ = weight_coefficients([job.weight for job in instance.jobs])
         return float(sum(c * int(t) for c, t in zip(coefficients, completion, strict=True)))
     if objective == "lexicographic":
-        return float((instance.num_jobs * horizon + 1) * max(completion) + total)
+        return float(lexicographic_multiplier(instance.num_jobs, horizon) * max(completion) + total)
     return None
 
 
