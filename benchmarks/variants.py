@@ -445,6 +445,10 @@ VARIANTS = {
         # auto before the rule above was kept (2026-12-07, thirty-seventh session): the row on
         # the first probe at the floor only
         dataclasses.replace(AUTO, name="auto-first-row", probe_reversal="first"),
+        # the reversal row on the step probe too where the best schedule ends five or more slots
+        # above the floor: there the step probe's question was a no or undecided in every
+        # 24-unit run (2026-12-07, thirty-eighth session)
+        dataclasses.replace(AUTO, name="auto-wide-step-row", step_reversal_gap=5),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(

@@ -108,6 +108,12 @@ def with_baselines(names: Iterable[str]) -> list[str]:
     return out + [b for b in dict.fromkeys(BASELINES.values()) if b not in out]
 
 
+QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
+"""Options under which a policy is a construction only: ``pack`` without its restarts and
+its lanes search. The exact methods' heuristics (makespan and sums) run the policies so,
+and leave the searches to their improvement phases."""
+
+
 def run_policy(
     instance: Instance, name: str, *, seed: int = 0, progress: Progress | None = None, **options: Any
 ) -> PolicyResult:
@@ -146,6 +152,7 @@ __all__ = [
     "BASELINES",
     "PLACEMENTS",
     "POLICIES",
+    "QUICK",
     "BackfillParams",
     "BaselineParams",
     "BisectedParams",

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 def heuristics(ctx: Context, best: Incumbent) -> Iterator[Found]:
     """The best schedule of the plan's policies that ends within the horizon: the first incumbent."""
-    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms import QUICK, run_policy
 
     if not ctx.policies:
         return
@@ -115,9 +115,6 @@ policy under way; within it, the phase stops as before."""
 IMPROVE_ITERATIONS = 1_000_000
 """The improvement phase stops on its time share, not on a count of iterations."""
 
-QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
-"""Options of a policy in the heuristics phase: its construction only, no restarts and no
-lanes search (the improvement phase searches where the model is too large)."""
 
 LONG = {"pack": {"lanes": 0.8, "lanes_patience": IMPROVE_ITERATIONS}}
 """Options of a policy in the improvement phase beyond its seed, iterations and time: the
@@ -483,7 +480,8 @@ def ask_probe(
     (``label`` as its ``search``), and its schedule where it found one. A probe that fails
     (a CP-SAT error, a schedule the checker refuses) is logged and recorded as an error."""
     began = time.perf_counter()
-    reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first, repeat=repeat)
+    gap = best.span - best.floor if best.span is not None and best.floor is not None else 0
+    reversal, pricing = ctx.plan.probe_rows(stepping=stepping, first=first, repeat=repeat, gap=int(gap))
     try:
         answer = probe(
             ctx.instance,

@@ -107,6 +107,10 @@ class Plan:
     # first, and a probe at the floor that asks again what an undecided step probe asked
     # without the row) or "none"
     probe_reversal: str = "first"
+    # the step probe at L + 1 carries the time-reversal row too when the best schedule ends at
+    # least this many slots above the floor L (a wide gap: the step probe's question is then
+    # mostly a no, which the row speeds); None: the step probe never carries it
+    step_reversal_gap: int | None = None
     # which probes carry the pricing rows (rar_opt.formulations.pricing): "all", "floor" (every
     # probe at the floor, not the step probe at L + 1) or "none"; "all" because the rows also
     # speed the step probe's yes where it matters most (docs/exactness.md, "The pricing rows
@@ -257,6 +261,9 @@ class Plan:
         rounds = self.search_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise InputError(f"must be a positive number of rounds, got {rounds!r}", where="search_rounds")
+        gap = self.step_reversal_gap
+        if gap is not None and (isinstance(gap, bool) or not isinstance(gap, int) or gap < 2):
+            raise InputError(f"must be a whole number of slots, 2 or more, got {gap!r}", where="step_reversal_gap")
         for flag in ("contention_free", "probe_hint", "full_reseed"):
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"must be true or false, got {getattr(self, flag)!r}", where=flag)
@@ -388,12 +395,17 @@ class Plan:
             )
         return self
 
-    def probe_rows(self, *, stepping: bool, first: bool, repeat: bool = False) -> tuple[bool, bool]:
+    def probe_rows(self, *, stepping: bool, first: bool, repeat: bool = False, gap: int = 0) -> tuple[bool, bool]:
         """Whether a probe carries the time-reversal row and the pricing rows: the step probe
-        (``stepping``) never the reversal row; ``first``: the first probe at the floor;
-        ``repeat``: a probe at the floor asking what an undecided step probe asked."""
-        marked = first or (repeat and self.probe_reversal == "repeats")
-        reversal = not stepping and (self.probe_reversal == "all" or (self.probe_reversal != "none" and marked))
+        (``stepping``) only where ``gap`` (the best schedule's slots above the floor) reaches
+        ``step_reversal_gap``; ``first``: the first probe at the floor; ``repeat``: a probe at
+        the floor asking what an undecided step probe asked."""
+        if stepping:
+            wide = self.step_reversal_gap is not None and gap >= self.step_reversal_gap
+            reversal = wide and self.probe_reversal != "none"
+        else:
+            marked = first or (repeat and self.probe_reversal == "repeats")
+            reversal = self.probe_reversal == "all" or (self.probe_reversal != "none" and marked)
         pricing = self.probe_pricing == "all" or (self.probe_pricing == "floor" and not stepping)
         return reversal, pricing
 

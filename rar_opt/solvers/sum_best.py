@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -22,9 +21,6 @@ SUM_POLICIES = ("sjf-bco", "ff", "ls", "consolidate", "online-sf", "online-ff")
 
 SPAN_POLICIES = ("lpt", "pack")
 """Added under a makespan cap: they find the short makespans the cap is taken from."""
-
-QUICK: dict[str, dict[str, Any]] = {"pack": {"iterations": 0, "lanes": 0.0}}
-"""A policy's options here: pack's construction only (as in the makespan's heuristics phase)."""
 
 
 @dataclass
@@ -72,7 +68,7 @@ def sum_of(instance: Instance, schedule: Schedule, objective: str) -> tuple[int,
 
 def capped(instance: Instance, objective: str, best: Best, heuristics: PhaseRecord, cap: int) -> Best:
     """The heuristics' schedules offered again under the makespan cap."""
-    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms import QUICK, run_policy
 
     kept = Best(cap=cap, shortest=best.shortest)
     for name in heuristics.tried or {}:
@@ -85,7 +81,7 @@ def heuristics(instance: Instance, objective: str, best: Best, policies: tuple[s
     """Each of ``policies`` once (pack's construction only), its schedule offered to
     ``best``; the phase's record with every policy's sum (None where the checker refused
     its schedule). A stop request ends the phase once a schedule is kept."""
-    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms import QUICK, run_policy
 
     began, tried = time.perf_counter(), {}
     for name in policies:

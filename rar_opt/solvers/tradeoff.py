@@ -49,7 +49,7 @@ from rar_opt.solvers.decompose import AUTO, run_plan
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish, read_back
 from rar_opt.solvers.status import Status
-from rar_opt.solvers.sum_best import QUICK, SPAN_POLICIES, SUM_POLICIES, sum_of
+from rar_opt.solvers.sum_best import SPAN_POLICIES, SUM_POLICIES, sum_of
 from rar_opt.solvers.sum_bounds import why_no_model
 from rar_opt.solvers.sums import (
     ALONE_SHARE,
@@ -143,7 +143,7 @@ def solve_span_within(
 
 def _heuristics(instance: Instance, budget: Budget, factor: float, start: Schedule | None) -> tuple[_Run, int]:
     """Phase 1: the reference flow time, the cap, and the first incumbent."""
-    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms import QUICK, run_policy
 
     began = time.perf_counter()
     found: dict[str, tuple[Schedule, tuple[int, int] | None]] = {}

@@ -26,7 +26,7 @@ from rar_opt.instance import Instance
 from rar_opt.schedule import Schedule
 from rar_opt.solvers.backend import RawOutcome
 from rar_opt.solvers.budget import Budget
-from rar_opt.solvers.phases import HEURISTICS_GRACE, QUICK
+from rar_opt.solvers.phases import HEURISTICS_GRACE
 from rar_opt.solvers.record import PhaseKind, PhaseRecord, SolveRecord
 from rar_opt.solvers.result import SolveResult, finish
 from rar_opt.solvers.status import Status
@@ -180,7 +180,7 @@ def best_start(
     policy's value (None where its schedule does not fit). Like that phase, it keeps
     running past a spent limit for :data:`~.phases.HEURISTICS_GRACE` seconds, so that a
     limit eaten by the start-up still leaves a start."""
-    from rar_opt.algorithms import run_policy
+    from rar_opt.algorithms import QUICK, run_policy
 
     began = time.perf_counter()
     best, best_value = None, None

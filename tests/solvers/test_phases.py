@@ -534,6 +534,35 @@ def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_sta
     assert seen[0][2] == pytest.approx(0.15 * 100.0, rel=0.02)
 
 
+@pytest.mark.parametrize(("gap", "row"), [(3, True), (2, True), (4, False), (None, False)])
+def test_a_wide_gap_gives_the_step_probe_the_reversal_row(
+    wait_beats_start: Instance, monkeypatch, gap: int | None, row: bool
+) -> None:
+    # floor 3, schedule 6: the best schedule is three slots above the floor, so the step
+    # probe at 4 carries the row exactly when Plan.step_reversal_gap is at most 3
+    import rar_opt.solvers.phases as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["reversal"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    plan = dataclasses.replace(AUTO, step_reversal_gap=gap)
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        best.raise_bound(found.record.lower_bound())
+    assert seen[0] == (4, row) and seen[1:] == [(5, True)] and best.floor == 6
+
+
+@pytest.mark.parametrize("gap", [1, 0, 2.5, True, "3"])
+def test_a_step_reversal_gap_must_be_two_slots_or_more(gap) -> None:
+    with pytest.raises(InputError, match="step_reversal_gap"):
+        dataclasses.replace(AUTO, step_reversal_gap=gap)
+
+
 def test_an_undecided_probe_at_the_floor_is_asked_again_with_the_next_seed(
     wait_beats_start: Instance, monkeypatch
 ) -> None:

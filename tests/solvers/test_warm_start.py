@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rar_opt import Instance, Schedule
-from rar_opt.algorithms import run_policy
+from rar_opt.algorithms import QUICK, run_policy
 from rar_opt.check import check
 from rar_opt.formulations import compact_start
 from rar_opt.instances.generate import generate
@@ -18,7 +18,6 @@ from rar_opt.instances.library import load_instance
 from rar_opt.solvers import BACKENDS, Capabilities, RawOutcome, SolveOptions, Status, solve
 from rar_opt.solvers.appsi_highs import AppsiHighs
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import QUICK
 from rar_opt.solvers.plan import AUTO
 from rar_opt.solvers.record import PhaseKind
 from rar_opt.solvers.result import gap
