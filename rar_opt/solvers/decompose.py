@@ -60,7 +60,8 @@ from rar_opt.solvers.backend import RawOutcome, SolveOptions
 from rar_opt.solvers.budget import Budget
 from rar_opt.solvers.context import Context, Found, Incumbent, Phase
 from rar_opt.solvers.cpsat import Cpsat
-from rar_opt.solvers.phases import PHASES, bins_answers, full_model, restricted, search
+from rar_opt.solvers.floor_asks import bins_answers
+from rar_opt.solvers.phases import PHASES, full_model, restricted, search
 from rar_opt.solvers.plan import AUTO, DECOMPOSE, PLANS, Plan
 from rar_opt.support.processes import stop_requested
 from rar_opt.support.progress import report_search as report
@@ -438,7 +439,7 @@ def gpu_bins_bound(
     instance: Instance, floor: int, *, time_limit: float = 10.0, seed: int = 0, threads: int = 1
 ) -> BinsBound:
     """The GPU-bins phase alone (docs/exactness.md, "GPU bins with servers"): the relaxation
-    asked at ``floor``, then one slot higher while it refutes (:func:`.phases.bins_answers`,
+    asked at ``floor``, then one slot higher while it refutes (:func:`.floor_asks.bins_answers`,
     up to the horizon), within ``time_limit`` seconds in all. A model over its size guard is
     not built (``note`` says so)."""
     budget = Budget.start(time_limit, threads, seed)

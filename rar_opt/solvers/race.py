@@ -32,7 +32,8 @@ from dataclasses import replace
 from rar_opt.solvers.backend import MIN_SOLVER_SECONDS
 from rar_opt.solvers.budget import run_seed
 from rar_opt.solvers.context import Context, Found, Incumbent
-from rar_opt.solvers.phases import ask_probe, restriction_by, restriction_fits
+from rar_opt.solvers.floor_asks import ask_probe
+from rar_opt.solvers.phases import restriction_by, restriction_fits
 from rar_opt.solvers.plan import race_entry
 from rar_opt.solvers.record import PhaseKind, PhaseRecord
 from rar_opt.solvers.status import Status

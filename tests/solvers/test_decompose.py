@@ -345,7 +345,7 @@ def test_a_probe_that_finds_a_schedule_at_the_floor_proves_it(wait_beats_start: 
 def test_an_undecided_or_failed_probe_leaves_the_proof_to_the_full_model(
     wait_beats_start: Instance, monkeypatch, caplog, answer: str
 ) -> None:
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
     from rar_opt.solvers.probe import Probe, ProbeRecord
 
     def stuck(instance, makespan, **_):

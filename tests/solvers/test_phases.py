@@ -145,15 +145,15 @@ def test_the_probe_phase_raises_the_floor_while_it_refutes(wait_beats_start: Ins
 def test_which_probes_carry_the_reversal_and_pricing_rows(wait_beats_start: Instance, monkeypatch) -> None:
     # the reversal row never goes on the step probe (it asks with slack); the pricing rows go
     # where Plan.probe_pricing says: every probe ("all", auto's), the probes at the floor, none
-    from rar_opt.solvers import phases
+    from rar_opt.solvers import floor_asks
 
-    real, asked = phases.probe, []
+    real, asked = floor_asks.probe, []
 
     def recording(inst, makespan, **kwargs):
         asked.append((makespan, kwargs["reversal"], kwargs["pricing"]))
         return real(inst, makespan, **kwargs)
 
-    monkeypatch.setattr(phases, "probe", recording)
+    monkeypatch.setattr(floor_asks, "probe", recording)
     assert AUTO.probe_pricing == "all"
     for pricing, on_step in (("floor", False), ("all", True), ("none", False)):
         asked.clear()
@@ -398,7 +398,7 @@ def test_an_undecided_gpu_bins_phase_ends_the_stage(wait_beats_start: Instance) 
 def test_the_plan_says_which_probes_carry_the_reversal_row(
     wait_beats_start: Instance, monkeypatch, choice, rows
 ) -> None:
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -422,7 +422,7 @@ def test_the_last_open_question_gets_the_last_probe_share(
     # floor 5: with the best schedule at 6 the probe at 5 is all that is left to ask and
     # may use last_probe_share of the time left (never less than its stage's share); at 7
     # it gets the probe stage's share, as without the knob
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     seen: list[float] = []
 
@@ -446,7 +446,7 @@ def test_a_decisive_step_probe_gets_its_share(
     # floor 5: with the best schedule at 7 the step probe at 6 decides whether 7 is optimal
     # and may use decisive_step_share of the time left (never less than step_probe_share);
     # at 8 it asks with slack and gets step_probe_share, as without the knob
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     seen: list[tuple[int, float]] = []
 
@@ -464,7 +464,7 @@ def test_a_decisive_step_probe_gets_its_share(
 @pytest.mark.parametrize("search", ["no-lp", "no-lp-dff"])
 def test_the_probes_search_as_the_plan_says(wait_beats_start: Instance, monkeypatch, search: str) -> None:
     # every probe of the stage (the step probe and the floor's) runs the plan's probe_search
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -494,7 +494,7 @@ def test_a_repeated_question_carries_the_reversal_row_under_repeats(
     # floor 3, schedule 6 (the optimum): the step probe at 4 is made undecided, the probe at 3
     # refutes, and the probe at 4 asks the step probe's question again: with "repeats" it
     # carries the row; the probe at 5 is a new question and does not
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -517,7 +517,7 @@ def test_a_repeated_question_carries_the_reversal_row_under_repeats(
 def test_the_step_probe_carries_no_reversal_row_and_its_own_share(wait_beats_start: Instance, monkeypatch) -> None:
     # floor 3, schedule 6: the step probe at 4 (15% of the time left, no reversal row: it
     # looks for a schedule), then the floor's probes, the first of them with the row
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -540,7 +540,7 @@ def test_a_wide_gap_gives_the_step_probe_the_reversal_row(
 ) -> None:
     # floor 3, schedule 6: the best schedule is three slots above the floor, so the step
     # probe at 4 carries the row exactly when Plan.step_reversal_gap is at most 3
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -569,7 +569,7 @@ def test_an_undecided_probe_at_the_floor_is_asked_again_with_the_next_seed(
     # Plan.probe_restart_seconds: the probe at the floor 5 is undecided twice (the spy says
     # so), then refutes 5; each ask gets at most the restart's seconds, the next CP-SAT seed
     # and the same rows, all within the time the first ask had; then 6 is asked afresh
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     real, seen = module.probe, []
 
@@ -772,7 +772,7 @@ def test_the_bins_follow_an_undecided_step_probe(
     # answer at 3 is a relaxed solution (the floor stands); a refutation (stood in for) raises
     # the floor to 4, where the probes go on. Without the share, or after a step probe that
     # decided, no bins run inside the probe stage.
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
     from rar_opt.solvers.backend import RawOutcome
 
     real_probe, real_bins = module.probe, module.bins_answers
@@ -830,7 +830,7 @@ def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: I
 @pytest.mark.parametrize(("cap", "most"), [(None, 25.0), (2.0, 2.0), (40.0, 25.0)])
 def test_the_bins_stage_lasts_at_most_its_seconds(wait_beats_start: Instance, monkeypatch, cap, most) -> None:
     # Plan.bins_seconds cuts the stage's share of the time left (a quarter of 100 s here)
-    import rar_opt.solvers.phases as module
+    import rar_opt.solvers.floor_asks as module
 
     limits: list[float] = []
 

@@ -14,7 +14,7 @@ import pytest
 from rar_opt import Instance
 from rar_opt.check import check
 from rar_opt.errors import InputError
-from rar_opt.solvers import Budget, PhaseKind, Status, phases
+from rar_opt.solvers import Budget, PhaseKind, Status, floor_asks
 from rar_opt.solvers import race as module
 from rar_opt.solvers.backend import RawOutcome
 from rar_opt.solvers.budget import run_seed
@@ -124,7 +124,7 @@ def _undecided(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, float]]:
         time.sleep(min(budget.limit, 0.03))
         return RawOutcome(status=Status.NO_SOLUTION, termination="UNKNOWN"), None, None, 0.03
 
-    monkeypatch.setattr(phases, "probe", probe)
+    monkeypatch.setattr(floor_asks, "probe", probe)
     monkeypatch.setattr(module, "restriction_by", restriction_by)
     return log
 
