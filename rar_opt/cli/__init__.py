@@ -38,7 +38,7 @@ from rar_opt.errors import InputError, ParameterError
 from rar_opt.support.processes import SecondSignal, command_began, graceful_stops, stop_requested
 from rar_opt.support.provenance import full_version
 
-COMMAND_MODULES = ("instances", "exact", "bounds", "sweeps", "study", "variants")
+COMMAND_MODULES = ("instances", "exact", "compare", "bounds", "sweeps", "study", "variants")
 """The modules of this package that register commands, in the order ``--help`` lists them."""
 
 COMMANDS = {
@@ -50,7 +50,7 @@ COMMANDS = {
     "solve": "exact",
     "probe": "exact",
     "export": "exact",
-    "compare": "exact",
+    "compare": "compare",
     "bounds": "bounds",
     "experiment": "sweeps",
     "study": "study",
