@@ -449,6 +449,9 @@ VARIANTS = {
         # above the floor: there the step probe's question was a no or undecided in every
         # 24-unit run (2026-12-07, thirty-eighth session)
         dataclasses.replace(AUTO, name="auto-wide-step-row", step_reversal_gap=5),
+        # the GPU bins at the new floor after the step probe's no, within 15% of the time left,
+        # before the probes at the floor (2026-12-07, thirty-eighth session)
+        dataclasses.replace(AUTO, name="auto-step-no-bins", refuted_step_bins_share=0.15),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(

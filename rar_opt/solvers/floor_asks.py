@@ -99,7 +99,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ``probe_restart_seconds``, a probe at the floor still undecided after that many seconds
     is asked again with the next CP-SAT seed, within the time the first ask had. With its
     ``step_bins_share``, an undecided step probe is followed by the GPU bins at the floor
-    (:func:`gpu_bins`' answers, within that share of the time left) before the probe at the floor."""
+    (:func:`gpu_bins`' answers, within that share of the time left) before the probe at the
+    floor; with its ``refuted_step_bins_share``, a step probe's no is followed by the bins at
+    the new floor in the same way."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
@@ -137,9 +139,11 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             return
         if stepping:
             unsettled = asked if status == Status.NO_SOLUTION else None
-            bins = ctx.plan.step_bins_share
-            if status == Status.NO_SOLUTION and bins is not None and stop_requested() is None:
-                yield from _bins(ctx, best, bins)  # undecided: perhaps the bins refute the floor quickly
+            # undecided, or refuted: perhaps the bins refute the (new) floor quickly
+            bins = {Status.NO_SOLUTION: ctx.plan.step_bins_share, Status.INFEASIBLE: ctx.plan.refuted_step_bins_share}
+            share = bins.get(status)
+            if share is not None and stop_requested() is None:
+                yield from _bins(ctx, best, share)
             continue  # whatever it said, the probes go on at the floor
         again = None
         if status == Status.NO_SOLUTION and restart is not None and stop_requested() is None:

@@ -96,6 +96,11 @@ class Plan:
     # probes too), the GPU bins at the floor within this share of the time left before the
     # probe at L: a quick refutation raises the floor without the probe's wait; None: no bins there
     step_bins_share: float | None = None
+    # when that step probe says no (the floor rises to L + 2), the GPU bins at the new floor
+    # within this share of the time left before the probes at the floor: where the probes'
+    # refutations are slow the bins' are often quick, and where the bins cannot refute they
+    # mostly find a relaxed packing at once; None: no bins there
+    refuted_step_bins_share: float | None = None
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
@@ -228,6 +233,8 @@ class Plan:
             shares["decisive_step_share"] = self.decisive_step_share
         if self.step_bins_share is not None:
             shares["step_bins_share"] = self.step_bins_share
+        if self.refuted_step_bins_share is not None:
+            shares["refuted_step_bins_share"] = self.refuted_step_bins_share
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         if self.fitting_improve_share is not None:

@@ -812,6 +812,45 @@ def test_the_bins_follow_an_undecided_step_probe(
     assert best.closed and best.floor == 6
 
 
+@pytest.mark.parametrize(("share", "refute"), [(0.1, False), (0.1, True), (None, False)])
+def test_the_bins_follow_a_step_probe_that_says_no(
+    wait_beats_start: Instance, monkeypatch, share, refute: bool
+) -> None:
+    # Plan.refuted_step_bins_share: floor 3, schedule 6; the step probe at 4 says no (its real
+    # answer: the optimum is 6), so the floor is 5 and the GPU bins ask there before the probe
+    # at 5. A refutation (stood in for) raises the floor to 6, which closes the run with no
+    # probe at the floor; without the share no bins run inside the probe stage.
+    import rar_opt.solvers.floor_asks as module
+    from rar_opt.solvers.backend import RawOutcome
+
+    real_bins = module.bins_answers
+
+    def bins(inst, floor, top, stage, symmetry=True):
+        if refute:
+            yield floor, RawOutcome(Status.INFEASIBLE), 0.1
+            return
+        yield from real_bins(inst, floor, top, stage, symmetry)
+
+    monkeypatch.setattr(module, "bins_answers", bins)
+    plan = dataclasses.replace(AUTO, step_probe_share=0.15, refuted_step_bins_share=share)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    seen = []
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        seen.append((found.record.kind, found.record.asked, found.record.status))
+        best.raise_bound(found.record.lower_bound())
+        best.phases.append(found.record)
+    assert seen[0] == (PhaseKind.PROBE, 4, Status.INFEASIBLE)
+    if share is None:
+        assert [s[0] for s in seen] == [PhaseKind.PROBE, PhaseKind.PROBE] and seen[1][1] == 5
+    elif refute:
+        assert seen[1:] == [(PhaseKind.BINS, 5, Status.INFEASIBLE)]
+    else:
+        assert seen[1][:2] == (PhaseKind.BINS, 5) and seen[1][2] != Status.INFEASIBLE
+        assert seen[2][:2] == (PhaseKind.PROBE, 5)
+    assert best.closed and best.floor == 6
+
+
 def test_the_bins_stage_skips_a_floor_the_bins_left_standing(wait_beats_start: Instance) -> None:
     # the bins after the step probe asked at 3 and found a relaxed solution: the stage does
     # not ask at 3 again; at another floor it does
