@@ -39,6 +39,7 @@ from rar_opt.solvers.status import Status
 from rar_opt.solvers.sum_best import SUM_POLICIES
 from rar_opt.solvers.sums import SUM_OBJECTIVES, check_factor, solve_sum
 from rar_opt.solvers.tradeoff import solve_span_within
+from rar_opt.solvers.verify import distrust_bound, verify
 from rar_opt.solvers.warm import best_start, keep_start, policy_start, start_only, stopped_in_build
 from rar_opt.support.checks import is_finite
 from rar_opt.support.processes import TimeUp, alarm_at
@@ -401,12 +402,17 @@ def solve_formulation(instance: Instance, name: str, request: Request, budget: B
     result = finish(instance, form, model, raw, record=record, build_s=build_s, wall_s=0.0)
     del model  # freeing a large model takes a while: inside the measured (and limited) time
     if not engine.capabilities.certified:  # first: its bound is then recorded apart, whatever follows
-        result = _distrust_bound(result)
+        result = distrust_bound(result)
     # a checked start the solver did not better (or never reached) is the incumbent, whatever the exit
     result = keep_start(instance, form, result, start, objective, options["horizon"])
     if not engine.capabilities.certified and result.status in (Status.OPTIMAL, Status.INFEASIBLE):
-        result = _verify(instance, result, budget)
+        result = verify(instance, result, budget, _compact)
     return dataclasses.replace(result, wall_s=budget.elapsed())
+
+
+def _compact(instance: Instance, horizon: int, budget: Budget) -> SolveResult:
+    """The compact MILP over ``horizon`` on its default backend (HiGHS): the check of a claim."""
+    return solve_formulation(instance, "compact", Request(options={"horizon": horizon}), budget)
 
 
 def missing_backend(method: str, backend: str | None = None) -> str | None:
@@ -517,60 +523,6 @@ def _add_floor(model: Any, lower_bound: float) -> None:
         model.floor = pyo.Constraint(expr=model.obj.expr >= floor, doc="a proven lower bound on the makespan")
     else:
         model.model.add(model.makespan >= floor)
-
-
-def _distrust_bound(result: SolveResult) -> SolveResult:
-    """An uncertified backend's result with its own bound moved out of ``bound`` (which holds
-    proven bounds only) into the record's ``solver_bound``: studies and ratios take
-    ``bound`` as a proof, and SCIP has been wrong on the non-convex model (docs/exactness.md).
-    A check by the compact MILP (:func:`_verify`) may then prove a bound of its own."""
-    if result.bound is None:
-        return result
-    record = dataclasses.replace(result.record, solver_bound=result.bound)
-    return restamp(result, record=record, bound=None)
-
-
-def _verify(instance: Instance, claim: SolveResult, budget: Budget) -> SolveResult:
-    """Check an uncertified "optimal" or "infeasible" with the compact MILP and HiGHS over the
-    same horizon and objective, in the time left; what cannot be checked is ``unverified``."""
-    horizon = claim.options["horizon"]
-    said = f"{claim.solver.get('name', 'the solver')} said {claim.status}"
-    try:
-        request = Request(options={"horizon": horizon})
-        check_run = solve_formulation(instance, "compact", request, dataclasses.replace(budget.share(1.0), threads=1))
-    except InputError as exc:  # too large for the compact MILP
-        return _relabel(claim, Status.UNVERIFIED, f"{claim.status} not verified: {exc.message}", None)
-    if check_run.status == Status.INFEASIBLE:
-        if claim.status == Status.INFEASIBLE:
-            return _relabel(claim, Status.INFEASIBLE, f"{said}; confirmed by the compact MILP (HiGHS)", check_run)
-        return _relabel(claim, Status.ERROR, f"{said} with a schedule, but the compact MILP proves none", check_run)
-    if check_run.status != Status.OPTIMAL or check_run.makespan is None:
-        return _relabel(claim, Status.UNVERIFIED, f"{said}; the compact MILP check ended {check_run.status}", check_run)
-    best = check_run.makespan
-    if claim.status == Status.INFEASIBLE:
-        message = f"{said}, wrongly: the compact MILP finds a schedule of makespan {best} within horizon {horizon}"
-        return _relabel(claim, Status.NO_SOLUTION, message, check_run)
-    if claim.makespan == best:
-        return _relabel(claim, Status.OPTIMAL, f"{said}; confirmed by the compact MILP (HiGHS): {best}", check_run)
-    message = f"{said} at {claim.makespan}, wrongly: the compact MILP proves the optimum {best}"
-    return _relabel(claim, Status.FEASIBLE, message, check_run)
-
-
-def _relabel(claim: SolveResult, status: Status, message: str, check_run: SolveResult | None) -> SolveResult:
-    """The claim with our verdict; its bound is the check's proof when it has one, else None
-    (the claim's own bound was set apart by :func:`_distrust_bound`)."""
-    record = dataclasses.replace(
-        claim.record, verification=True, verified_by=None if check_run is None else "compact+highs"
-    )
-    proved = check_run is not None and check_run.status == Status.OPTIMAL and status != Status.INFEASIBLE
-    bound = check_run.objective if proved and check_run is not None else None
-    return restamp(
-        claim,
-        status=status,
-        record=record,
-        bound=bound,
-        message="; ".join(m for m in (claim.message, message) if m),
-    )
 
 
 def solve_model(
