@@ -102,7 +102,7 @@ class AppsiHighs:
             _configure(highs, options, limit)
             if options.warm_start:
                 opt._warm_start()  # the model's values as a MIP start (appsi's own hand-over)
-            run = _Run(highs, options.deadline)
+            run = HighsRun(highs, options.deadline)
             if not run.finished():  # still running past the grace: leave it, keep what it announced
                 return _left_running(opt, model, run, options, solver, handoff_s=run.began - began)
             if run.error is not None:
@@ -212,7 +212,7 @@ def _incumbent(highs: Any, bound: float | None) -> tuple[float | None, float | N
         return None, bound
 
 
-class _Run:
+class HighsRun:
     """One HiGHS run in a thread of its own, watched by the calling thread.
 
     Its callbacks (HiGHS calls them from its thread, taking the interpreter lock for each)
@@ -350,7 +350,7 @@ def _not_started(
 
 
 def _left_running(
-    opt: Any, model: pyo.ConcreteModel, run: _Run, options: SolveOptions, solver: dict[str, Any], handoff_s: float
+    opt: Any, model: pyo.ConcreteModel, run: HighsRun, options: SolveOptions, solver: dict[str, Any], handoff_s: float
 ) -> RawOutcome:
     """The outcome of a run that did not stop within the grace after the deadline (or a stop
     request): the last improving solution HiGHS announced, loaded into the model, else the

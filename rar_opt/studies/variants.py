@@ -178,13 +178,13 @@ def root_bound(model: pyo.Block, *, time_limit: float | None = None, seed: int =
 
     Our solver layer's options have no node limit, so the model is handed to HiGHS here,
     with the backend's thread count (1) and seed; the run itself is the backend's
-    (:class:`rar_opt.solvers.appsi_highs._Run`), so that a stop request (Ctrl-C, SIGTERM)
+    (:class:`rar_opt.solvers.appsi_highs.HighsRun`), so that a stop request (Ctrl-C, SIGTERM)
     interrupts it at HiGHS' next callback, as it does any other HiGHS solve, and does not
     wait for the root node or ``time_limit`` to end. A stopped run gives the bound it had
     reached (None before any); the caller labels the row ``interrupted``."""
     from pyomo.contrib.appsi.solvers import Highs
 
-    from rar_opt.solvers.appsi_highs import _Run, settle_abandoned
+    from rar_opt.solvers.appsi_highs import HighsRun, settle_abandoned
 
     if stop_requested() is not None:  # a signal came before: no solve is started after it
         return None
@@ -196,13 +196,13 @@ def root_bound(model: pyo.Block, *, time_limit: float | None = None, seed: int =
         if not settle_abandoned(deadline):  # an earlier HiGHS, asked to stop, still running
             return None
         highs: Any = opt._solver_model
-        options: dict[str, Any] = {"output_flag": True, "log_to_console": False}  # the log goes to _Run's logger
+        options: dict[str, Any] = {"output_flag": True, "log_to_console": False}  # the log goes to HighsRun's logger
         options.update(mip_max_nodes=1, threads=1, random_seed=int(seed))
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
         for key, value in options.items():
             highs.setOptionValue(key, value)
-        run = _Run(highs, deadline)
+        run = HighsRun(highs, deadline)
         if not run.finished():  # left to end in its thread: the bound it last announced
             bound = run.bound
         elif run.error is not None:
