@@ -150,8 +150,10 @@ def emit_simulation(
 
         checks = check_sjf_bco_claims(instance, res.makespan, run, lower_bound=lower_bounds(instance).best)
         out["claims"] = [asdict(c) for c in checks]
-    if as_json:
-        emit_json({**out, **(record or {})})
+    if as_json:  # a result record, so it names the code that computed it, as every JSON output does
+        from rar_opt.support.provenance import provenance
+
+        emit_json({**out, **(record or {}), "provenance": provenance()})
     else:
         shown = ("instance", *(extra or {}), "feasible", "makespan", "avg_jct", "avg_flow", "min_jct", "max_jct")
         emit_table([(k, out[k]) for k in shown if k in out])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rar_opt
-from rar_opt import Instance, Schedule
+from rar_opt import Instance, Schedule, __version__
 from rar_opt.algorithms import POLICIES
 from rar_opt.gpu_ids import assign_gpu_ids
 from rar_opt.instances.generate import tiny
@@ -27,6 +27,7 @@ def test_simulate_reports_the_reference_completion(cli_files: dict[str, Path]) -
     assert data["feasible"] and data["violations"] == []
     assert data["completion"] == ref and data["makespan"] == max(ref) and data["min_jct"] == min(ref)
     assert data["avg_jct"] == pytest.approx(sum(ref) / len(ref))
+    assert data["provenance"]["rar-opt"] == __version__  # a result record names the code that computed it
     table = run("simulate", str(cli_files["inst"]), str(cli_files["good"]))
     assert table.returncode == 0 and "makespan" in table.stdout and str(max(ref)) in table.stdout
 
