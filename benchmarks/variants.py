@@ -452,6 +452,10 @@ VARIANTS = {
         # the GPU bins at the new floor after the step probe's no, within 15% of the time left,
         # before the probes at the floor (2026-12-07, thirty-eighth session)
         dataclasses.replace(AUTO, name="auto-step-no-bins", refuted_step_bins_share=0.15),
+        # the same with a quarter of the time left (the bins' own stage share), and with the
+        # reversal row on a wide gap's step probe as well (2026-12-07, thirty-eighth session)
+        dataclasses.replace(AUTO, name="auto-step-no-bins-25", refuted_step_bins_share=0.25),
+        dataclasses.replace(AUTO, name="auto-wide-row-no-bins", step_reversal_gap=5, refuted_step_bins_share=0.25),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(
