@@ -166,7 +166,10 @@ def _measure(spec: Any, inst: Instance, time_limit: float, seed: int) -> Any:
     signum = stop_requested()
     if signum is None:
         return row
-    said = f"; it had ended {row.status}" + (f": {row.message}" if row.message else "")
+    if row.status == INTERRUPTED:  # the run saw the signal itself, and says where it stopped
+        said = f": {row.message}" if row.message else ""
+    else:
+        said = f"; it had ended {row.status}" + (f": {row.message}" if row.message else "")
     return dataclasses.replace(row, status=INTERRUPTED, message=f"stopped by {signal.Signals(signum).name}{said}")
 
 
