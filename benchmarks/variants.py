@@ -456,6 +456,9 @@ VARIANTS = {
         # reversal row on a wide gap's step probe as well (2026-12-07, thirty-eighth session)
         dataclasses.replace(AUTO, name="auto-step-no-bins-25", refuted_step_bins_share=0.25),
         dataclasses.replace(AUTO, name="auto-wide-row-no-bins", step_reversal_gap=5, refuted_step_bins_share=0.25),
+        # a probe after a no may use half of all the time left, past the probes' stage
+        # (Plan.probe_momentum; 2026-12-07, thirty-eighth session)
+        dataclasses.replace(AUTO, name="auto-momentum", probe_momentum=0.5),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(

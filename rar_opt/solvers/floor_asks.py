@@ -101,15 +101,18 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     ``step_bins_share``, an undecided step probe is followed by the GPU bins at the floor
     (:func:`gpu_bins`' answers, within that share of the time left) before the probe at the
     floor; with its ``refuted_step_bins_share``, a step probe's no is followed by the bins at
-    the new floor in the same way."""
+    the new floor in the same way. With its ``probe_momentum``, a probe that follows a no may
+    use that share of all the time left, past the end of the stage."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
     stage = ctx.budget.share(ctx.plan.probe_share)
     first, step, restart = True, ctx.plan.step_probe_share, ctx.budget.per_seconds(ctx.plan.probe_restart_seconds)
     again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)
     unsettled: int | None = None  # the slot an undecided step probe asked about (without the reversal row)
+    momentum, refuted = ctx.plan.probe_momentum, False  # refuted: the last probe said no
     while best.span is not None and best.floor is not None and best.floor < best.span:
-        if again is None and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
+        carried = momentum is not None and refuted  # a no just raised the floor (Plan.probe_momentum)
+        if again is None and not carried and (stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS):
             return
         asked, began = best.floor, ctx.budget.now()
         limit = stage.left() or 0.0
@@ -124,6 +127,8 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
             limit = again[1] - began
         elif ctx.plan.last_probe_share is not None and best.span == asked + 1:
             limit = max(limit, ctx.plan.last_probe_share * (ctx.budget.left() or 0.0))
+        if carried and momentum is not None and not stepping and again is None:
+            limit = max(limit, momentum * (ctx.budget.left() or 0.0))
         attempt, until = again if again is not None else (0, began + limit)
         if restart is not None and not stepping:
             limit = min(limit, restart)
@@ -135,6 +140,7 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
         )
         yield found
         status = found.record.status
+        refuted = status == Status.INFEASIBLE
         if status == Status.ERROR:
             return
         if stepping:

@@ -101,6 +101,10 @@ class Plan:
     # refutations are slow the bins' are often quick, and where the bins cannot refute they
     # mostly find a relaxed packing at once; None: no bins there
     refuted_step_bins_share: float | None = None
+    # a probe at the floor that follows a no (the floor has just risen) may use this share of
+    # all the time left, past the end of the probes' stage: probes that refute one slot after
+    # another are the stage that makes progress; None: the stage's share alone
+    probe_momentum: float | None = None
     # after the probes: the GPU-bins relaxation (rar_opt.formulations.gpubins) at the floor
     # while it refutes it, within this share of the time left; None: left out
     bins_share: float | None = None
@@ -235,6 +239,8 @@ class Plan:
             shares["step_bins_share"] = self.step_bins_share
         if self.refuted_step_bins_share is not None:
             shares["refuted_step_bins_share"] = self.refuted_step_bins_share
+        if self.probe_momentum is not None:
+            shares["probe_momentum"] = self.probe_momentum
         if self.improve_share is not None:
             shares["improve_share"] = self.improve_share
         if self.fitting_improve_share is not None:

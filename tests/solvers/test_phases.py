@@ -557,6 +557,34 @@ def test_a_wide_gap_gives_the_step_probe_the_reversal_row(
     assert seen[0] == (4, row) and seen[1:] == [(5, True)] and best.floor == 6
 
 
+@pytest.mark.parametrize("momentum", [0.5, None])
+def test_a_probe_after_a_no_may_go_past_the_stage_under_momentum(
+    wait_beats_start: Instance, monkeypatch, momentum: float | None
+) -> None:
+    # floor 3, schedule 6, a probe stage of 2% of 100 s: the probe at 3 says no; with
+    # Plan.probe_momentum the probe at 4 may use half of all the time left, past the stage's
+    # end; without it, what is left of the stage's 2 s at most
+    import rar_opt.solvers.floor_asks as module
+
+    real, seen = module.probe, []
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs["time_limit"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "probe", spy)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    plan = dataclasses.replace(AUTO, probe_share=0.02, step_probe_share=None, probe_momentum=momentum)
+    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
+        best.raise_bound(found.record.lower_bound())
+    assert [h for h, _ in seen][:2] == [3, 4]
+    if momentum is None:
+        assert seen[0][1] <= 2.0 + 1e-6 and seen[1][1] < 2.0
+    else:
+        assert seen[1][1] > 40.0  # half of the ~99 s left, not the stage's remnant
+
+
 @pytest.mark.parametrize("gap", [1, 0, 2.5, True, "3"])
 def test_a_step_reversal_gap_must_be_two_slots_or_more(gap) -> None:
     with pytest.raises(InputError, match="step_reversal_gap"):
