@@ -460,6 +460,10 @@ VARIANTS = {
         # (Plan.probe_momentum; 2026-12-07, thirty-eighth session)
         dataclasses.replace(AUTO, name="auto-momentum", probe_momentum=0.5),
         dataclasses.replace(AUTO, name="auto-wide-row-momentum", step_reversal_gap=5, probe_momentum=0.5),
+        # the three together (2026-12-07, thirty-eighth session)
+        dataclasses.replace(
+            AUTO, name="auto-next", step_reversal_gap=5, probe_momentum=0.5, refuted_step_bins_share=0.25
+        ),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(
