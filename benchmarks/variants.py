@@ -20,8 +20,13 @@ from rar_opt.solvers.plan import (
     TIMED_IMPROVERS,
 )
 
+BEFORE_MOMENTUM = dataclasses.replace(AUTO, name="auto-no-momentum", probe_momentum=None)
+"""``auto``'s plan before a probe after a no could run past the probes' stage (2026-12-07,
+thirty-eighth session; ``Plan.probe_momentum``): every variant below is built from it, so
+that it still runs as it was measured."""
+
 BEFORE_RACE = dataclasses.replace(
-    AUTO,
+    BEFORE_MOMENTUM,
     name="auto-before-race",
     large_stages=("full", "bins", "probe", "full"),
     large_bins_seconds=None,
@@ -339,7 +344,7 @@ VARIANTS = {
         # then gets what is left), in 8-s or 7-s slices (2026-12-06, thirtieth session)
         *(
             dataclasses.replace(
-                AUTO,
+                BEFORE_MOMENTUM,
                 name=name,
                 race_entries=("cfree:no-lp", "modes:no-probing", "modes:default"),
                 race_slice_seconds=slice_seconds,
@@ -351,7 +356,7 @@ VARIANTS = {
         # then has none) (2026-12-06, thirtieth session)
         # (the race's entries and slices as measured, so that a later change of auto's leaves it be)
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-race-more",
             large_early_full_share=0.2,
             race_share=1.0,
@@ -361,7 +366,7 @@ VARIANTS = {
         # the probe (the full model at the floor, the only entry that can meet an optimum that
         # needs contention) in the race, second or last (2026-12-07, thirty-first session)
         *(
-            dataclasses.replace(AUTO, name=name, race_entries=entries, race_slice_seconds=8.0)
+            dataclasses.replace(BEFORE_MOMENTUM, name=name, race_entries=entries, race_slice_seconds=8.0)
             for name, entries in (
                 ("auto-race-probe-2nd", ("cfree:no-lp", "probe", "modes:no-probing", "modes:default")),
                 ("auto-race-probe-last", ("cfree:no-lp", "modes:no-probing", "modes:default", "probe")),
@@ -371,12 +376,12 @@ VARIANTS = {
         # floor, the full model) from 20 jobs on: at 20 x 8 x 120 the misses under 24 units
         # of work end with the probes' questions undecided and the full model short of time
         # (2026-12-07, thirty-third session)
-        dataclasses.replace(AUTO, name="auto-large-from-20", large_jobs=20),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-large-from-20", large_jobs=20),
         # from 20 jobs on, no race (the misses there are on the bound side, where the race's
         # restrictions cannot answer no): the GPU bins (at most 8 s) then the full model, or
         # the early full model, the bins and the full model again (2026-12-07, thirty-third session)
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-20-bins-full",
             large_jobs=20,
             large_stages=("bins", "full"),
@@ -384,7 +389,7 @@ VARIANTS = {
             large_bins_seconds=8.0,
         ),
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-20-full-bins-full",
             large_jobs=20,
             large_stages=("full", "bins", "full"),
@@ -392,17 +397,19 @@ VARIANTS = {
         ),
         # auto-20-bins-full below 24 jobs, written as Plan's middle tier (from 24 jobs on the
         # plan stays auto's); at 20 x 8 x 120 the same runs, unit for unit
-        dataclasses.replace(AUTO, name="auto-mid-bins-full", mid_jobs=20, mid_bins_seconds=8.0),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-mid-bins-full", mid_jobs=20, mid_bins_seconds=8.0),
         # below 24 jobs the GPU bins (at most 8 s) before the probes: on tiny-16x8x100-s5 the probe
         # at 56 is undecided for 17 s and the bins left after it refute 56 but not 57 in their
         # share (2026-12-07, thirty-third session)
-        dataclasses.replace(AUTO, name="auto-bins-first", stages=("bins", "probe", "search", "full"), bins_seconds=8.0),
+        dataclasses.replace(
+            BEFORE_MOMENTUM, name="auto-bins-first", stages=("bins", "probe", "search", "full"), bins_seconds=8.0
+        ),
         # the same order from 20 jobs on only, as Plan's middle tier (which also runs the counted
         # searches first): at 20 x 8 x 120 the probes at the floor of heavy-20x8x120-s0 are
         # undecided for about 65 s where the bins after them refute it in 3-6 s (2026-12-07,
         # thirty-fourth session)
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-mid-bins-probe",
             mid_jobs=20,
             mid_stages=("bins", "probe", "search", "full"),
@@ -410,27 +417,29 @@ VARIANTS = {
         ),
         # from 20 jobs on, the counted searches first (Plan's middle tier), then auto's stages
         # as they are: the control of auto-mid-decisive (2026-12-07, thirty-sixth session)
-        dataclasses.replace(AUTO, name="auto-mid-searches-first", mid_jobs=20, mid_stages=AUTO.stages),
+        dataclasses.replace(
+            BEFORE_MOMENTUM, name="auto-mid-searches-first", mid_jobs=20, mid_stages=BEFORE_MOMENTUM.stages
+        ),
         # the same, and the step probe at L + 1 gets 90% of the time left when the best schedule
         # ends at L + 2, where its no proves that schedule optimal: on heavy-20x8x120-s5 (optimum
         # 55) the probe at 54 alone refutes it in 31-54 s, where auto asks at 54 for 9 s, then
         # at 53; measured, the searches end there at 57 with four seeds of five, and the rule
         # costs heavy-20x8x120-s0 its proofs (2026-12-07, thirty-sixth session; not kept)
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-mid-decisive",
             mid_jobs=20,
-            mid_stages=AUTO.stages,
+            mid_stages=BEFORE_MOMENTUM.stages,
             decisive_step_share=0.9,
         ),
         # the probes with CP-SAT's overload checker on energies scaled by dual-feasible
         # functions (the search "no-lp-dff"): the probes at 53 and 54 of heavy-20x8x120-s5
         # refuted in 12-20 s where no-lp takes 27-56 s (2026-12-07, thirty-seventh session)
         # (measured with the reversal row on the first probe only, as auto was then)
-        dataclasses.replace(AUTO, name="auto-probe-dff", probe_search="no-lp-dff", probe_reversal="first"),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-probe-dff", probe_search="no-lp-dff", probe_reversal="first"),
         # the same check in the full model too
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM,
             name="auto-dff",
             probe_search="no-lp-dff",
             probe_reversal="first",
@@ -441,33 +450,39 @@ VARIANTS = {
         # undecided for 35-47 s without the row, and refuted in 11-13 s with it (2026-12-07,
         # thirty-seventh session)
         # (auto's own setting since; measured against auto-first-row below)
-        dataclasses.replace(AUTO, name="auto-repeats", probe_reversal="repeats"),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-repeats", probe_reversal="repeats"),
         # auto before the rule above was kept (2026-12-07, thirty-seventh session): the row on
         # the first probe at the floor only
-        dataclasses.replace(AUTO, name="auto-first-row", probe_reversal="first"),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-first-row", probe_reversal="first"),
         # the reversal row on the step probe too where the best schedule ends five or more slots
         # above the floor: there the step probe's question was a no or undecided in every
         # 24-unit run (2026-12-07, thirty-eighth session)
-        dataclasses.replace(AUTO, name="auto-wide-step-row", step_reversal_gap=5),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-wide-step-row", step_reversal_gap=5),
         # the GPU bins at the new floor after the step probe's no, within 15% of the time left,
         # before the probes at the floor (2026-12-07, thirty-eighth session)
-        dataclasses.replace(AUTO, name="auto-step-no-bins", refuted_step_bins_share=0.15),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-step-no-bins", refuted_step_bins_share=0.15),
         # the same with a quarter of the time left (the bins' own stage share), and with the
         # reversal row on a wide gap's step probe as well (2026-12-07, thirty-eighth session)
-        dataclasses.replace(AUTO, name="auto-step-no-bins-25", refuted_step_bins_share=0.25),
-        dataclasses.replace(AUTO, name="auto-wide-row-no-bins", step_reversal_gap=5, refuted_step_bins_share=0.25),
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-step-no-bins-25", refuted_step_bins_share=0.25),
+        dataclasses.replace(
+            BEFORE_MOMENTUM, name="auto-wide-row-no-bins", step_reversal_gap=5, refuted_step_bins_share=0.25
+        ),
         # a probe after a no may use half of all the time left, past the probes' stage
-        # (Plan.probe_momentum; 2026-12-07, thirty-eighth session)
-        dataclasses.replace(AUTO, name="auto-momentum", probe_momentum=0.5),
-        dataclasses.replace(AUTO, name="auto-wide-row-momentum", step_reversal_gap=5, probe_momentum=0.5),
+        # (Plan.probe_momentum; 2026-12-07, thirty-eighth session; auto's own setting since,
+        # measured against auto-no-momentum)
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-momentum", probe_momentum=0.5),
+        BEFORE_MOMENTUM,
+        dataclasses.replace(BEFORE_MOMENTUM, name="auto-wide-row-momentum", step_reversal_gap=5, probe_momentum=0.5),
         # the three together (2026-12-07, thirty-eighth session)
         dataclasses.replace(
-            AUTO, name="auto-next", step_reversal_gap=5, probe_momentum=0.5, refuted_step_bins_share=0.25
+            BEFORE_MOMENTUM, name="auto-next", step_reversal_gap=5, probe_momentum=0.5, refuted_step_bins_share=0.25
         ),
         # both changes together, in the probes only and in the full model too (measured, not kept)
-        dataclasses.replace(AUTO, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"),
         dataclasses.replace(
-            AUTO,
+            BEFORE_MOMENTUM, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"
+        ),
+        dataclasses.replace(
+            BEFORE_MOMENTUM,
             name="auto-dff-repeats",
             probe_reversal="repeats",
             probe_search="no-lp-dff",

@@ -481,6 +481,7 @@ AUTO = Plan(
     full_searches=(("no-lp", 1.0),),
     probe_share=0.5,
     probe_reversal="repeats",
+    probe_momentum=0.5,
     last_probe_share=0.9,
     step_probe_share=0.15,
     bins_share=0.25,
