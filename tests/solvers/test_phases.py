@@ -178,6 +178,29 @@ def _restriction_schedule(inst: Instance):
     return found.schedule, found.span
 
 
+def _bins_standing_in(real_bins, refute: bool):
+    """The GPU bins' answers as they are, or a refutation of the floor standing in for them."""
+
+    def bins(inst, floor, top, stage, symmetry=True):
+        if refute:
+            yield floor, RawOutcome(Status.INFEASIBLE), 0.1
+            return
+        yield from real_bins(inst, floor, top, stage, symmetry)
+
+    return bins
+
+
+def _probe_stage(inst: Instance, plan, best: Incumbent) -> list[tuple]:
+    """The probe stage run to its end, its answers applied as ``decompose`` applies them:
+    (kind, slot asked, status) of each."""
+    seen = []
+    for found in PHASES[PhaseKind.PROBE](_context(inst, plan, limit=100.0), best):
+        seen.append((found.record.kind, found.record.asked, found.record.status))
+        best.raise_bound(found.record.lower_bound())
+        best.phases.append(found.record)
+    return seen
+
+
 def test_the_record_keeps_the_json_keys_of_earlier_versions() -> None:
     phases = (
         PhaseRecord(PhaseKind.RELAXATION, Status.OPTIMAL, 3.0, 3.0, 0.12345),
@@ -801,7 +824,6 @@ def test_the_bins_follow_an_undecided_step_probe(
     # the floor to 4, where the probes go on. Without the share, or after a step probe that
     # decided, no bins run inside the probe stage.
     import rar_opt.solvers.floor_asks as module
-    from rar_opt.solvers.backend import RawOutcome
 
     real_probe, real_bins = module.probe, module.bins_answers
     asks: list[int] = []
@@ -814,22 +836,12 @@ def test_the_bins_follow_an_undecided_step_probe(
                                        lower_bound=None)  # fmt: skip
         return answer
 
-    def bins(inst, floor, top, stage, symmetry=True):
-        if refute:
-            yield floor, RawOutcome(Status.INFEASIBLE), 0.1
-            return
-        yield from real_bins(inst, floor, top, stage, symmetry)
-
     monkeypatch.setattr(module, "probe", spy)
-    monkeypatch.setattr(module, "bins_answers", bins)
+    monkeypatch.setattr(module, "bins_answers", _bins_standing_in(real_bins, refute))
     plan = dataclasses.replace(AUTO, step_probe_share=0.15, step_bins_share=share)
     best = Incumbent(bound=3.0)
     best.offer(*_restriction_schedule(wait_beats_start), "restriction")
-    seen = []
-    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
-        seen.append((found.record.kind, found.record.asked, found.record.status))
-        best.raise_bound(found.record.lower_bound())
-        best.phases.append(found.record)
+    seen = _probe_stage(wait_beats_start, plan, best)
     bins_seen = [s for s in seen if s[0] == PhaseKind.BINS]
     if share is None or step_decides:
         assert bins_seen == []
@@ -849,25 +861,12 @@ def test_the_bins_follow_a_step_probe_that_says_no(
     # at 5. A refutation (stood in for) raises the floor to 6, which closes the run with no
     # probe at the floor; without the share no bins run inside the probe stage.
     import rar_opt.solvers.floor_asks as module
-    from rar_opt.solvers.backend import RawOutcome
 
-    real_bins = module.bins_answers
-
-    def bins(inst, floor, top, stage, symmetry=True):
-        if refute:
-            yield floor, RawOutcome(Status.INFEASIBLE), 0.1
-            return
-        yield from real_bins(inst, floor, top, stage, symmetry)
-
-    monkeypatch.setattr(module, "bins_answers", bins)
+    monkeypatch.setattr(module, "bins_answers", _bins_standing_in(module.bins_answers, refute))
     plan = dataclasses.replace(AUTO, step_probe_share=0.15, refuted_step_bins_share=share)
     best = Incumbent(bound=3.0)
     best.offer(*_restriction_schedule(wait_beats_start), "restriction")
-    seen = []
-    for found in PHASES[PhaseKind.PROBE](_context(wait_beats_start, plan, limit=100.0), best):
-        seen.append((found.record.kind, found.record.asked, found.record.status))
-        best.raise_bound(found.record.lower_bound())
-        best.phases.append(found.record)
+    seen = _probe_stage(wait_beats_start, plan, best)
     assert seen[0] == (PhaseKind.PROBE, 4, Status.INFEASIBLE)
     if share is None:
         assert [s[0] for s in seen] == [PhaseKind.PROBE, PhaseKind.PROBE] and seen[1][1] == 5
