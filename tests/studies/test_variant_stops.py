@@ -46,7 +46,9 @@ def test_the_root_bound_stops_at_a_stop_request(clean_stops: None) -> None:
         timer.cancel()
     ended = time.perf_counter()
     assert asked, "the root bound ended before the stop request: the test needs a slower model"
-    assert ended - asked[0] < 5.0, ended - asked[0]
+    # well before the 40-s limit that ends the root work otherwise; not tighter, since the
+    # callbacks' pace follows the machine's load (9.7 s once with four other solvers running)
+    assert ended - asked[0] < 20.0, ended - asked[0]
     assert bound is None or bound <= 58 + 1e-6  # whatever it reached is still a lower bound (OPT 58)
 
 
