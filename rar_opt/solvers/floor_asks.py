@@ -68,7 +68,8 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
 
 def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
     """The GPU bins at the floor while they refute it, within ``share`` of the time left
-    (the stage :func:`gpu_bins`, or the bins after an undecided step probe in :func:`probes`)."""
+    (the stage :func:`gpu_bins`, or the bins after a step probe that was undecided or said no,
+    in :func:`probes`)."""
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
     cap, left = ctx.budget.per_seconds(ctx.plan.bins_seconds), ctx.budget.left()
