@@ -477,6 +477,10 @@ VARIANTS = {
         dataclasses.replace(
             BEFORE_MOMENTUM, name="auto-next", step_reversal_gap=5, probe_momentum=0.5, refuted_step_bins_share=0.25
         ),
+        # the GPU bins after a refutation without the cap of twice its seconds on the next slot
+        # (Plan.bins_growth None), and with eight times (2026-12-07, thirty-ninth session)
+        dataclasses.replace(AUTO, name="auto-bins-uncapped", bins_growth=None),
+        dataclasses.replace(AUTO, name="auto-bins-growth-8", bins_growth=8.0),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(
             BEFORE_MOMENTUM, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"

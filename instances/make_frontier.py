@@ -77,6 +77,11 @@ NEXT = [
     # the 16 x 8 x 100 instance of seeds 3-6 that auto proves with no CP-SAT seed under 24 units
     # (frontier-2026-12-07-work-24-fresh-12-16.json); issue 33 names it (optimum 58)
     ("tiny", 16, 8, 100, 5),
+    # and of seeds 11-20, held out while the plan was tuned on seeds 0-10: the two that auto
+    # proves with no CP-SAT seed 0-4 under 24 units (frontier-2026-12-07-work-24-heldout-wide.json),
+    # added 2026-12-07 (thirty-ninth session)
+    ("heavy", 20, 8, 120, 16),
+    ("heavy", 20, 8, 120, 20),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")

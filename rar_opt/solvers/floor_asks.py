@@ -29,20 +29,23 @@ log = logging.getLogger(__name__)
 
 
 def bins_answers(
-    instance: Instance, floor: int, top: int, stage: Budget, symmetry: bool = True
+    instance: Instance, floor: int, top: int, stage: Budget, symmetry: bool = True, growth: float | None = 2.0
 ) -> Iterator[tuple[int, RawOutcome, float]]:
     """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) asked at ``floor``,
     then one slot higher while it refutes, below ``top``, within ``stage``: each slot
     asked, CP-SAT's answer and its seconds. After a refutation the next slot gets at most
-    twice the seconds that the refutation took: a slot higher leaves more room, and what
-    comes after needs the time more than an undecided answer."""
+    ``growth`` times the seconds that the refutation took (None: what is left of the
+    stage): a slot higher leaves more room, and what comes after needs the time more than
+    an undecided answer."""
     asked, last = floor, None
     while asked < top:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
             return
         began, spent = time.perf_counter(), stage.now()
         model = gpubins.build(instance, gpubins.Options(makespan=asked, symmetry=symmetry))
-        budget = stage if last is None else stage.share(min(1.0, 2 * last / (stage.left() or 1.0)))
+        budget = stage
+        if last is not None and growth is not None:  # the slot after a refutation (Plan.bins_growth)
+            budget = stage.share(min(1.0, growth * last / (stage.left() or 1.0)))
         raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
         seconds = time.perf_counter() - began
         yield asked, raw, seconds
@@ -76,7 +79,8 @@ def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
     if cap is not None and left is not None and left * share > cap:  # Plan.bins_seconds
         share = cap / left
     stage = ctx.budget.share(share)
-    for asked, raw, seconds in bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry):
+    answers = bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry, ctx.plan.bins_growth)
+    for asked, raw, seconds in answers:
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
         record = PhaseRecord(PhaseKind.BINS, status, bound=asked + 1 if refuted else None, seconds=seconds, asked=asked)

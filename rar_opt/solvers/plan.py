@@ -111,6 +111,10 @@ class Plan:
     # the bins' stage lasts at most this many seconds (None: its share alone): where the
     # bins refute, they do so quickly, and an undecided wait takes time from the probes
     bins_seconds: float | None = None
+    # after the bins refute a slot, the next slot may take at most this many times the seconds
+    # of that refutation (None: what is left of the bins' stage); auto's 2.0 is the rule the bins
+    # began with (a wider one measured and not kept: docs/exactness-log.md, "The bins' growth")
+    bins_growth: float | None = 2.0
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
     # "all", "first" (the first probe of the stage, at the structural floor), "repeats" (the
     # first, and a probe at the floor that asks again what an undecided step probe asked
@@ -271,6 +275,9 @@ class Plan:
         for where, share in shares.items():
             if not is_real(share) or not 0 < share <= 1:
                 raise InputError(f"a share of the time left must be in (0, 1], got {share!r}", where=where)
+        growth = self.bins_growth
+        if growth is not None and (not is_real(growth) or not 1 <= growth < float("inf")):
+            raise InputError(f"must be a number of 1 or more, or None, got {growth!r}", where="bins_growth")
         rounds = self.search_rounds
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise InputError(f"must be a positive number of rounds, got {rounds!r}", where="search_rounds")

@@ -181,11 +181,11 @@ def _restriction_schedule(inst: Instance):
 def _bins_standing_in(real_bins, refute: bool):
     """The GPU bins' answers as they are, or a refutation of the floor standing in for them."""
 
-    def bins(inst, floor, top, stage, symmetry=True):
+    def bins(inst, floor, top, stage, symmetry=True, growth=2.0):
         if refute:
             yield floor, RawOutcome(Status.INFEASIBLE), 0.1
             return
-        yield from real_bins(inst, floor, top, stage, symmetry)
+        yield from real_bins(inst, floor, top, stage, symmetry, growth)
 
     return bins
 
@@ -404,6 +404,33 @@ def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
     # left out without a time limit, or by a plan without a share
     assert list(PHASES[PhaseKind.BINS](_context(inst, limit=None), best)) == []
     assert list(PHASES[PhaseKind.BINS](_context(inst, DECOMPOSE), best)) == []
+
+
+@pytest.mark.parametrize("growth", [2.0, 8.0, None])
+def test_the_slot_after_a_refutation_gets_the_bins_growth(monkeypatch, growth) -> None:
+    # Plan.bins_growth: after a refutation that took 1 s the next slot may take growth x 1 s,
+    # or what is left of the stage (None); the answers here stand in for CP-SAT's
+    import rar_opt.solvers.floor_asks as module
+
+    limits: list[float] = []
+
+    class Refuting:
+        def solve(self, model, options):
+            limits.append(options.time_limit)
+            clock[0] += 1.0  # each answer takes one second of the stage's clock
+            return RawOutcome(Status.INFEASIBLE)
+
+    clock = [0.0]
+    monkeypatch.setattr(module, "Cpsat", Refuting)
+    monkeypatch.setattr(module.gpubins, "build", lambda instance, options: None)
+    stage = Budget(limit=40.0, began=0.0)
+    monkeypatch.setattr(Budget, "now", lambda self: clock[0])
+    inst = Instance.read(instance_path("wait-beats-start"))
+    answers = list(module.bins_answers(inst, 3, 6, stage, growth=growth))
+    assert [a for a, _, _ in answers] == [3, 4, 5]  # each refuted, up to the slot below the top
+    assert limits[0] == pytest.approx(40.0, abs=1.0)  # the first ask has the whole stage
+    for k, limit in enumerate(limits[1:], start=1):  # later ones: growth x 1 s, or the stage's rest
+        assert limit == pytest.approx(40.0 - k if growth is None else growth, abs=0.6)
 
 
 def test_an_undecided_gpu_bins_phase_ends_the_stage(wait_beats_start: Instance) -> None:
@@ -900,7 +927,7 @@ def test_the_bins_stage_lasts_at_most_its_seconds(wait_beats_start: Instance, mo
 
     limits: list[float] = []
 
-    def spy(instance, floor, top, stage, symmetry=True):
+    def spy(instance, floor, top, stage, symmetry=True, growth=2.0):
         limits.append(stage.limit)
         return iter(())
 
