@@ -29,8 +29,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[0],
         metavar="K",
-        help="the seeds of the generated instances (and of the seeded policies), each once: the sweep runs on "
-        "one instance per seed and the summary averages over them (default 0)",
+        help="the seeds of the generated instances (and of the seeded policies and the bounds' solvers), each "
+        "once, 0..2**31-1: the sweep runs on one instance per seed and the summary averages over them (default 0)",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="local Dask worker processes (default 1: serial)")

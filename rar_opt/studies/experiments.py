@@ -55,7 +55,7 @@ from typing import Any
 
 from rar_opt.errors import InputError, ParameterError
 from rar_opt.studies.executors import make_executor
-from rar_opt.support.checks import is_real, repeated
+from rar_opt.support.checks import SOLVER_MAX_SEED, is_real, repeated, seed_problem
 from rar_opt.support.processes import Interrupted, check_stop
 
 log = logging.getLogger(__name__)
@@ -306,6 +306,10 @@ def run_experiment(
         raise InputError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})", where="experiment")
     if not seeds or any(s < 0 for s in seeds):
         raise ParameterError("needs one or more non-negative seeds", where="seeds")
+    # an instance's seed is also its seeded policies' and its bounds' solvers': their range, checked before any run
+    for seed in seeds:
+        if problem := seed_problem(seed, SOLVER_MAX_SEED):
+            raise ParameterError(problem, where="seeds")
     if twice := repeated(seeds):  # one instance twice would weigh twice in every mean
         raise ParameterError(f"seed(s) {', '.join(map(str, twice))} given twice: each counts once", where="seeds")
     for count, value in (("jobs", jobs), ("workers", workers)):

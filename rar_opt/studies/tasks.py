@@ -45,6 +45,7 @@ from rar_opt.shares import realized_shares
 from rar_opt.simulate import simulate
 from rar_opt.studies.evaluation import Evaluation
 from rar_opt.studies.evaluation import evaluate as shared_evaluate
+from rar_opt.support.checks import SOLVER_MAX_SEED
 from rar_opt.support.jsonio import canonical
 from rar_opt.support.provenance import versions_and_revision as versions
 
@@ -148,6 +149,12 @@ def instance_of(inputs: dict[str, Any]) -> Instance:
     )
 
 
+def solver_seed(seed: int) -> int:
+    """The seed a task's seeded policies and solvers get: its instance seed folded into their
+    range 0..2**31-1 (the generators take seeds up to 2**63-1; below 2**31 the two are equal)."""
+    return seed % (SOLVER_MAX_SEED + 1)
+
+
 def run_task(inputs: dict[str, Any]) -> TaskResult:
     """Evaluate one task (a pure function of ``inputs``; only the timing varies)."""
     began = time.perf_counter()
@@ -158,7 +165,7 @@ def run_task(inputs: dict[str, Any]) -> TaskResult:
             tuple(inputs["policies"]),
             inputs["method"],
             float(inputs["time_limit"]),
-            int(inputs["seed"]),
+            solver_seed(int(inputs["seed"])),
             flow=inputs["task"] == "generated",  # every family: without releases the flow time is the total
         )
     except InputError as exc:  # the method refuses this instance: say which one, and with which method

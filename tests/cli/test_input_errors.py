@@ -183,6 +183,17 @@ def test_a_seed_preset_or_instance_given_twice_is_refused(capsys) -> None:
     assert "given twice" in capsys.readouterr().err
 
 
+def test_an_experiment_seed_past_the_solvers_range_is_refused_before_any_run(capsys, monkeypatch) -> None:
+    # a seed is also the seeded policies' and the bounds' solvers' seed (0..2**31-1): checked
+    # before the first run, not after the runs of the seeds before it
+    import rar_opt.studies.experiments as experiments
+    from rar_opt.cli import main
+
+    monkeypatch.setattr(experiments, "make_executor", lambda **_: pytest.fail("a run started"))
+    assert main(["experiment", "policies", "--seeds", "0", str(2**31), "--jobs", "10"]) == 2
+    assert "error: --seeds: must be an integer in 0..2147483647, got 2147483648" in capsys.readouterr().err
+
+
 def test_a_missing_path_to_a_bundled_name_says_the_name(tmp_path, monkeypatch, capsys) -> None:
     # outside a checkout, models/compact-makespan.json is no file; the bundled spec is compact-makespan
     from rar_opt.cli import main

@@ -57,6 +57,21 @@ def test_ratios_are_at_least_one_against_a_proven_optimum(seed: int) -> None:
         assert any(c["claim"] == "theorem5" and c["holds"] for c in out["claims"])
 
 
+@pytest.mark.parametrize("seed", [2**31 - 1, 2**31, 2**63 - 1])
+def test_a_task_takes_every_seed_the_generator_takes(seed: int) -> None:
+    # the generators take seeds up to 2**63-1, the seeded policies and the solvers up to
+    # 2**31-1: a task gives them its instance seed folded into their range (solver_seed)
+    inputs = generated_inputs(
+        "tiny", seed, jobs=3, servers=2, preset=None, policies=("rand", "pack"), method=exact_method(), time_limit=5.0
+    )
+    out = run_task(inputs).outputs
+    inst = tiny(seed, jobs=3, servers=2)
+    assert out["instance"] == inst.name and out["proven"]
+    folded = seed % 2**31
+    for name, row in out["policies"].items():
+        assert row["makespan"] == check(inst, run_policy(inst, name, seed=folded).schedule).result.makespan
+
+
 def _schedule(out):
     from rar_opt import Schedule
 
