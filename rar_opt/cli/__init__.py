@@ -173,7 +173,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     if isinstance(parser, Parser) and _command(argv) in COMMANDS:
         parser.command = _command_words(parser, argv)
-    args = parser.parse_args(argv)
+    try:
+        with guarded_stdout():  # --help writes to the standard output too: a failed write is told
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as done:
+                if done.code in (0, None):  # the help was printed: it must reach its file
+                    sys.stdout.flush()
+                raise
+    except StdoutFailed as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INPUT
     # a closed pipe (``rar-opt ... | head``) ends the command quietly, as for any Unix tool,
     # even when a solver is writing from its own thread
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # kept after main returns: the exit's flush too

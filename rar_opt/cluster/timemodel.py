@@ -231,15 +231,19 @@ class TimeModel:
         if layout is not None:
             self._init_levels(layout)
         frac = (a.gpus - 1) / a.gpus
-        # ring exchange volume 2 m (G-1)/G, divided by the bottleneck bandwidth per slot
-        self.ring_volume = 2.0 * a.grad_size * frac
-        # placement-independent part: reduction compute + forward + backward
-        self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
-        # iterations per slot of every job on one server, where no contention reaches it:
-        # the rates below read it instead of evaluating (8)-(9) again at every event; the
-        # same operations as tau / tau_at_bandwidth at n = 1, so the same floats
-        tau_one = self.ring_volume / np.full(len(a.gpus), self._b_intra) + self.fixed_time + self._xi2 * 1.0
-        self.phi_one_server = _readonly(robust_floor_inverse(tau_one))
+        # finite inputs whose products overflow (a gradient of 1e308) give inf here, which the
+        # instance's check then names as a job whose iteration exceeds a slot; numpy's own
+        # warning would only repeat that, on stderr, with a source line
+        with np.errstate(over="ignore"):
+            # ring exchange volume 2 m (G-1)/G, divided by the bottleneck bandwidth per slot
+            self.ring_volume = 2.0 * a.grad_size * frac
+            # placement-independent part: reduction compute + forward + backward
+            self.fixed_time = a.grad_size * frac / c.reduce_speed + a.fwd_time * a.batch_size + a.bwd_time
+            # iterations per slot of every job on one server, where no contention reaches it:
+            # the rates below read it instead of evaluating (8)-(9) again at every event; the
+            # same operations as tau / tau_at_bandwidth at n = 1, so the same floats
+            tau_one = self.ring_volume / np.full(len(a.gpus), self._b_intra) + self.fixed_time + self._xi2 * 1.0
+            self.phi_one_server = _readonly(robust_floor_inverse(tau_one))
 
     def _init_levels(self, lay: LinkLayout) -> None:
         """Contention levels of a topology (docs/model.md section 3.8).

@@ -85,9 +85,8 @@ class ProbeRecord:
             "cpsat_parameters": dict(self.cpsat_parameters),
             "versions": self.versions,
             "solver": self.solver,
+            "model_size": self.model_size or None,  # null: no model was built (the longest job answered)
         }
-        if self.model_size:
-            out["model_size"] = self.model_size
         return out
 
 

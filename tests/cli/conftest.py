@@ -41,6 +41,9 @@ def cli_files(tmp_path_factory) -> dict[str, Path]:
     bad("too_large", mutated(lambda d: d["jobs"][0].update(gpus=9)))
     bad("stalling", mutated(lambda d: d["jobs"][0].update(bwd_time=2.0)))
     bad("short_horizon", mutated(lambda d: d.update(horizon=1)))
+    bad("overflowing", mutated(lambda d: d["jobs"][0].update(grad_size=1e308)))  # finite, its products are not
+    bad("float_version", mutated(lambda d: d.update(version=1.0)))
+    bad("string_version", mutated(lambda d: d.update(version="1")))
     other = good.to_dict()
     other["instance"] = "some-other-instance"
     bad("other_instance", other)

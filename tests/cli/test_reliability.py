@@ -147,7 +147,9 @@ def test_a_full_standard_output_is_one_line_and_exit_2(buffered: bool) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     if not buffered:
         env["PYTHONUNBUFFERED"] = "1"
-    for args in (["schedule", str(TINY), "--json"], ["schedule", str(TINY)], ["--version"]):
+    # --help too: argparse prints it and exits 0, which a lost help once did silently
+    commands = (["schedule", str(TINY), "--json"], ["schedule", str(TINY)], ["--version"], ["--help"], ["solve", "-h"])
+    for args in commands:
         with open("/dev/full", "w") as full:
             out = subprocess.run(
                 [sys.executable, "-m", "rar_opt", *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env

@@ -106,6 +106,7 @@ def test_below_the_longest_job_no_solve_is_needed() -> None:
     longest = int(inst.bounds.rho_min.max())
     answer = probe(inst, 3)
     assert (answer.status, answer.termination, answer.lower_bound) == (Status.INFEASIBLE, "longest job", longest)
+    assert answer.summary()["model_size"] is None  # every answer has the key (docs/formats.md): no model here
 
 
 def test_a_probe_out_of_time_is_undecided() -> None:
