@@ -20,7 +20,12 @@ from rar_opt.solvers.plan import (
     TIMED_IMPROVERS,
 )
 
-BEFORE_MOMENTUM = dataclasses.replace(AUTO, name="auto-no-momentum", probe_momentum=None)
+BEFORE_UNCAPPED = dataclasses.replace(AUTO, name="auto-bins-capped", bins_growth=2.0)
+"""``auto``'s plan before the GPU bins' next slot after a refutation could use what is left
+of their stage (2026-12-07, thirty-ninth session; ``Plan.bins_growth``): at most twice the
+refutation's seconds."""
+
+BEFORE_MOMENTUM = dataclasses.replace(BEFORE_UNCAPPED, name="auto-no-momentum", probe_momentum=None)
 """``auto``'s plan before a probe after a no could run past the probes' stage (2026-12-07,
 thirty-eighth session; ``Plan.probe_momentum``): every variant below is built from it, so
 that it still runs as it was measured."""
@@ -477,10 +482,11 @@ VARIANTS = {
         dataclasses.replace(
             BEFORE_MOMENTUM, name="auto-next", step_reversal_gap=5, probe_momentum=0.5, refuted_step_bins_share=0.25
         ),
-        # the GPU bins after a refutation without the cap of twice its seconds on the next slot
-        # (Plan.bins_growth None), and with eight times (2026-12-07, thirty-ninth session)
-        dataclasses.replace(AUTO, name="auto-bins-uncapped", bins_growth=None),
-        dataclasses.replace(AUTO, name="auto-bins-growth-8", bins_growth=8.0),
+        # the GPU bins' next slot after a refutation with what is left of their stage, not twice
+        # the refutation's seconds (Plan.bins_growth None; 2026-12-07, thirty-ninth session; auto's
+        # own setting since, measured against auto-bins-capped)
+        dataclasses.replace(BEFORE_UNCAPPED, name="auto-bins-uncapped", bins_growth=None),
+        BEFORE_UNCAPPED,
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(
             BEFORE_MOMENTUM, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"

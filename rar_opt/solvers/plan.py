@@ -112,8 +112,8 @@ class Plan:
     # bins refute, they do so quickly, and an undecided wait takes time from the probes
     bins_seconds: float | None = None
     # after the bins refute a slot, the next slot may take at most this many times the seconds
-    # of that refutation (None: what is left of the bins' stage); auto's 2.0 is the rule the bins
-    # began with (a wider one measured and not kept: docs/exactness-log.md, "The bins' growth")
+    # of that refutation; None: what is left of the bins' stage (auto's: a refutation often
+    # takes several times the one before, docs/exactness.md, "GPU bins with servers")
     bins_growth: float | None = 2.0
     # which probes carry the time-reversal row (rar_opt.formulations.symmetry.add_reversal):
     # "all", "first" (the first probe of the stage, at the structural floor), "repeats" (the
@@ -492,6 +492,7 @@ AUTO = Plan(
     last_probe_share=0.9,
     step_probe_share=0.15,
     bins_share=0.25,
+    bins_growth=None,
     stages=("probe", "bins", "search", "full"),
     searchers=BACKFILL_SEARCHERS,
     search_share=0.25,

@@ -388,11 +388,12 @@ def test_a_full_model_that_cannot_be_built_in_time_is_not_started() -> None:
 
 def test_the_gpu_bins_phase_raises_the_floor_where_the_floors_stop() -> None:
     # heavy-20x8x120-s0: the floors say 57, the optimum is 58 (instances/frontier); the
-    # relaxation refutes 57, then has at most twice those seconds for 58, which it cannot refute
+    # relaxation refutes 57, then (with the growth cap of 2, auto's before the thirty-ninth
+    # session) has at most twice those seconds for 58, which it cannot refute
     inst = Instance.read(instance_path("heavy-20x8x120-s0"))
     assert inst.meta["known_optimum"] == 58  # the record the numbers below rest on
     best = Incumbent(span=60, bound=57.0)
-    plan = dataclasses.replace(AUTO, bins_share=1.0)
+    plan = dataclasses.replace(AUTO, bins_share=1.0, bins_growth=2.0)
     answers = []
     for found in PHASES[PhaseKind.BINS](_context(inst, plan, limit=120.0), best):  # the loop's part
         answers.append(found.record)
@@ -431,6 +432,24 @@ def test_the_slot_after_a_refutation_gets_the_bins_growth(monkeypatch, growth) -
     assert limits[0] == pytest.approx(40.0, abs=1.0)  # the first ask has the whole stage
     for k, limit in enumerate(limits[1:], start=1):  # later ones: growth x 1 s, or the stage's rest
         assert limit == pytest.approx(40.0 - k if growth is None else growth, abs=0.6)
+
+
+@pytest.mark.parametrize("growth", [None, 2.0])
+def test_the_bins_stage_passes_the_plans_growth(wait_beats_start: Instance, monkeypatch, growth) -> None:
+    # auto's bins_growth is None (the next slot may use the rest of the stage); a plan's own reaches the bins
+    import rar_opt.solvers.floor_asks as module
+
+    seen: list[float | None] = []
+
+    def spy(instance, floor, top, stage, symmetry=True, growth=2.0):
+        seen.append(growth)
+        return iter(())
+
+    monkeypatch.setattr(module, "bins_answers", spy)
+    assert AUTO.bins_growth is None
+    plan = dataclasses.replace(AUTO, bins_growth=growth)
+    list(PHASES[PhaseKind.BINS](_context(wait_beats_start, plan, limit=100.0), Incumbent(span=6, bound=3.0)))
+    assert seen == [growth]
 
 
 def test_an_undecided_gpu_bins_phase_ends_the_stage(wait_beats_start: Instance) -> None:
