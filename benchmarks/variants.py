@@ -487,6 +487,10 @@ VARIANTS = {
         # own setting since, measured against auto-bins-capped)
         dataclasses.replace(BEFORE_UNCAPPED, name="auto-bins-uncapped", bins_growth=None),
         BEFORE_UNCAPPED,
+        # the GPU bins before the probes, the first ask within 4 s (1.6 units of work), the next
+        # ones while they refute within the bins' share (Plan.opening_bins_seconds; 2026-12-07,
+        # thirty-ninth session)
+        dataclasses.replace(AUTO, name="auto-opening-bins", opening_bins_seconds=4.0),
         # both changes together, in the probes only and in the full model too (measured, not kept)
         dataclasses.replace(
             BEFORE_MOMENTUM, name="auto-probe-dff-repeats", probe_reversal="repeats", probe_search="no-lp-dff"

@@ -29,14 +29,21 @@ log = logging.getLogger(__name__)
 
 
 def bins_answers(
-    instance: Instance, floor: int, top: int, stage: Budget, symmetry: bool = True, growth: float | None = 2.0
+    instance: Instance,
+    floor: int,
+    top: int,
+    stage: Budget,
+    symmetry: bool = True,
+    growth: float | None = 2.0,
+    opening: float | None = None,
 ) -> Iterator[tuple[int, RawOutcome, float]]:
     """The GPU-bins relaxation (:mod:`rar_opt.formulations.gpubins`) asked at ``floor``,
     then one slot higher while it refutes, below ``top``, within ``stage``: each slot
     asked, CP-SAT's answer and its seconds. After a refutation the next slot gets at most
     ``growth`` times the seconds that the refutation took (None: what is left of the
     stage): a slot higher leaves more room, and what comes after needs the time more than
-    an undecided answer."""
+    an undecided answer. With ``opening`` (on the stage's clock), the first ask gets at most
+    that much: where the bins refute at all, the first refutation is quick."""
     asked, last = floor, None
     while asked < top:
         if stage.expired() or (stage.left() or 0.0) <= MIN_SOLVER_SECONDS or stop_requested() is not None:
@@ -44,6 +51,8 @@ def bins_answers(
         began, spent = time.perf_counter(), stage.now()
         model = gpubins.build(instance, gpubins.Options(makespan=asked, symmetry=symmetry))
         budget = stage
+        if last is None and opening is not None:  # the first ask, cut short (Plan.opening_bins_seconds)
+            budget = stage.share(min(1.0, opening / (stage.left() or 1.0)))
         if last is not None and growth is not None:  # the slot after a refutation (Plan.bins_growth)
             budget = stage.share(min(1.0, growth * last / (stage.left() or 1.0)))
         raw = Cpsat().solve(model, budget.settings(params=gpubins.PARAMS))
@@ -69,17 +78,18 @@ def gpu_bins(ctx: Context, best: Incumbent) -> Iterator[Found]:
     yield from _bins(ctx, best, ctx.plan.bins_share)
 
 
-def _bins(ctx: Context, best: Incumbent, share: float) -> Iterator[Found]:
+def _bins(ctx: Context, best: Incumbent, share: float, opening: float | None = None) -> Iterator[Found]:
     """The GPU bins at the floor while they refute it, within ``share`` of the time left
-    (the stage :func:`gpu_bins`, or the bins after a step probe that was undecided or said no,
-    in :func:`probes`)."""
+    (the stage :func:`gpu_bins`, or the bins before the probes or after a step probe that was
+    undecided or said no, in :func:`probes`), the first ask within ``opening`` seconds if given."""
     if best.span is None or best.floor is None or gpubins.too_large(ctx.instance) is not None:
         return
     cap, left = ctx.budget.per_seconds(ctx.plan.bins_seconds), ctx.budget.left()
     if cap is not None and left is not None and left * share > cap:  # Plan.bins_seconds
         share = cap / left
     stage = ctx.budget.share(share)
-    answers = bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry, ctx.plan.bins_growth)
+    first = ctx.budget.per_seconds(opening)
+    answers = bins_answers(ctx.instance, best.floor, best.span, stage, ctx.symmetry, ctx.plan.bins_growth, first)
     for asked, raw, seconds in answers:
         refuted = raw.status == Status.INFEASIBLE
         status = Status.FEASIBLE if raw.has_solution else raw.status  # a relaxed solution, not a schedule
@@ -110,6 +120,9 @@ def probes(ctx: Context, best: Incumbent) -> Iterator[Found]:
     use that share of all the time left, past the end of the stage."""
     if ctx.plan.probe_share is None or ctx.budget.limit is None:
         return  # without a time limit there is no share to give: the full model proves alone
+    opening = ctx.plan.opening_bins_seconds
+    if opening is not None and ctx.plan.bins_share is not None and stop_requested() is None:
+        yield from _bins(ctx, best, ctx.plan.bins_share, opening)  # the bins first, while they refute
     stage = ctx.budget.share(ctx.plan.probe_share)
     first, step, restart = True, ctx.plan.step_probe_share, ctx.budget.per_seconds(ctx.plan.probe_restart_seconds)
     again: tuple[int, float] | None = None  # a restarted question: (attempt, the time it may last until)

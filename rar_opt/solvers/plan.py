@@ -111,6 +111,10 @@ class Plan:
     # the bins' stage lasts at most this many seconds (None: its share alone): where the
     # bins refute, they do so quickly, and an undecided wait takes time from the probes
     bins_seconds: float | None = None
+    # before the probes: the GPU bins at the floor, the first ask within this many seconds and,
+    # while they refute, the next ones within bins_share of the time left (a refutation by the
+    # bins, where there is one, is quick); None: the bins only in their own stage
+    opening_bins_seconds: float | None = None
     # after the bins refute a slot, the next slot may take at most this many times the seconds
     # of that refutation; None: what is left of the bins' stage (auto's: a refutation often
     # takes several times the one before, docs/exactness.md, "GPU bins with servers")
@@ -265,6 +269,7 @@ class Plan:
             "full_restart_seconds",
             "race_slice_seconds",
             "mid_bins_seconds",
+            "opening_bins_seconds",
         ):
             seconds = getattr(self, where)
             if seconds is not None and (not is_real(seconds) or not 0 < seconds < float("inf")):

@@ -181,11 +181,11 @@ def _restriction_schedule(inst: Instance):
 def _bins_standing_in(real_bins, refute: bool):
     """The GPU bins' answers as they are, or a refutation of the floor standing in for them."""
 
-    def bins(inst, floor, top, stage, symmetry=True, growth=2.0):
+    def bins(inst, floor, top, stage, symmetry=True, growth=2.0, opening=None):
         if refute:
             yield floor, RawOutcome(Status.INFEASIBLE), 0.1
             return
-        yield from real_bins(inst, floor, top, stage, symmetry, growth)
+        yield from real_bins(inst, floor, top, stage, symmetry, growth, opening)
 
     return bins
 
@@ -441,7 +441,7 @@ def test_the_bins_stage_passes_the_plans_growth(wait_beats_start: Instance, monk
 
     seen: list[float | None] = []
 
-    def spy(instance, floor, top, stage, symmetry=True, growth=2.0):
+    def spy(instance, floor, top, stage, symmetry=True, growth=2.0, opening=None):
         seen.append(growth)
         return iter(())
 
@@ -898,6 +898,36 @@ def test_the_bins_follow_an_undecided_step_probe(
     assert best.closed and best.floor == 6
 
 
+@pytest.mark.parametrize(("opening", "refute"), [(2.0, False), (2.0, True), (None, False)])
+def test_the_opening_bins_come_before_the_probes(wait_beats_start: Instance, monkeypatch, opening, refute) -> None:
+    # Plan.opening_bins_seconds: floor 3, schedule 6; the GPU bins ask at the floor before any
+    # probe, their first ask within the opening's seconds. Their real answer at 3 is a relaxed
+    # solution (the floor stands, and the probes begin there); a refutation (stood in for)
+    # raises the floor to 4 first. Without the opening the probes come first.
+    import rar_opt.solvers.floor_asks as module
+
+    firsts: list[float | None] = []
+    real_bins = _bins_standing_in(module.bins_answers, refute)
+
+    def bins(inst, floor, top, stage, symmetry=True, growth=2.0, opening=None):
+        firsts.append(opening)
+        yield from real_bins(inst, floor, top, stage, symmetry, growth, opening)
+
+    monkeypatch.setattr(module, "bins_answers", bins)
+    plan = dataclasses.replace(AUTO, opening_bins_seconds=opening)
+    best = Incumbent(bound=3.0)
+    best.offer(*_restriction_schedule(wait_beats_start), "restriction")
+    seen = _probe_stage(wait_beats_start, plan, best)
+    if opening is None:
+        assert firsts == [] and seen[0][0] == PhaseKind.PROBE
+    else:
+        assert firsts == [opening]  # the stage's clock has no meter here: seconds as given
+        assert seen[0] == (PhaseKind.BINS, 3, Status.INFEASIBLE if refute else Status.FEASIBLE)
+        assert [s[0] for s in seen[1:]] == [PhaseKind.PROBE] * (len(seen) - 1)
+        assert seen[1][1] >= (4 if refute else 3)  # the probes begin at the floor the bins left
+    assert best.closed and best.floor == 6
+
+
 @pytest.mark.parametrize(("share", "refute"), [(0.1, False), (0.1, True), (None, False)])
 def test_the_bins_follow_a_step_probe_that_says_no(
     wait_beats_start: Instance, monkeypatch, share, refute: bool
@@ -946,7 +976,7 @@ def test_the_bins_stage_lasts_at_most_its_seconds(wait_beats_start: Instance, mo
 
     limits: list[float] = []
 
-    def spy(instance, floor, top, stage, symmetry=True, growth=2.0):
+    def spy(instance, floor, top, stage, symmetry=True, growth=2.0, opening=None):
         limits.append(stage.limit)
         return iter(())
 
