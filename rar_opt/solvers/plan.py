@@ -113,7 +113,8 @@ class Plan:
     bins_seconds: float | None = None
     # before the probes: the GPU bins at the floor, the first ask within this many seconds and,
     # while they refute, the next ones within bins_share of the time left (a refutation by the
-    # bins, where there is one, is quick); None: the bins only in their own stage
+    # bins, where there is one, is quick); None: the bins only in their own stage (auto's:
+    # screened and not kept, docs/exactness-log.md, "The GPU bins before the probes")
     opening_bins_seconds: float | None = None
     # after the bins refute a slot, the next slot may take at most this many times the seconds
     # of that refutation; None: what is left of the bins' stage (auto's: a refutation often
