@@ -82,6 +82,12 @@ NEXT = [
     # added 2026-12-07 (thirty-ninth session)
     ("heavy", 20, 8, 120, 16),
     ("heavy", 20, 8, 120, 20),
+    # and of seeds 21-30, never run before: the three that auto proves with neither CP-SAT seed
+    # 0 nor 1 under 24 units (frontier-2026-12-07-work-24-heldout-21-30.json), added 2026-12-07
+    # (thirty-ninth session)
+    ("heavy", 20, 8, 120, 24),
+    ("heavy", 20, 8, 120, 25),
+    ("heavy", 20, 8, 120, 27),
 ]
 FOLDER = HERE / "frontier"
 METHODS = ("auto", "decompose", "auto-full-first")
