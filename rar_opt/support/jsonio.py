@@ -372,14 +372,8 @@ def expect_header(data: Mapping[str, Any], fmt: str, version: int | tuple[int, .
     if data.get("format") != fmt:
         raise InputError(f"expected {fmt!r}, got {data.get('format')!r}", where="format")
     versions = version if isinstance(version, tuple) else (version,)
-    found = data.get("version")
+    found = check_int(data.get("version"), "version")  # 1.0 and "1" are not the integer 1
     readable = " and ".join(str(v) for v in versions)
-    if not isinstance(found, int) or isinstance(found, bool):  # 1.0 and "1" are not the integer 1
-        if "version" not in data:
-            got = "nothing: the field is missing"
-        else:
-            got = "null" if found is None else f"{type_name(found)} {json.dumps(found)[:40]}"
-        raise InputError(f"must be an integer ({readable}), got {got}", where="version")
     if found not in versions:
         raise InputError(f"unsupported version {found!r} (this rar-opt reads version {readable})", where="version")
 
