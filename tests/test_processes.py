@@ -71,6 +71,34 @@ def test_a_ring_swallowed_by_a_finalizer_still_stops_the_block(monkeypatch) -> N
     assert sys.unraisablehook == seen.append  # the caller's hook is back
 
 
+def test_a_stop_that_lands_in_a_finalizer_is_not_printed(monkeypatch) -> None:
+    # a first Ctrl-C during Python work (a section) raises TimeUp in the main thread; when it
+    # lands in a weakref callback, Python swallows it and printed "Exception ignored ...
+    # Traceback" (the variants command under a test's Ctrl-C); the stop itself stands
+    import weakref
+
+    from rar_opt.support import processes
+
+    seen: list = []
+    monkeypatch.setattr("sys.unraisablehook", seen.append)
+
+    class Thing:
+        pass
+
+    def lands_here(_ref) -> None:
+        raise TimeUp
+
+    with graceful_stops():
+        thing = Thing()
+        ref = weakref.ref(thing, lands_here)
+        del thing  # the callback runs and raises where nothing can catch it
+        boom = weakref.ref(Thing(), lambda _ref: 1 / 0)  # any other error still reaches the hook
+    assert ref() is None and boom() is None
+    assert [type(u.exc_value) for u in seen] == [ZeroDivisionError]
+    assert sys.unraisablehook == seen.append  # the caller's hook is back
+    assert processes.stop_requested() is None
+
+
 def test_the_deadline_alarm_is_not_a_stop_request() -> None:
     # inside rar-opt's commands (graceful_stops) a signal's byte on the wakeup fd is a stop
     # request; the alarm's SIGALRM writes one too, and used to end `solve` with exit 142

@@ -144,9 +144,10 @@ def alarm_at(deadline: float | None) -> Iterator[None]:
 
 
 def _unraisable(hook: Callable[[Any], None], unraisable: Any) -> None:
-    """``sys.unraisablehook`` inside :func:`alarm_at`: a :class:`TimeUp` raised where Python
-    swallows exceptions (a weakref callback, a ``__del__``) is dropped quietly (the alarm
-    rings again, or the block raises it as it ends); anything else goes to ``hook``."""
+    """``sys.unraisablehook`` inside :func:`alarm_at` and :func:`graceful_stops`: a
+    :class:`TimeUp` raised where Python swallows exceptions (a weakref callback, a
+    ``__del__``) is dropped quietly (the alarm rings again, or the block raises it as it
+    ends; a stop's request is already recorded); anything else goes to ``hook``."""
     if not isinstance(unraisable.exc_value, TimeUp):
         hook(unraisable)
 
@@ -307,6 +308,10 @@ def graceful_stops() -> Iterator[_Stops]:
                 request_stop(data[0])
 
     previous = {s: signal.signal(s, handler) for s in stopping if signal.getsignal(s) is not signal.SIG_IGN}
+    # the handler's TimeUp can land in a weakref callback or a __del__, where Python prints it
+    # as "Exception ignored"; the stop it carries is already requested, so only the print goes
+    hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_unraisable, hook)
     old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     watcher = threading.Thread(target=watch, name="rar-opt-stops", daemon=True)
     watcher.start()
@@ -316,6 +321,7 @@ def graceful_stops() -> Iterator[_Stops]:
         signal.set_wakeup_fd(old_fd)
         for signum, was in previous.items():
             signal.signal(signum, was)
+        sys.unraisablehook = hook
         os.close(write)
         watcher.join(timeout=1.0)
         os.close(read)
